@@ -1,0 +1,215 @@
+"""The one data-set type of the toolkit and its retrieval protocol views.
+
+A :class:`Dataset` holds image references, the captions of each image and the
+named splits.  :meth:`Dataset.view` turns one split into a
+:class:`RetrievalView` under one of the two evaluation protocols of
+SPEC §1:
+
+``hodosh``
+    Each image keeps one caption (caption number ``hodosh_caption``, ``#2`` on
+    Flickr8K, the caption the human judgments were collected on).  The pools
+    are n images × n captions with exactly one gold item per query in both
+    directions (Hodosh, Young & Hockenmaier 2013).
+``karpathy``
+    Each image keeps all its captions.  Annotation ranks the 5n captions for
+    each image (gold: its own 5); search ranks the n images for each of the 5n
+    captions (gold: its image) (Karpathy & Fei-Fei 2015; Kiros et al. 2014).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from .images import ImageSource
+
+__all__ = ["Dataset", "RetrievalView", "PROTOCOLS"]
+
+PROTOCOLS = ("hodosh", "karpathy")
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Images, their captions and splits.
+
+    Parameters
+    ----------
+    name : str
+        Short name used in results (``"flickr8k"``, ``"synthetic"``...).
+    images : ImageSource
+        The images; ``images.ids`` are the image names.
+    captions : sequence of sequence of str
+        ``captions[i]`` are the raw captions of image ``i`` in caption-number
+        order (caption ``k`` has id ``f"{image_id}#{k}"``).
+    splits : mapping of str to sequence of int
+        Split name to image indices (``"train"``, ``"dev"``, ``"test"``).
+    hodosh_caption : int, default=2
+        Caption number kept per image by the ``hodosh`` protocol.
+    """
+
+    name: str
+    images: ImageSource
+    captions: tuple[tuple[str, ...], ...]
+    splits: Mapping[str, np.ndarray]
+    hodosh_caption: int = 2
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self):
+        captions = tuple(tuple(c) for c in self.captions)
+        object.__setattr__(self, "captions", captions)
+        n = len(self.images)
+        if len(captions) != n:
+            raise ValueError(
+                f"dataset {self.name!r}: {n} images but captions for {len(captions)}"
+            )
+        seen: dict[str, int] = {}
+        for i, image_id in enumerate(self.images.ids):
+            if image_id in seen:
+                raise ValueError(
+                    f"dataset {self.name!r}: duplicate image id {image_id!r} "
+                    f"(items {seen[image_id]} and {i})"
+                )
+            seen[image_id] = i
+        for i, caps in enumerate(captions):
+            if not caps:
+                raise ValueError(f"dataset {self.name!r}: image {self.images.ids[i]!r} has no caption")
+            for k, c in enumerate(caps):
+                if not isinstance(c, str) or not c.strip():
+                    raise ValueError(
+                        f"dataset {self.name!r}: caption {self.images.ids[i]}#{k} is empty"
+                    )
+        splits = {}
+        for split, idx in self.splits.items():
+            idx = np.asarray(idx, dtype=np.int64)
+            if idx.size and (idx.min() < 0 or idx.max() >= n):
+                raise ValueError(f"dataset {self.name!r}: split {split!r} has an index out of range")
+            splits[split] = idx
+        object.__setattr__(self, "splits", splits)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def image_ids(self) -> tuple[str, ...]:
+        return self.images.ids
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def index_of(self, image_id: str) -> int:
+        """Index of the image named ``image_id`` (KeyError naming it if unknown)."""
+        try:
+            return self._index[image_id]
+        except KeyError:
+            raise KeyError(f"unknown image {image_id!r} in dataset {self.name!r}") from None
+
+    @property
+    def _index(self) -> dict[str, int]:
+        cached = self.__dict__.get("_index_cache")
+        if cached is None:
+            cached = {image_id: i for i, image_id in enumerate(self.images.ids)}
+            object.__setattr__(self, "_index_cache", cached)
+        return cached
+
+    def split_indices(self, split: str) -> np.ndarray:
+        if split not in self.splits:
+            raise KeyError(
+                f"dataset {self.name!r} has no split {split!r}; available: {sorted(self.splits)}"
+            )
+        return self.splits[split]
+
+    def subset(self, split: str) -> "Dataset":
+        """The images of one split as a data set of their own (split ``split`` = all)."""
+        idx = self.split_indices(split)
+        return Dataset(
+            name=f"{self.name}:{split}",
+            images=self.images.subset(idx),
+            captions=tuple(self.captions[i] for i in idx),
+            splits={split: np.arange(len(idx))},
+            hodosh_caption=self.hodosh_caption,
+            metadata=self.metadata,
+        )
+
+    def view(self, split: str, protocol: str = "hodosh") -> "RetrievalView":
+        """Retrieval pools and gold mappings for ``split`` under ``protocol``."""
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; available: {', '.join(PROTOCOLS)}")
+        idx = self.split_indices(split)
+        texts, cap_ids, cap_image = [], [], []
+        for pool_i, i in enumerate(idx):
+            caps = self.captions[i]
+            if protocol == "hodosh":
+                if self.hodosh_caption >= len(caps):
+                    raise ValueError(
+                        f"image {self.images.ids[i]!r} has {len(caps)} captions; the hodosh "
+                        f"protocol needs caption #{self.hodosh_caption}"
+                    )
+                keep = [self.hodosh_caption]
+            else:
+                keep = range(len(caps))
+            for k in keep:
+                texts.append(caps[k])
+                cap_ids.append(f"{self.images.ids[i]}#{k}")
+                cap_image.append(pool_i)
+        return RetrievalView(
+            dataset=self.name,
+            split=split,
+            protocol=protocol,
+            images=self.images.subset(idx),
+            captions=tuple(texts),
+            caption_ids=tuple(cap_ids),
+            caption_image=np.asarray(cap_image, dtype=np.int64),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalView:
+    """The query and candidate pools of one split under one protocol.
+
+    Score matrices over a view have shape ``(n_images, n_captions)``: row
+    ``i`` scores image ``i`` against every caption.  Annotation queries are the
+    rows, search queries the columns.
+
+    Attributes
+    ----------
+    images : ImageSource
+        The n pool images.
+    captions : tuple of str
+        The m pool captions (raw text).
+    caption_ids : tuple of str
+        ``"IMAGE#k"`` for each pool caption.
+    caption_image : ndarray of shape (m,)
+        Pool index of the image each caption belongs to.
+    """
+
+    dataset: str
+    split: str
+    protocol: str
+    images: ImageSource
+    captions: tuple[str, ...]
+    caption_ids: tuple[str, ...]
+    caption_image: np.ndarray
+
+    @property
+    def n_images(self) -> int:
+        return len(self.images)
+
+    @property
+    def n_captions(self) -> int:
+        return len(self.captions)
+
+    @property
+    def annotation_gold(self) -> list[np.ndarray]:
+        """For each image query, the pool indices of its gold captions."""
+        order = np.argsort(self.caption_image, kind="stable")
+        bounds = np.searchsorted(self.caption_image[order], np.arange(self.n_images + 1))
+        return [order[bounds[i]:bounds[i + 1]] for i in range(self.n_images)]
+
+    @property
+    def search_gold(self) -> list[np.ndarray]:
+        """For each caption query, the pool indices of its gold images (one each)."""
+        return [np.array([i]) for i in self.caption_image]
+
+    def caption_lists(self) -> list[list[str]]:
+        """Captions grouped by pool image."""
+        return [[self.captions[j] for j in g] for g in self.annotation_gold]

@@ -1,0 +1,137 @@
+"""Image sources: where a data set's pixels come from.
+
+An image source is an indexable collection of images that knows, for each
+image, a stable *cache key* (so that features computed from it can be cached
+on disk) and how to decode it.  Two implementations cover every data set the
+toolkit reads: :class:`FileImages` (image files on disk) and
+:class:`ArrayImages` (images held in memory, e.g. the synthetic data set).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["ImageSource", "FileImages", "ArrayImages", "ImageReadError"]
+
+
+class ImageReadError(ValueError):
+    """An image file is missing, unreadable or corrupt."""
+
+
+class ImageSource:
+    """Abstract indexable collection of images.
+
+    Subclasses implement :meth:`load`, :meth:`key`, :meth:`subset` and
+    ``__len__``.  ``ids`` gives each image's name (e.g. its file name).
+    """
+
+    ids: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def load(self, index: int) -> np.ndarray:
+        """Decode image ``index`` as an ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)`` array.
+
+        Channel order is RGB(A); the dtype is that of the source (``uint8`` or
+        ``uint16`` for files).
+        """
+        raise NotImplementedError
+
+    def key(self, index: int) -> str:
+        """A string that changes whenever image ``index``'s pixels may change."""
+        raise NotImplementedError
+
+    def subset(self, indices: Sequence[int]) -> "ImageSource":
+        """The images at ``indices``, in that order."""
+        raise NotImplementedError
+
+
+def decode_image_file(path: str | os.PathLike) -> np.ndarray:
+    """Read an image file into an RGB(A) array, keeping its bit depth.
+
+    Raises
+    ------
+    ImageReadError
+        Naming the file, when it is missing or cannot be decoded.
+    """
+    import cv2
+
+    path = Path(path)
+    if not path.is_file():
+        raise ImageReadError(f"image file not found: {path}")
+    data = np.fromfile(path, dtype=np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
+    if image is None:
+        raise ImageReadError(f"cannot decode image file (corrupt or unsupported format): {path}")
+    if image.ndim == 3 and image.shape[2] == 3:
+        image = image[:, :, ::-1]
+    elif image.ndim == 3 and image.shape[2] == 4:
+        image = image[:, :, [2, 1, 0, 3]]
+    return np.ascontiguousarray(image)
+
+
+class FileImages(ImageSource):
+    """Images stored as files.
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        One file per image.
+    ids : sequence of str, optional
+        Image names; defaults to the file names.
+    """
+
+    def __init__(self, paths: Sequence[str | os.PathLike], ids: Sequence[str] | None = None):
+        self.paths = tuple(Path(p) for p in paths)
+        self.ids = tuple(ids) if ids is not None else tuple(p.name for p in self.paths)
+        if len(self.ids) != len(self.paths):
+            raise ValueError("FileImages: ids and paths differ in length")
+
+    def load(self, index: int) -> np.ndarray:
+        return decode_image_file(self.paths[index])
+
+    def key(self, index: int) -> str:
+        # Absolute path, size and modification time: cheap, and changes when the file does.
+        path = self.paths[index]
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise ImageReadError(f"image file not found: {path}") from exc
+        return f"file:{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+    def subset(self, indices: Sequence[int]) -> "FileImages":
+        return FileImages([self.paths[i] for i in indices], [self.ids[i] for i in indices])
+
+
+class ArrayImages(ImageSource):
+    """Images held in memory (one array per image).
+
+    The cache key of each image is a SHA-1 of its bytes, shape and dtype.
+    """
+
+    def __init__(self, arrays: Sequence[np.ndarray], ids: Sequence[str]):
+        self.arrays = tuple(arrays)
+        self.ids = tuple(ids)
+        if len(self.ids) != len(self.arrays):
+            raise ValueError("ArrayImages: ids and arrays differ in length")
+        self._keys: dict[int, str] = {}
+
+    def load(self, index: int) -> np.ndarray:
+        return self.arrays[index]
+
+    def key(self, index: int) -> str:
+        if index not in self._keys:
+            a = np.ascontiguousarray(self.arrays[index])
+            digest = hashlib.sha1(a.tobytes())
+            digest.update(f"{a.shape}{a.dtype}".encode())
+            self._keys[index] = "array:" + digest.hexdigest()
+        return self._keys[index]
+
+    def subset(self, indices: Sequence[int]) -> "ArrayImages":
+        return ArrayImages([self.arrays[i] for i in indices], [self.ids[i] for i in indices])

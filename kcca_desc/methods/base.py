@@ -1,0 +1,79 @@
+"""The method protocol that every retrieval system implements.
+
+A *method* learns from a training :class:`~kcca_desc.data.Dataset` and then
+scores any set of images against any list of captions::
+
+    method.fit(train_dataset)                      # returns the method
+    S = method.score(images, captions)             # (n_images, n_captions), higher = better
+
+Kernel systems (NN, KCCA) implement :class:`RetrievalMethod` directly.
+Two-tower models (neural encoders) may instead implement
+:class:`TwoTowerMethod` — ``embed_images`` / ``embed_texts`` — and inherit a
+``score`` that takes the cosine of the two embeddings.  The evaluation
+harness only ever calls ``fit`` and ``score``, so every system is measured by
+the same code.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..data.dataset import Dataset
+from ..data.images import ImageSource
+
+__all__ = ["RetrievalMethod", "TwoTowerMethod", "cosine_scores"]
+
+
+class RetrievalMethod:
+    """Base class of retrieval systems.
+
+    Subclasses override :meth:`fit` and :meth:`score`.  ``name`` is the system
+    name written into results.
+    """
+
+    name: str = "method"
+
+    def fit(self, train: Dataset) -> "RetrievalMethod":
+        """Learn from the images and captions of ``train``; return ``self``."""
+        raise NotImplementedError
+
+    def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray:
+        """Affinity f(i, s) of every image against every caption.
+
+        Returns
+        -------
+        ndarray of shape (len(images), len(captions))
+            Higher means more related.  Must be finite.
+        """
+        raise NotImplementedError
+
+
+def cosine_scores(a: np.ndarray, b: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+    """Cosine similarity between the rows of ``a`` (n, d) and ``b`` (m, d).
+
+    Zero rows get similarity 0 rather than NaN.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"cosine_scores: incompatible shapes {a.shape} and {b.shape}")
+    na = np.linalg.norm(a, axis=1, keepdims=True)
+    nb = np.linalg.norm(b, axis=1, keepdims=True)
+    return (a / np.maximum(na, eps)) @ (b / np.maximum(nb, eps)).T
+
+
+class TwoTowerMethod(RetrievalMethod):
+    """A method that embeds images and texts separately; scores are cosines."""
+
+    def embed_images(self, images: ImageSource) -> np.ndarray:
+        """``(len(images), d)`` image embeddings."""
+        raise NotImplementedError
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), d)`` text embeddings in the same space."""
+        raise NotImplementedError
+
+    def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray:
+        return cosine_scores(self.embed_images(images), self.embed_texts(list(captions)))
