@@ -16,14 +16,28 @@ the same code.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 
-__all__ = ["RetrievalMethod", "TwoTowerMethod", "cosine_scores"]
+__all__ = ["RetrievalMethod", "TwoTowerMethod", "DirectionalScores", "cosine_scores"]
+
+
+class DirectionalScores(NamedTuple):
+    """Separate score matrices for the two directions, both ``(n_images, n_captions)``.
+
+    Some systems score the two tasks differently: the nearest-neighbour
+    baseline ranks captions by text similarity to the image's nearest training
+    item but ranks images by image similarity; Borda fusion selects different
+    models per task.  ``annotation`` ranks each row's captions, ``search``
+    ranks each column's images.
+    """
+
+    annotation: np.ndarray
+    search: np.ndarray
 
 
 class RetrievalMethod:
@@ -39,13 +53,14 @@ class RetrievalMethod:
         """Learn from the images and captions of ``train``; return ``self``."""
         raise NotImplementedError
 
-    def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray:
+    def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray | DirectionalScores:
         """Affinity f(i, s) of every image against every caption.
 
         Returns
         -------
-        ndarray of shape (len(images), len(captions))
-            Higher means more related.  Must be finite.
+        ndarray of shape (len(images), len(captions)) or DirectionalScores
+            Higher means more related.  Must be finite.  A method whose two
+            tasks use different scores returns :class:`DirectionalScores`.
         """
         raise NotImplementedError
 
