@@ -1,0 +1,25 @@
+"""Regularised kernel canonical correlation analysis (Hodosh, Young & Hockenmaier 2013, Section 5)."""
+
+from .estimator import KCCA
+from .incomplete_cholesky import (
+    CallableKernelColumns,
+    CenteredMatrixColumns,
+    KernelColumns,
+    MatrixColumns,
+    incomplete_cholesky,
+)
+from .preprocessing import KernelCentering, kernel_power, scale_diagonal
+from .reference import reference_kcca
+
+__all__ = [
+    "KCCA",
+    "KernelColumns",
+    "CallableKernelColumns",
+    "MatrixColumns",
+    "CenteredMatrixColumns",
+    "incomplete_cholesky",
+    "KernelCentering",
+    "kernel_power",
+    "scale_diagonal",
+    "reference_kcca",
+]

@@ -1,0 +1,165 @@
+"""Regularised kernel CCA in the eigenbases of the two centred kernels.
+
+With centred kernels ``Kx = Ux Lx Ux'`` and ``Ky = Uy Ly Uy'`` (orthonormal
+columns, positive eigenvalues), write the dual weights as ``alpha = Ux a`` and
+``beta = Uy b``.  The regularised KCCA objective (Bach & Jordan 2002; Hardoon,
+Szedmak & Shawe-Taylor 2004)
+
+    rho = alpha' Kx Ky beta / sqrt(alpha' Rx alpha * beta' Ry beta),
+    Rx = Kx^2 + reg Kx                       ("ridge")
+    Rx = (1 - reg) Kx^2 + reg Kx             ("hardoon")
+
+becomes, with ``Rx = Ux diag(q(lx)) Ux'`` diagonal in the eigenbasis and the
+whitened coordinates ``a~ = q(lx)^(1/2) a``,
+
+    rho = a~' Wx (Ux' Uy) Wy b~ / (||a~|| ||b~||),   Wx = diag(lx / sqrt(q(lx))).
+
+The canonical correlations are therefore the singular values of
+``M = Wx (Ux'Uy) Wy`` and the dual weights are
+``alpha = Ux diag(q(lx)^(-1/2)) P`` with ``P`` its left singular vectors.
+The cross product ``Ux'Uy`` does not depend on ``reg``: every regulariser and
+every number of components re-uses one pair of eigendecompositions.
+
+Both solvers of :class:`~kcca_desc.kcca.KCCA` reduce to this form: the exact
+one through ``scipy.linalg.eigh`` of each centred kernel, the low-rank one
+through the eigendecomposition of a centred incomplete Cholesky factor
+(``Kx ~= G G'``, ``G'G = V L V'``, ``Ux = G V L^(-1/2)``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+__all__ = [
+    "KernelSpectrum",
+    "spectrum_from_kernel",
+    "spectrum_from_factor",
+    "regularised_norm",
+    "CanonicalSolution",
+    "solve_canonical",
+]
+
+
+@dataclass(frozen=True)
+class KernelSpectrum:
+    """Positive part of the spectrum of a centred kernel: ``K ~= vectors diag(values) vectors'``.
+
+    Attributes
+    ----------
+    vectors : ndarray of shape (n_samples, rank)
+        Orthonormal eigenvectors.
+    values : ndarray of shape (rank,)
+        Positive eigenvalues, in decreasing order.
+    trace : float
+        Trace of the (centred) kernel that was decomposed, for diagnostics
+        (``values.sum() / trace`` is the share of variance kept).
+    """
+
+    vectors: np.ndarray
+    values: np.ndarray
+    trace: float
+
+    @property
+    def rank(self) -> int:
+        return self.values.shape[0]
+
+
+def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float, name: str) -> KernelSpectrum:
+    """Keep eigenpairs above ``n eps max|lambda|`` (as ``numpy.linalg.matrix_rank``), decreasing.
+
+    Centring puts the constant vector in every kernel's null space and
+    low-rank kernels have more null directions; their eigenvalues come out as
+    tiny numbers of either sign, carry no signal and would blow up the
+    whitening ``q(lambda)^(-1/2)``, so they are dropped.  Clearly negative
+    eigenvalues mean the kernel is not positive semi-definite: they are
+    dropped too (projection onto the PSD cone) with a warning.
+    """
+    order = np.argsort(values)[::-1]
+    values, vectors = values[order], vectors[:, order]
+    scale = np.abs(values).max() if values.size else 0.0
+    cutoff = max(vectors.shape[0], values.size) * np.finfo(np.float64).eps * scale
+    if values.size and values[-1] < -np.sqrt(np.finfo(np.float64).eps) * scale:
+        warnings.warn(
+            f"{name} is not positive semi-definite (smallest eigenvalue {values[-1]:.3g}, "
+            f"largest {scale:.3g}); its negative eigen-directions are ignored",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    keep = values > cutoff
+    return KernelSpectrum(np.ascontiguousarray(vectors[:, keep]), values[keep].copy(), trace)
+
+
+def spectrum_from_kernel(K_centred: np.ndarray, name: str = "kernel") -> KernelSpectrum:
+    """Eigendecompose a dense centred kernel with LAPACK's divide-and-conquer ``syevd``."""
+    values, vectors = linalg.eigh(K_centred, driver="evd", overwrite_a=False, check_finite=False)
+    return _positive_part(values, vectors, float(np.trace(K_centred)), name)
+
+
+def spectrum_from_factor(G: np.ndarray, trace: float, name: str = "kernel") -> KernelSpectrum:
+    """Spectrum of ``G G'`` from the small Gram matrix ``G'G = V L V'``: ``U = G V L^(-1/2)``.
+
+    Costs O(n m^2) for ``G`` of shape (n, m) and never forms an n x n matrix.
+    """
+    values, V = linalg.eigh(G.T @ G, driver="evd", check_finite=False)
+    spectrum = _positive_part(values, V, trace, name)
+    vectors = G @ (spectrum.vectors / np.sqrt(spectrum.values))
+    return KernelSpectrum(vectors, spectrum.values, trace)
+
+
+def regularised_norm(values: np.ndarray, reg: float, form: str) -> np.ndarray:
+    """Eigenvalues ``q(lambda)`` of the regularised norm matrix ``R`` for each kernel eigenvalue.
+
+    ``"ridge"``: ``lambda^2 + reg lambda``; ``"hardoon"``: ``(1 - reg) lambda^2 + reg lambda``.
+    """
+    if form == "ridge":
+        return values * (values + reg)
+    if form == "hardoon":
+        return values * ((1.0 - reg) * values + reg)
+    raise ValueError(f"reg_form must be 'ridge' or 'hardoon', got {form!r}")
+
+
+@dataclass(frozen=True)
+class CanonicalSolution:
+    """Top canonical pairs in eigen-coordinates.
+
+    ``alpha = spectrum_x.vectors @ coef_x`` and the training projections are
+    ``Kx alpha = spectrum_x.vectors @ (spectrum_x.values[:, None] * coef_x)``.
+    """
+
+    correlations: np.ndarray
+    coef_x: np.ndarray
+    coef_y: np.ndarray
+
+
+def solve_canonical(
+    spectrum_x: KernelSpectrum,
+    spectrum_y: KernelSpectrum,
+    cross: np.ndarray,
+    reg: float,
+    form: str,
+    n_components: int,
+) -> CanonicalSolution:
+    """Top ``n_components`` canonical correlations and weights from ``cross = Ux'Uy``.
+
+    Singular vectors' signs are fixed so that each ``x`` direction's largest
+    entry is positive (as ``sklearn.utils.extmath.svd_flip``), making results
+    deterministic.
+    """
+    qx = regularised_norm(spectrum_x.values, reg, form)
+    qy = regularised_norm(spectrum_y.values, reg, form)
+    wx = spectrum_x.values / np.sqrt(qx)
+    wy = spectrum_y.values / np.sqrt(qy)
+    P, sigma, Qt = linalg.svd(
+        wx[:, None] * cross * wy[None, :], full_matrices=False, lapack_driver="gesdd", check_finite=False
+    )
+    P, sigma, Q = P[:, :n_components], sigma[:n_components], Qt[:n_components].T
+    signs = np.sign(P[np.abs(P).argmax(axis=0), np.arange(P.shape[1])])
+    signs[signs == 0] = 1.0
+    P, Q = P * signs, Q * signs
+    # Singular values of a product of contractions are <= 1 up to rounding.
+    correlations = np.clip(sigma, 0.0, 1.0)
+    return CanonicalSolution(correlations, P / np.sqrt(qx)[:, None], Q / np.sqrt(qy)[:, None])
