@@ -103,16 +103,8 @@ class VectorSimilarity(WordSimilarity):
     ``threshold`` are set to 0: Hodosh et al. (2013, §4.3) zero the tiny
     entries of the alignment and distributional word-kernel matrices because
     "most of these similarities are very close to zero" yet make the kernel
-    dense.
-
-    Parameters
-    ----------
-    threshold : float, default=0.0
-        Cosines strictly below this value become 0.
+    dense.  Subclasses take that cut-off as their ``threshold`` parameter.
     """
-
-    def __init__(self, threshold: float = 0.0):
-        self.threshold = threshold
 
     def _check_threshold(self) -> None:
         if not (isinstance(self.threshold, (int, float, np.floating)) and 0.0 <= self.threshold <= 1.0):
