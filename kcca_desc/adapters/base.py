@@ -1,0 +1,185 @@
+"""Adapter protocol: how a neural model plugs into the evaluation harness.
+
+Two kinds of model exist:
+
+* an :class:`Encoder` maps images and texts to vectors independently
+  (``embed_images(images) -> (n, d)``, ``embed_texts(texts) -> (m, d')``); the
+  vectors of one modality are cached on disk per item under the encoder's
+  :attr:`~Encoder.identity`;
+* a :class:`PairScorer` conditions on the image and the text together and can
+  only score pairs (``score(images, texts) -> (n, m)``).
+
+Subclasses implement the batch hooks ``_encode_image_batch`` /
+``_encode_text_batch`` (or ``_score_batch``); batching, caching and input
+validation live here once.  :mod:`kcca_desc.adapters.methods` turns either
+kind into a harness method.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..cache import cache_key
+from ..data.images import ImageSource
+from .store import EmbeddingStore
+
+__all__ = ["Encoder", "PairScorer", "check_texts"]
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """Validate a list of texts: each must be a ``str`` (an empty one is allowed)."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"text {i} is a {type(t).__name__}, expected str")
+    return texts
+
+
+class Encoder:
+    """A model that embeds images and/or texts independently.
+
+    Attributes
+    ----------
+    name : str
+        Short model name used in results.
+    joint_space : bool
+        True when image and text vectors live in one space, so that their
+        cosine is a meaningful affinity (a jointly trained model).  Encoders of
+        separate spaces (e.g. MiniLM + ViT) need a bridge
+        (:class:`kcca_desc.adapters.FeatureBridgeMethod`).
+    batch_size : int
+        Items per forward pass.
+    cache : bool
+        Whether embeddings are cached on disk.
+    """
+
+    name: str = "encoder"
+    joint_space: bool = False
+    modalities: tuple[str, ...] = ("image", "text")
+
+    def __init__(self, batch_size: int = 32, cache: bool = True):
+        self.batch_size = batch_size
+        self.cache = cache
+
+    # ---------------------------------------------------------------- hooks
+    def identity(self, modality: str) -> dict:
+        """Everything that determines this encoder's ``modality`` vectors.
+
+        Subclasses extend it with their model file digest and preprocessing
+        parameters; it keys the embedding cache.
+        """
+        return {"encoder": type(self).__qualname__, "name": self.name, "modality": modality}
+
+    def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _encode_text_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def dim(self) -> dict[str, int]:
+        """Output dimension per modality (used to shape empty outputs)."""
+        raise NotImplementedError
+
+    # --------------------------------------------------------------- public
+    def embed_images(self, images: ImageSource) -> np.ndarray:
+        """Embed every image of ``images``.
+
+        Returns
+        -------
+        ndarray of shape (len(images), d_image), float32
+        """
+        self._require("image")
+        if not isinstance(images, ImageSource):
+            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+        keys = [images.key(i) for i in range(len(images))]
+
+        def compute(positions: list[int]) -> np.ndarray:
+            return self._batched(positions, lambda chunk: self._encode_image_batch(
+                [images.load(i) for i in chunk]))
+
+        return self._lookup("image", keys, compute)
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed every text of ``texts``.
+
+        Returns
+        -------
+        ndarray of shape (len(texts), d_text), float32
+        """
+        self._require("text")
+        texts = check_texts(texts)
+
+        def compute(positions: list[int]) -> np.ndarray:
+            return self._batched(positions, lambda chunk: self._encode_text_batch(
+                [texts[i] for i in chunk]))
+
+        return self._lookup("text", texts, compute)
+
+    # -------------------------------------------------------------- helpers
+    def _require(self, modality: str) -> None:
+        if modality not in self.modalities:
+            raise TypeError(f"encoder {self.name!r} does not embed {modality}s")
+
+    def _lookup(self, modality: str, keys: list[str], compute) -> np.ndarray:
+        if not keys:
+            return np.zeros((0, self.dim[modality]), dtype=np.float32)
+        return self._store(modality).get_or_compute(keys, compute)
+
+    def _store(self, modality: str) -> EmbeddingStore:
+        # Memoised per identity so shards are read once, yet a set_params that
+        # changes the identity (or `cache`) gets a fresh store.
+        identity = self.identity(modality)
+        memo_key = (cache_key(**identity), self.cache)
+        memo = self.__dict__.setdefault("_store_memo", {})
+        if memo_key not in memo:
+            memo[memo_key] = EmbeddingStore(identity, enabled=self.cache)
+        return memo[memo_key]
+
+    def _batched(self, positions: list[int], encode) -> np.ndarray:
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        out = [np.asarray(encode(positions[s:s + self.batch_size]), dtype=np.float32)
+               for s in range(0, len(positions), self.batch_size)]
+        return np.concatenate(out, axis=0)
+
+
+class PairScorer:
+    """A model that scores (image, text) pairs jointly (cross-conditioned).
+
+    Subclasses implement ``_score_batch(arrays, texts) -> (len(arrays), len(texts))``;
+    :meth:`score` loads the images in batches of ``batch_size``.
+    """
+
+    name: str = "pair_scorer"
+
+    def __init__(self, batch_size: int = 32):
+        self.batch_size = batch_size
+
+    def _score_batch(self, arrays: list[np.ndarray], texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def score(self, images: ImageSource, texts: Sequence[str]) -> np.ndarray:
+        """Affinity of every image with every text, ``(len(images), len(texts))``."""
+        if not isinstance(images, ImageSource):
+            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        texts = check_texts(texts)
+        rows = []
+        for s in range(0, len(images), self.batch_size):
+            chunk = [images.load(i) for i in range(s, min(s + self.batch_size, len(images)))]
+            block = np.asarray(self._score_batch(chunk, texts), dtype=np.float64)
+            if block.shape != (len(chunk), len(texts)):
+                raise ValueError(
+                    f"pair scorer {self.name!r} returned shape {block.shape}, "
+                    f"expected {(len(chunk), len(texts))}")
+            rows.append(block)
+        scores = np.concatenate(rows) if rows else np.zeros((0, len(texts)))
+        if not np.all(np.isfinite(scores)):
+            raise ValueError(f"pair scorer {self.name!r} returned non-finite scores")
+        return scores

