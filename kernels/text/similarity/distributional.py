@@ -80,6 +80,8 @@ class DistributionalSimilarity(VectorSimilarity):
         sentences = check_sentences(sentences)
         counts = Counter(w for s in sentences for w in s)
         words = sorted(w for w, c in counts.items() if c >= self.min_count)
+        if not words:
+            raise ValueError(f"DistributionalSimilarity: no word occurs min_count={self.min_count} times")
         vocabulary = {w: i for i, w in enumerate(words)}
 
         # Binary sentence-by-word incidence; X'X counts the sentences shared by two words.
