@@ -1,7 +1,18 @@
-"""Data sets, image sources and retrieval protocol views."""
+"""Data sets, image sources, protocol views, loaders and human judgments."""
 
+from ._textfiles import DataFormatError
+from .byod import load_karpathy_json, load_tsv
 from .dataset import PROTOCOLS, Dataset, RetrievalView
-from .images import ArrayImages, FileImages, ImageReadError, ImageSource
+from .flickr8k import load_flickr8k
+from .images import ArrayImages, FileImages, ImageReadError, ImageSource, decode_image_file
+from .judgments import (
+    Flickr8kJudgments,
+    load_crowdflower_annotations,
+    load_expert_annotations,
+    load_flickr8k_judgments,
+)
+from .registry import DATASETS, load_dataset
+from .synthetic import make_synthetic
 
 __all__ = [
     "PROTOCOLS",
@@ -11,4 +22,16 @@ __all__ = [
     "FileImages",
     "ArrayImages",
     "ImageReadError",
+    "decode_image_file",
+    "DataFormatError",
+    "DATASETS",
+    "load_dataset",
+    "load_flickr8k",
+    "load_karpathy_json",
+    "load_tsv",
+    "make_synthetic",
+    "Flickr8kJudgments",
+    "load_expert_annotations",
+    "load_crowdflower_annotations",
+    "load_flickr8k_judgments",
 ]
