@@ -256,6 +256,8 @@ def test_bad_input_is_named():
         DistributionalSimilarity().pairwise(["a"])
     with pytest.raises(TypeError, match=r"sentences\[1\]\[0\]"):
         DistributionalSimilarity().fit([["a"], [3]])
+    with pytest.raises(ValueError, match=r"words_b\[1\] is an empty string"):
+        DistributionalSimilarity(min_count=1).fit([["a"]]).pairwise(["a"], ["a", ""])
     with pytest.raises(TypeError, match="not a single string"):
         DistributionalSimilarity(min_count=1).fit([["a"]]).pairwise("abc")
     with pytest.raises(ValueError, match="min_count"):

@@ -29,6 +29,8 @@ def check_words(words: Sequence[str], name: str) -> list[str]:
     for i, w in enumerate(words):
         if not isinstance(w, str):
             raise TypeError(f"{name}[{i}] must be a str, got {type(w).__name__} {w!r}")
+        if not w:
+            raise ValueError(f"{name}[{i}] is an empty string, not a word")
     return words
 
 

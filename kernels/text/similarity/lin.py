@@ -112,7 +112,7 @@ class LinSimilarity(VectorSimilarity):
         rows, cols, values = [], [], []
         for i, word in enumerate(words):
             own = column[first_senses[word]]
-            hyper = np.array([column[s] for s in closures[word]])
+            hyper = np.sort([column[s] for s in closures[word]])  # sorted: no dependence on set order
             denominator = log_f[own] + log_f[hyper]
             # A zero denominator means both synsets cover every token: indistinguishable, Lin = 1.
             safe = np.where(denominator < 0, denominator, -1.0)
