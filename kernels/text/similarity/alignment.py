@@ -218,6 +218,10 @@ class AlignmentSimilarity(VectorSimilarity):
             The captions of each training image.
         tags : same nesting as ``items``
             Penn Treebank tag of every token.
+
+        Returns
+        -------
+        self : AlignmentSimilarity
         """
         self._check_params()
         tokens, tag_seqs, caption_items = _flatten_tagged(items, tags)

@@ -73,7 +73,7 @@ class DistributionalSimilarity(VectorSimilarity):
         self.min_count = min_count
 
     def fit(self, sentences: Sequence[Sequence[str]]) -> "DistributionalSimilarity":
-        """Estimate the PMI vectors on tokenised ``sentences``."""
+        """Estimate the PMI vectors on tokenised ``sentences`` (list of list of str); returns self."""
         self._check_threshold()
         if not isinstance(self.min_count, (int, np.integer)) or self.min_count < 1:
             raise ValueError(f"DistributionalSimilarity: min_count must be an int >= 1, got {self.min_count!r}")

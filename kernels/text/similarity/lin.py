@@ -84,7 +84,7 @@ class LinSimilarity(VectorSimilarity):
         self.threshold = threshold
 
     def fit(self, sentences: Sequence[Sequence[str]]) -> "LinSimilarity":
-        """Estimate information content on tokenised ``sentences`` and build the vectors."""
+        """Estimate information content on tokenised ``sentences`` and build the vectors; returns self."""
         self._check_threshold()
         sentences = check_sentences(sentences)
         wordnet = load_wordnet()
