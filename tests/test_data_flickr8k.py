@@ -143,8 +143,10 @@ def _corrupt_token_line(root: Path, line_number: int, new_line: str) -> None:
     ("0000_ab.jpg#2\ta\tb", "expected 2 tab-separated fields"),
     ("0000_ab.jpg\tno caption number", "not of the form IMAGE#N"),
     ("0000_ab.jpg#two\tword number", "not of the form IMAGE#N"),
+    ("0000_ab.jpg#\u00b2\tnon-ASCII digit", "not of the form IMAGE#N"),
     ("0000_ab.jpg#2\t   ", "caption 0000_ab.jpg#2 is empty"),
     ("0000_ab.jpg#0\tsecond caption #0", r"duplicate caption id 0000_ab.jpg#0 \(first seen on line 1\)"),
+    ("0000_ab.jpg#00\tsame number", r"duplicate caption id 0000_ab.jpg#00 \(first seen on line 1\)"),
     ("9999_zz.jpg#0\tno such image", "image '9999_zz.jpg' has no file"),
 ])
 def test_malformed_caption_line_names_file_and_line(mini, bad_line, message):

@@ -47,6 +47,9 @@ class Dataset:
         Split name to image indices (``"train"``, ``"dev"``, ``"test"``).
     hodosh_caption : int, default=2
         Caption number kept per image by the ``hodosh`` protocol.
+    metadata : mapping, optional
+        Facts about the source that loaders record (the data directory, the
+        caption file used, the seed and scenes of synthetic data...).
     """
 
     name: str

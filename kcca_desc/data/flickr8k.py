@@ -72,11 +72,11 @@ def _read_captions(path: Path, images_dir: Path, on_disk: set[str]) -> dict[str,
     id ``IMG#N`` of the data set is then exactly the file's id.
     """
     numbered: dict[str, dict[int, str]] = {}
-    first_line: dict[str, int] = {}
+    first_line: dict[tuple[str, int], int] = {}
     skipped: set[str] = set()
     for number, (caption_id, caption) in iter_fields(path, read_lines(path, "Flickr8K caption file"), 2):
         image_id, hash_sign, k = caption_id.rpartition("#")
-        if not hash_sign or not image_id or not k.isdigit():
+        if not hash_sign or not image_id or not (k.isascii() and k.isdigit()):
             raise DataFormatError(path, number, f"caption id {caption_id!r} is not of the form IMAGE#N")
         if image_id in KNOWN_SPURIOUS_ENTRIES:
             skipped.add(image_id)
@@ -84,12 +84,13 @@ def _read_captions(path: Path, images_dir: Path, on_disk: set[str]) -> dict[str,
         if not caption:
             raise DataFormatError(path, number, f"caption {caption_id} is empty")
         captions = numbered.setdefault(image_id, {})
-        if int(k) in captions:
+        key = (image_id, int(k))
+        if key in first_line:
             raise DataFormatError(
-                path, number, f"duplicate caption id {caption_id} (first seen on line {first_line[caption_id]})"
+                path, number, f"duplicate caption id {caption_id} (first seen on line {first_line[key]})"
             )
         captions[int(k)] = caption
-        first_line[caption_id] = number
+        first_line[key] = number
         if image_id not in on_disk:
             raise DataFormatError(path, number, f"image {image_id!r} has no file in {images_dir}")
     for image_id in sorted(skipped):

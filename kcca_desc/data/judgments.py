@@ -49,7 +49,7 @@ _PCT_TOLERANCE = 1e-6
 
 def _pair(path: Path, number: int, image_id: str, caption_id: str) -> tuple[str, str]:
     stem, hash_sign, k = caption_id.rpartition("#")
-    if not hash_sign or not stem or not k.isdigit():
+    if not hash_sign or not stem or not (k.isascii() and k.isdigit()):
         raise DataFormatError(path, number, f"caption id {caption_id!r} is not of the form IMAGE#N")
     return image_id, caption_id
 
