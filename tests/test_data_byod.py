@@ -65,6 +65,7 @@ def test_json_name_defaults_to_file_stem(json_setup, tmp_path):
     (lambda items: items[1].update(split="validation"), r"images\[1\] \(b.jpg\): unknown split 'validation'"),
     (lambda items: items[1].pop("split"), r"images\[1\] \(b.jpg\): unknown split None"),
     (lambda items: items[2].pop("filename"), r'images\[2\]: expected an object with a "filename" string'),
+    (lambda items: items[0].update(filepath=3), r'images\[0\]: "filepath" must be a string, got 3'),
     (lambda items: items[0].update(sentences=[]), r'images\[0\] \(a.jpg\): expected a non-empty "sentences"'),
     (lambda items: items[3]["sentences"][1].update(raw="  "), r"images\[3\] \(d.jpg\): sentences\[1\] has no"),
     (lambda items: items[3]["sentences"].append({"tokens": ["x"]}), r"sentences\[3\] has no non-empty \"raw\""),

@@ -48,6 +48,7 @@ def test_defaults_shape_and_splits():
     assert data.name == "synthetic" and isinstance(data.images, ArrayImages)
     image = data.images.load(0)
     assert image.shape == (96, 96, 3) and image.dtype == np.uint8
+    assert not image.flags.writeable
     assert all(len(c) == 5 for c in data.captions)
     assert {s: (int(i[0]), len(i)) for s, i in data.splits.items()} == {"train": (0, 30), "dev": (30, 10),
                                                                           "test": (40, 10)}

@@ -100,6 +100,8 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike) -
         where = f"images[{i}]: "
         if not isinstance(item, dict) or not isinstance(item.get("filename"), str) or not item["filename"]:
             raise DataFormatError(path, None, f'{where}expected an object with a "filename" string')
+        if not isinstance(item.get("filepath", ""), str):
+            raise DataFormatError(path, None, f'{where}"filepath" must be a string, got {item["filepath"]!r}')
         image_id = str(Path(item.get("filepath") or "") / item["filename"])
         where = f"images[{i}] ({image_id}): "
         if image_id in first_item:

@@ -81,7 +81,7 @@ def make_synthetic(
     -------
     Dataset
         Named ``"synthetic"``; :class:`~kcca_desc.data.ArrayImages` of
-        ``uint8`` RGB images with ids ``"synthetic_00000"``...;
+        read-only ``uint8`` RGB images with ids ``"synthetic_00000"``...;
         ``hodosh_caption`` is 2 (or the last caption with fewer than 3);
         ``metadata["scenes"]`` holds each image's
         :class:`~kcca_desc.data.synthetic_scenes.Scene`.
@@ -106,7 +106,9 @@ def make_synthetic(
         rng = np.random.default_rng(stream)
         scene = sample_scene(rng)
         scenes.append(scene)
-        images.append(render_scene(scene, image_size, rng))
+        image = render_scene(scene, image_size, rng)
+        image.flags.writeable = False  # ArrayImages caches a hash of the bytes
+        images.append(image)
         captions.append(tuple(describe_scene(scene, rng) for _ in range(n_captions)))
 
     ids = [f"synthetic_{i:05d}" for i in range(n_images)]
