@@ -45,7 +45,7 @@ def main() -> None:
     figures: dict[str, object] = {}
     for n_images, size in [(1000, 96), (1000, 224)]:
         key = f"synthetic_{n_images}x{size}px_s"
-        figures[key] = median_time(lambda: make_synthetic(n_images=n_images, image_size=size), args.repeats)
+        figures[key] = median_time(lambda n=n_images, s=size: make_synthetic(n_images=n, image_size=s), args.repeats)
         print(f"make_synthetic({n_images} images, {size}x{size}): {figures[key]:.2f} s")
 
     data = make_synthetic(n_images=1000)
@@ -58,7 +58,7 @@ def main() -> None:
             warnings.simplefilter("ignore")  # the known spurious entry
             for captions in ("raw", "lemma"):
                 key = f"flickr8k_{captions}_load_s"
-                figures[key] = median_time(lambda: load_flickr8k(args.flickr8k, captions=captions), args.repeats)
+                figures[key] = median_time(lambda c=captions: load_flickr8k(args.flickr8k, captions=c), args.repeats)
                 print(f"load_flickr8k(captions={captions!r}): {figures[key]:.3f} s")
         figures["flickr8k_judgments_load_s"] = median_time(lambda: load_flickr8k_judgments(args.flickr8k),
                                                            args.repeats)

@@ -159,7 +159,7 @@ def test_tsv_bad_line_names_file_and_line(tmp_path, bad_line, message):
     path = write_tsv(tmp_path, GOOD_TSV + bad_line + "\n")
     with pytest.raises(DataFormatError, match=message) as info:
         load_tsv(path)
-    assert f"toy.tsv, line 9:" in str(info.value)
+    assert "toy.tsv, line 9:" in str(info.value)
 
 
 def test_tsv_missing_and_empty(tmp_path):

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from kcca_desc.data import DATASETS, load_dataset, make_synthetic
-
 from test_data_byod import GOOD_TSV, touch_images, write_tsv
 from test_data_flickr8k import MINI_SPLITS, mini_captions, write_flickr8k
+
+from kcca_desc.data import DATASETS, load_dataset, make_synthetic
 
 
 def test_names():
@@ -32,7 +31,8 @@ def test_synthetic_takes_no_root(tmp_path):
 
 
 def test_option_the_loader_does_not_take():
-    with pytest.raises(ValueError, match="data set 'flickr8k' takes no option image_size, n_images; its options: captions"):
+    message = "data set 'flickr8k' takes no option image_size, n_images; its options: captions"
+    with pytest.raises(ValueError, match=message):
         load_dataset("flickr8k", n_images=10, image_size=32)
 
 

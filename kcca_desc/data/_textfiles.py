@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["DataFormatError", "read_lines", "iter_fields"]
 

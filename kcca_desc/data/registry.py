@@ -13,7 +13,8 @@ tsv           :func:`~.byod.load_tsv`                         the TSV file
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .byod import load_karpathy_json, load_tsv
 from .dataset import Dataset

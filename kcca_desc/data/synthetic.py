@@ -11,8 +11,8 @@ It lets the whole pipeline run end to end, in seconds, with no download.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from numbers import Integral
-from typing import Sequence
 
 import numpy as np
 
