@@ -270,7 +270,7 @@ def test_bridge_cca_recovers_shared_latent(kernel):
     latents = np.random.default_rng(0).normal(size=(80, 4))
     data = latent_dataset()
     method = FeatureBridgeMethod(LatentEncoder(latents), n_components=4, reg=1e-3, kernel=kernel,
-                                 n_landmarks=40).fit(data.subset("train"))
+                                 rank=40).fit(data.subset("train"))
     view = data.view("test", "hodosh")
     S = method.score(view.images, view.captions)
     assert S.shape == (40, 40) and np.all(np.isfinite(S))
