@@ -1,0 +1,268 @@
+"""Caption preprocessing: tokens and Penn Treebank tags (SPEC §2, Hodosh et al. 2013 §4).
+
+The pipeline, in order, each step a switch of :class:`Preprocessor`:
+
+1. lowercase;
+2. normalise compound spellings (:data:`COMPOUNDS`, e.g. ``t shirt`` / ``tee-shirt`` -> ``tshirt``),
+   before hyphens are split so that ``t-shirt`` is still recognised;
+3. split hyphenated words (``snow-covered`` -> ``snow covered``);
+4. tokenise (words, clitics such as ``'s`` and single punctuation marks);
+5. strip punctuation (tokens without a letter or digit, and clitics);
+6. optional spelling correction (``pyspellchecker``);
+7. part-of-speech tags (textblob's offline ``PatternTagger``, Penn Treebank tag set), computed on the
+   full sentence so that the tagger sees the stop words; tags stay aligned with tokens afterwards;
+8. lemmatisation (``lemminflect``, lemma chosen by the tag);
+9. stop-word removal (scikit-learn's ``ENGLISH_STOP_WORDS`` minus :data:`KEPT_WORDS`).
+
+Results are cached per caption in memory and per batch on disk (``kcca_desc.cache``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from kcca_desc.cache import PickleCache
+
+__all__ = ["Preprocessor", "COMPOUNDS", "KEPT_WORDS", "STOP_WORDS"]
+
+#: Spelling variants of true compounds in Flickr8K captions, mapped to one token. Each key is a
+#: regular expression on the lowercased caption; variants differ only by a space or a hyphen.
+#: Counts in Flickr8k.token.txt: t-shirt 153, wetsuit 80 (+wet-suit 4), four-wheeler 15.
+COMPOUNDS: dict[str, str] = {
+    r"\b(?:t|tee)[\s-]?shirt(s?)\b": r"tshirt\1",
+    r"\bwet[\s-]suit(s?)\b": r"wetsuit\1",
+    r"\bsweat[\s-]shirt(s?)\b": r"sweatshirt\1",
+    r"\bfour[\s-]wheeler(s?)\b": r"fourwheeler\1",
+    r"\bhalf[\s-]pipe(s?)\b": r"halfpipe\1",
+    r"\bhula[\s-]hoop(s?)\b": r"hulahoop\1",
+    r"\bmerry[\s-]go[\s-]round(s?)\b": r"merrygoround\1",
+    r"\bspider[\s-]man\b": "spiderman",
+    r"\bskate[\s-]board(s?|ers?|ing)\b": r"skateboard\1",
+    r"\bsnow[\s-]board(s?|ers?|ing)\b": r"snowboard\1",
+    r"\bsurf[\s-]board(s?)\b": r"surfboard\1",
+    r"\bspeed[\s-]boat(s?)\b": r"speedboat\1",
+    r"\bbow[\s-]tie(s?)\b": r"bowtie\1",
+}
+
+#: Words of scikit-learn's stop list that carry image content in captions (positions, parts of
+#: a scene, counts, states) and are therefore kept: "a man in front of a fire" must keep
+#: "front" and "fire"; "two dogs" vs "three dogs" and "walking up" vs "down" are visible
+#: differences. Function words (articles, pronouns, auxiliaries, other prepositions) still go.
+KEPT_WORDS: frozenset[str] = frozenset({
+    "back", "front", "top", "bottom", "side", "behind", "fire", "full", "empty", "thick", "thin",
+    "up", "down", "off", "over", "under", "together",
+    "two", "three", "four", "five", "six", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+    "hundred",
+})
+
+#: The stop list applied by ``stop_words=True``.
+STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS) - KEPT_WORDS
+
+_TOKEN = re.compile(r"[^\W_]+(?:['\-][^\W_]+)*|'[^\W_]+|[^\w\s]|_")
+_HAS_ALNUM = re.compile(r"[^\W_]")
+_HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
+_COMPOUND_PATTERNS = [(re.compile(pattern), replacement) for pattern, replacement in COMPOUNDS.items()]
+
+# Penn Treebank tag prefixes -> the universal tags lemminflect chooses lemmas by.
+_UPOS = (("NNP", "PROPN"), ("NN", "NOUN"), ("VB", "VERB"), ("MD", "AUX"), ("JJ", "ADJ"), ("RB", "ADV"))
+
+
+def _universal_tag(penn_tag: str) -> str | None:
+    for prefix, upos in _UPOS:
+        if penn_tag.startswith(prefix):
+            return upos
+    return None
+
+
+@lru_cache(maxsize=None)
+def _lemma(word: str, penn_tag: str | None) -> str:
+    from lemminflect import getAllLemmas, getLemma
+
+    if penn_tag is None:
+        # Without a tag the noun reading wins, then verb, adjective and adverb: captions
+        # are mostly noun phrases.
+        lemmas = getAllLemmas(word)
+        for upos in ("NOUN", "VERB", "ADJ", "ADV"):
+            if upos in lemmas:
+                return lemmas[upos][0]
+        return word
+    upos = _universal_tag(penn_tag)
+    if upos is None:
+        return word
+    lemmas = getLemma(word, upos, lemmatize_oov=True)
+    return lemmas[0] if lemmas and lemmas[0] else word
+
+
+def _require(module: str, extra: str):
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"Preprocessor: the '{module}' package is needed for {extra}; install it with "
+            f"`pip install {module if module != 'spellchecker' else 'pyspellchecker'}`"
+        ) from exc
+
+
+class Preprocessor:
+    """Deterministic caption preprocessing with one switch per step (SPEC §2).
+
+    Parameters
+    ----------
+    lowercase : bool, default=True
+    strip_punctuation : bool, default=True
+        Drop tokens without a letter or digit, and clitics (``'s``, ``n't``).
+    split_hyphens : bool, default=True
+        ``snow-covered`` -> ``snow``, ``covered``. Off: hyphenated words stay one token.
+    normalise_compounds : bool, default=True
+        Apply :data:`COMPOUNDS` (``t-shirt`` -> ``tshirt``).
+    spelling : bool, default=False
+        Correct unknown words with ``pyspellchecker`` (optional extra; ImportError when missing).
+        Slow: one dictionary search per distinct unknown word.
+    stop_words : bool, default=True
+        Remove :data:`STOP_WORDS` (after lemmatisation, so that "is" -> "be" goes too).
+    lemmatise : bool, default=True
+        ``lemminflect`` lemma chosen by the POS tag (by noun, verb, adjective, adverb order when
+        ``pos_tags=False``).
+    pos_tags : bool, default=True
+        Tag with textblob's ``PatternTagger`` (Penn Treebank tags, offline). When False, no
+        tagger runs and ``process`` returns ``None`` for the tags.
+    cache : bool, default=True
+        Keep results on disk in ``kcca_desc.cache`` (the in-memory per-caption cache is always on).
+
+    Examples
+    --------
+    >>> tokens, tags = Preprocessor().process(["A boy in a red T-shirt is running ."])
+    >>> tokens
+    [['boy', 'red', 'tshirt', 'run']]
+    >>> tags
+    [['NN', 'JJ', 'NN', 'VBG']]
+    """
+
+    def __init__(
+        self,
+        lowercase: bool = True,
+        strip_punctuation: bool = True,
+        split_hyphens: bool = True,
+        normalise_compounds: bool = True,
+        spelling: bool = False,
+        stop_words: bool = True,
+        lemmatise: bool = True,
+        pos_tags: bool = True,
+        cache: bool = True,
+    ):
+        self.lowercase = lowercase
+        self.strip_punctuation = strip_punctuation
+        self.split_hyphens = split_hyphens
+        self.normalise_compounds = normalise_compounds
+        self.spelling = spelling
+        self.stop_words = stop_words
+        self.lemmatise = lemmatise
+        self.pos_tags = pos_tags
+        self.cache = cache
+        self._memo: dict[tuple, dict[str, tuple[list[str], list[str] | None]]] = {}
+
+    def _switches(self) -> dict[str, bool]:
+        return {name: bool(getattr(self, name)) for name in (
+            "lowercase", "strip_punctuation", "split_hyphens", "normalise_compounds", "spelling",
+            "stop_words", "lemmatise", "pos_tags")}
+
+    def process(self, texts: Sequence[str]) -> tuple[list[list[str]], list[list[str]] | None]:
+        """Tokens and Penn tags of each text.
+
+        Parameters
+        ----------
+        texts : sequence of str
+
+        Returns
+        -------
+        tokens : list of list of str
+        tags : list of list of str, or None
+            ``tags[i][j]`` is the tag of ``tokens[i][j]``; None when ``pos_tags=False``.
+        """
+        if isinstance(texts, str):
+            raise TypeError("Preprocessor.process: texts must be a sequence of strings, not one string")
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"Preprocessor.process: texts[{i}] is a {type(text).__name__}, not a str")
+        texts = list(texts)
+        if self.cache and len(texts) > 1000:
+            # Only large batches go to disk: small ones are cheaper to recompute than to hash and load.
+            results = PickleCache("text_preprocess").get_or_compute(
+                lambda: self._process_all(texts), switches=self._switches(), texts=texts, version=1)
+        else:
+            results = self._process_all(texts)
+        tokens = [list(t) for t, _ in results]
+        tags = [list(g) for _, g in results] if self.pos_tags else None
+        return tokens, tags
+
+    def _process_all(self, texts: list[str]) -> list[tuple[list[str], list[str] | None]]:
+        # Keyed by the switches too: set after construction, they must not serve stale results.
+        memo = self._memo.setdefault(tuple(self._switches().items()), {})
+        for text in dict.fromkeys(texts):
+            if text not in memo:
+                memo[text] = self._process_one(text)
+        return [memo[t] for t in texts]
+
+    def _process_one(self, text: str) -> tuple[list[str], list[str] | None]:
+        if self.lowercase:
+            text = text.lower()
+        if self.normalise_compounds:
+            for pattern, replacement in _COMPOUND_PATTERNS:
+                text = pattern.sub(replacement, text)
+        if self.split_hyphens:
+            text = _HYPHEN.sub(" ", text)
+        tokens = _TOKEN.findall(text)
+        if self.strip_punctuation:
+            tokens = [t for t in tokens if _HAS_ALNUM.search(t) and not t.startswith("'")]
+        if self.spelling:
+            tokens = [self._correct(t) for t in tokens]
+        tags = self._tag(tokens) if self.pos_tags else None
+        if self.lemmatise:
+            token_tags = tags if tags is not None else [None] * len(tokens)
+            tokens = [_lemma(t, g) for t, g in zip(tokens, token_tags)]
+        if self.stop_words:
+            keep = [i for i, t in enumerate(tokens) if t.lower() not in STOP_WORDS]
+            tokens = [tokens[i] for i in keep]
+            tags = None if tags is None else [tags[i] for i in keep]
+        return tokens, tags
+
+    def _tag(self, tokens: list[str]) -> list[str]:
+        if not tokens:
+            return []
+        tagger = _pattern_tagger()
+        # tokenize=False: the tagger splits on spaces only, so its tokens are ours.
+        tagged = tagger.tag(" ".join(tokens), tokenize=False)
+        if len(tagged) != len(tokens):
+            raise RuntimeError(f"Preprocessor: the tagger returned {len(tagged)} tags for {len(tokens)} "
+                               f"tokens of {tokens!r}")
+        return [tag for _, tag in tagged]
+
+    def _correct(self, token: str) -> str:
+        if not token.isalpha():
+            return token
+        return _spelling_correction(token)
+
+
+@lru_cache(maxsize=1)
+def _pattern_tagger():
+    _require("textblob", "POS tags (pos_tags=True)")
+    from textblob.en.taggers import PatternTagger
+
+    return PatternTagger()
+
+
+@lru_cache(maxsize=None)
+def _spelling_correction(word: str) -> str:
+    _require("spellchecker", "spelling correction (spelling=True)")
+    return _spell_checker().correction(word) or word
+
+
+@lru_cache(maxsize=1)
+def _spell_checker():
+    from spellchecker import SpellChecker
+
+    return SpellChecker(distance=1)
