@@ -1,0 +1,36 @@
+"""Evaluation: gold ranks and retrieval metrics, the harness, results tables,
+judgment-based metrics and statistics (SPEC §6)."""
+
+from .harness import evaluate_fitted, evaluate_method, result_from_scores
+from .judgments import (
+    EXPERT_THRESHOLDS,
+    crowd_metrics,
+    crowd_relevance,
+    first_caption_metrics,
+    rouge1_recall,
+    simple_tokenize,
+    unigram_bleu,
+)
+from .ranks import METRIC_KEYS, TASKS, evaluate_scores, gold_ranks, retrieval_metrics
+from .results import Result, format_table, load_results, save_results, to_csv, to_latex, to_markdown
+from .statistics import (
+    add_confidence_intervals,
+    add_significance,
+    bootstrap_ci,
+    cohens_kappa,
+    kendall_tau,
+    mcnemar_test,
+    metric_cis,
+    paired_randomization_test,
+    spearman_rho,
+)
+
+__all__ = [
+    "gold_ranks", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS",
+    "evaluate_method", "evaluate_fitted", "result_from_scores",
+    "Result", "to_markdown", "to_csv", "to_latex", "format_table", "save_results", "load_results",
+    "crowd_relevance", "crowd_metrics", "first_caption_metrics", "unigram_bleu", "rouge1_recall",
+    "simple_tokenize", "EXPERT_THRESHOLDS",
+    "mcnemar_test", "paired_randomization_test", "bootstrap_ci", "metric_cis", "spearman_rho",
+    "kendall_tau", "cohens_kappa", "add_confidence_intervals", "add_significance",
+]

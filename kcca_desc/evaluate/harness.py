@@ -1,0 +1,111 @@
+"""The one evaluation harness: every system is fitted, scored and measured by this code.
+
+A method needs only ``fit(train)`` and ``score(images, captions)`` (see
+:class:`kcca_desc.methods.base.RetrievalMethod`); the harness times both,
+computes the metrics of :mod:`kcca_desc.evaluate.ranks` and returns a
+:class:`~kcca_desc.evaluate.results.Result` that keeps the per-query ranks for
+the statistics of :mod:`kcca_desc.evaluate.statistics`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Mapping, Sequence
+
+from ..data.dataset import Dataset, RetrievalView
+from .ranks import TASKS, evaluate_scores
+from .results import Result
+
+__all__ = ["evaluate_method", "evaluate_fitted", "result_from_scores"]
+
+
+def _system_name(method, system: str | None) -> str:
+    return system if system is not None else getattr(method, "name", type(method).__name__)
+
+
+def _method_params(method, params: Mapping | None) -> dict:
+    if params is not None:
+        return dict(params)
+    get_params = getattr(method, "get_params", None)
+    return dict(get_params()) if callable(get_params) else {}
+
+
+def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping | None = None,
+                       timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
+    """A :class:`Result` of a score matrix already computed over ``view``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_images, n_captions) or DirectionalScores
+        Higher is better (e.g. fused scores of :func:`kcca_desc.fusion.borda_fuse`).
+    view : RetrievalView
+    system : str
+        The name written into the result.
+    params, timings : mapping, optional
+        Hyperparameters and stage timings to record; ``timings_s["evaluate"]``
+        is added.
+    ks : sequence of int, default=(1, 5, 10)
+        Recall cut-offs; the results format needs 1, 5 and 10 among them.
+    """
+    start = time.perf_counter()
+    metrics = evaluate_scores(scores, view, ks=ks, method=system)
+    elapsed = time.perf_counter() - start
+    return Result(
+        system=system, dataset=view.dataset, protocol=view.protocol, split=view.split,
+        annotation={k: v for k, v in metrics["annotation"].items() if k != "ranks"},
+        search={k: v for k, v in metrics["search"].items() if k != "ranks"},
+        params=dict(params or {}),
+        timings_s={**(timings or {}), "evaluate": elapsed},
+        ranks={task: metrics[task]["ranks"] for task in TASKS},
+    )
+
+
+def evaluate_fitted(method, view: RetrievalView, system: str | None = None, params: Mapping | None = None,
+                    timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
+    """Score ``view`` with an already fitted method and measure both tasks.
+
+    Parameters
+    ----------
+    method : RetrievalMethod
+        Fitted; ``method.score(view.images, view.captions)`` is called once.
+    view : RetrievalView
+        Pools and gold items (hodosh or karpathy protocol).
+    system : str, optional
+        Name in the result; default ``method.name`` (else the class name).
+    params : mapping, optional
+        Recorded hyperparameters; default ``method.get_params()`` when the
+        method has it.
+    timings : mapping, optional
+        Earlier stage timings (e.g. ``{"fit": 12.3}``) to record with
+        ``"score"`` and ``"evaluate"``.
+    ks : sequence of int, default=(1, 5, 10)
+
+    Returns
+    -------
+    Result
+        With the per-query ranks in ``result.ranks``.
+    """
+    name = _system_name(method, system)
+    start = time.perf_counter()
+    scores = method.score(view.images, view.captions)
+    score_s = time.perf_counter() - start
+    return result_from_scores(scores, view, name, _method_params(method, params),
+                              {**(timings or {}), "score": score_s}, ks)
+
+
+def evaluate_method(method, train: Dataset, view: RetrievalView, system: str | None = None,
+                    params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
+    """Fit ``method`` on ``train``, score ``view`` and measure both tasks.
+
+    ``timings_s`` records ``fit``, ``score`` and ``evaluate`` seconds, plus
+    any stage timings the method reports in a ``timings_s_`` attribute.
+
+    See Also
+    --------
+    evaluate_fitted : the same for a method that is already fitted.
+    """
+    start = time.perf_counter()
+    method.fit(train)
+    fit_s = time.perf_counter() - start
+    timings = {**getattr(method, "timings_s_", {}), "fit": fit_s}
+    return evaluate_fitted(method, view, system, params, timings, ks)

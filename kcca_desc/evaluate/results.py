@@ -1,0 +1,332 @@
+"""The results format of the toolkit and its tables.
+
+One evaluation of one system on one split under one protocol is a
+:class:`Result`.  Its JSON form has exactly these keys (further keys such as
+``"judgments"``, ``"ci"`` or ``"significance"`` are kept in
+:attr:`Result.extras` and written beside them)::
+
+    {"system": str, "dataset": str, "protocol": "hodosh" | "karpathy", "split": str,
+     "annotation": {"R@1", "R@5", "R@10", "median_rank", "mean_rank", "n_queries"},
+     "search": {same keys}, "params": {...}, "timings_s": {...}}
+
+Recalls are percentages (0-100).  The per-query ranks stay on the object
+(:attr:`Result.ranks`) and go into JSON only on request.
+
+Tables (:func:`to_markdown`, :func:`to_csv`, :func:`to_latex`,
+:func:`format_table`) have one row per result, in the layout of the paper's
+tables: annotation R@1, R@5, R@10, median rank, then the same for search.
+Confidence intervals come from ``extras["ci"][task][metric] = [low, high]``
+and significance markers from ``extras["significance"][task][metric] = p``
+(a marker when ``p < alpha``), as written by
+:func:`kcca_desc.evaluate.statistics.add_confidence_intervals` and
+:func:`kcca_desc.evaluate.statistics.add_significance`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..cache import atomic_write_bytes
+from ..data.dataset import PROTOCOLS
+from .ranks import METRIC_KEYS, TASKS
+
+__all__ = [
+    "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
+    "save_results", "load_results",
+]
+
+# The columns of every table, per task.
+TABLE_METRICS = ("R@1", "R@5", "R@10", "median_rank")
+_HEADERS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r"}
+_FIXED_KEYS = ("system", "dataset", "protocol", "split", "annotation", "search", "params", "timings_s")
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """``value`` as plain JSON types; objects without a JSON form become their repr."""
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist(), where)
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        value = value.item()
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {value} has no JSON form")
+        return value
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(items)]
+    # Estimator parameters may be objects (a kernel, a tokenizer): their repr
+    # records them well enough for a results file.
+    return repr(value)
+
+
+def _check_metrics(metrics: Mapping, task: str, system: str) -> dict:
+    missing = [k for k in METRIC_KEYS if k not in metrics]
+    if missing:
+        raise ValueError(f"result of {system!r}: {task} metrics lack {', '.join(missing)}")
+    out = {k: metrics[k] for k in METRIC_KEYS}
+    for k in METRIC_KEYS:
+        value = out[k]
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"result of {system!r}: {task} {k} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"result of {system!r}: {task} {k} is {value}")
+    for k in METRIC_KEYS[:3]:
+        if not 0.0 <= out[k] <= 100.0:
+            raise ValueError(f"result of {system!r}: {task} {k} = {out[k]} is not a percentage in [0, 100]")
+    out = {k: float(v) for k, v in out.items()}
+    out["n_queries"] = int(out["n_queries"])
+    return out
+
+
+@dataclass
+class Result:
+    """Metrics of one system on one split under one protocol.
+
+    Attributes
+    ----------
+    system, dataset, protocol, split : str
+        What was evaluated; ``protocol`` is ``"hodosh"`` or ``"karpathy"``.
+    annotation, search : dict
+        ``R@1``, ``R@5``, ``R@10`` (percent), ``median_rank``,
+        ``mean_rank``, ``n_queries`` of each task.
+    params : dict
+        Hyperparameters of the system (JSON-serialisable form).
+    timings_s : dict
+        Seconds per stage (``fit``, ``score``, ``evaluate``...).
+    extras : dict
+        Further top-level JSON keys (``judgments``, ``ci``, ``significance``).
+    ranks : dict of str to ndarray
+        Per-query ranks of each task; in JSON only with ``include_ranks``.
+    """
+
+    system: str
+    dataset: str
+    protocol: str
+    split: str
+    annotation: dict
+    search: dict
+    params: dict = field(default_factory=dict)
+    timings_s: dict = field(default_factory=dict)
+    extras: dict = field(default_factory=dict)
+    ranks: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"result of {self.system!r}: unknown protocol {self.protocol!r}; "
+                             f"available: {', '.join(PROTOCOLS)}")
+        for name in ("system", "dataset", "split"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"result: {name} must be a string, got {getattr(self, name)!r}")
+        self.annotation = _check_metrics(self.annotation, "annotation", self.system)
+        self.search = _check_metrics(self.search, "search", self.system)
+        clash = set(self.extras) & set(_FIXED_KEYS)
+        if clash:
+            raise ValueError(f"result of {self.system!r}: extras may not redefine {sorted(clash)}")
+        self.params = _jsonable(dict(self.params), "params")
+        self.timings_s = {str(k): float(v) for k, v in self.timings_s.items()}
+        self.extras = _jsonable(dict(self.extras), "extras")
+        self.ranks = {task: np.asarray(r, dtype=np.int64) for task, r in self.ranks.items()}
+
+    def metric(self, task: str, name: str) -> float:
+        """One figure, e.g. ``result.metric("search", "R@5")``."""
+        if task not in TASKS:
+            raise KeyError(f"unknown task {task!r}; available: {', '.join(TASKS)}")
+        return getattr(self, task)[name]
+
+    # ------------------------------------------------------------- JSON form
+    def to_dict(self, include_ranks: bool = False) -> dict:
+        out = {
+            "system": self.system, "dataset": self.dataset, "protocol": self.protocol, "split": self.split,
+            "annotation": dict(self.annotation), "search": dict(self.search),
+            "params": self.params, "timings_s": dict(self.timings_s), **self.extras,
+        }
+        if include_ranks:
+            out["ranks"] = {task: r.tolist() for task, r in self.ranks.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Result":
+        missing = [k for k in _FIXED_KEYS if k not in data]
+        if missing:
+            raise ValueError(f"result {data.get('system', '?')!r} lacks {', '.join(missing)}")
+        extras = {k: v for k, v in data.items() if k not in _FIXED_KEYS and k != "ranks"}
+        return cls(**{k: data[k] for k in _FIXED_KEYS}, extras=extras, ranks=data.get("ranks", {}))
+
+    def to_json(self, include_ranks: bool = False, indent: int | None = 2) -> str:
+        """The JSON text of the result (ranks only with ``include_ranks``)."""
+        return json.dumps(self.to_dict(include_ranks), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Result":
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | os.PathLike, include_ranks: bool = False) -> None:
+        """Write the JSON form to ``path`` atomically."""
+        text = self.to_json(include_ranks) + "\n"
+        atomic_write_bytes(path, lambda f: f.write(text.encode()))
+
+
+def save_results(results: Sequence[Result], path: str | os.PathLike, include_ranks: bool = False) -> None:
+    """Write a JSON list of results to ``path`` atomically."""
+    text = json.dumps([r.to_dict(include_ranks) for r in results], indent=2, allow_nan=False) + "\n"
+    atomic_write_bytes(path, lambda f: f.write(text.encode()))
+
+
+def load_results(path: str | os.PathLike) -> list[Result]:
+    """Read a file written by :func:`save_results` or :meth:`Result.save`."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a JSON results file ({exc})") from None
+    items = data if isinstance(data, list) else [data]
+    results = []
+    for i, item in enumerate(items):
+        try:
+            results.append(Result.from_dict(item))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: result {i}: {exc}") from None
+    return results
+
+
+# ----------------------------------------------------------------- tables
+def _varying(results: Sequence[Result]) -> list[str]:
+    """Identity columns beside the system name: those that differ between rows."""
+    return [key for key in ("dataset", "protocol", "split") if len({getattr(r, key) for r in results}) > 1]
+
+
+def _cell(result: Result, task: str, metric: str, ci: bool, alpha: float, marker: str,
+          ci_format: str) -> str:
+    value = result.metric(task, metric)
+    text = f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
+    p = result.extras.get("significance", {}).get(task, {}).get(metric)
+    if p is not None and p < alpha:
+        text += marker
+    interval = result.extras.get("ci", {}).get(task, {}).get(metric)
+    if ci and interval is not None:
+        text += ci_format.format(*interval)
+    return text
+
+
+def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
+          ci_format: str = " [{:.1f}, {:.1f}]") -> tuple[list[str], list[list[str]]]:
+    if not results:
+        raise ValueError("a results table needs at least one result")
+    ident = _varying(results)
+    header = ["System", *[k.capitalize() for k in ident]]
+    header += [f"{task[:3].capitalize()}. {_HEADERS[m]}" for task in TASKS for m in TABLE_METRICS]
+    rows = [
+        [r.system, *[getattr(r, k) for k in ident],
+         *[_cell(r, task, m, ci, alpha, marker, ci_format) for task in TASKS for m in TABLE_METRICS]]
+        for r in results
+    ]
+    return header, rows
+
+
+def to_markdown(results: Sequence[Result], ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
+    """A Markdown table, one row per result.
+
+    Parameters
+    ----------
+    results : sequence of Result
+    ci : bool, default=False
+        Append ``[low, high]`` where ``extras["ci"]`` has an interval.
+    alpha : float, default=0.05
+        Significance level of the markers.
+    marker : str, default="*"
+        Appended to a figure whose ``extras["significance"]`` p-value is below
+        ``alpha``.
+    """
+    header, rows = _rows(results, ci, alpha, marker)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(results: Sequence[Result], ci: bool = False) -> str:
+    """CSV with full-precision figures: one row per result, ``task_metric`` columns.
+
+    With ``ci``, ``task_metric_ci_low`` / ``_ci_high`` columns follow each
+    metric (empty where no interval was computed).
+    """
+    if not results:
+        raise ValueError("a results table needs at least one result")
+    columns = ["system", "dataset", "protocol", "split"]
+    for task in TASKS:
+        for m in METRIC_KEYS:
+            columns.append(f"{task}_{m}")
+            if ci and m != "n_queries":
+                columns += [f"{task}_{m}_ci_low", f"{task}_{m}_ci_high"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for r in results:
+        row = [r.system, r.dataset, r.protocol, r.split]
+        for task in TASKS:
+            for m in METRIC_KEYS:
+                row.append(repr(r.metric(task, m)) if m != "n_queries" else str(r.metric(task, m)))
+                if ci and m != "n_queries":
+                    interval = r.extras.get("ci", {}).get(task, {}).get(m)
+                    row += [repr(v) for v in interval] if interval is not None else ["", ""]
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
+             marker: str = r"$^{*}$") -> str:
+    """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups."""
+    header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
+    n_ident = len(header) - 2 * len(TABLE_METRICS)
+    n_metric = len(TABLE_METRICS)
+    spec = "l" * n_ident + "r" * (2 * n_metric)
+    lines = [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & " * (n_ident - 1)
+        + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
+        rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
+        rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
+        " & ".join(header[:n_ident] + [_HEADERS[m] for m in TABLE_METRICS] * 2) + r" \\",
+        r"\midrule",
+    ]
+    for row in rows:
+        cells = [_latex_escape(c).replace("\0", marker) for c in row]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def format_table(results: Iterable[Result], ci: bool = False, alpha: float = 0.05) -> str:
+    """A plain-text table for the terminal (aligned columns), as the CLI prints it."""
+    header, rows = _rows(list(results), ci, alpha, "*")
+    widths = [max(len(x) for x in column) for column in zip(header, *rows)]
+    n_ident = len(header) - 2 * len(TABLE_METRICS)
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i < n_ident else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    rule = "-" * len(line(header))
+    return "\n".join([line(header), rule, *map(line, rows)]) + "\n"

@@ -1,0 +1,396 @@
+"""Significance tests, confidence intervals and agreement statistics (SPEC §6).
+
+Every test here is *paired*: two systems are evaluated on the same queries
+and the per-query outcomes (a hit at K, a rank, an R-precision, an expert
+score) are compared query by query, as in Hodosh et al. (2013, §5).
+
+- :func:`mcnemar_test` — binary outcomes (R@K, S@K).
+- :func:`paired_randomization_test` — any statistic of real outcomes (mean
+  rank, median rank, R-precision, expert score); Fisher's test.
+- :func:`bootstrap_ci`, :func:`metric_cis` — percentile bootstrap intervals.
+- :func:`spearman_rho`, :func:`kendall_tau` — agreement of two rankings of
+  systems; :func:`cohens_kappa` — agreement of two raters.
+- :func:`add_confidence_intervals`, :func:`add_significance` — write
+  intervals and p-values into a :class:`~kcca_desc.evaluate.results.Result`
+  for the tables.
+
+Every random choice takes a seed: same seed, same figures.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+from scipy.stats import binom, chi2
+
+from .ranks import TASKS
+from .results import TABLE_METRICS, Result
+
+__all__ = [
+    "McNemarResult", "RandomizationResult", "mcnemar_test", "paired_randomization_test",
+    "bootstrap_ci", "metric_cis", "spearman_rho", "kendall_tau", "cohens_kappa",
+    "add_confidence_intervals", "add_significance",
+]
+
+# Resampled values held at once (batches of bootstrap or permutation draws).
+_BATCH_ELEMENTS = 2**22
+
+
+class McNemarResult(NamedTuple):
+    statistic: float
+    pvalue: float
+    n_a_only: int
+    n_b_only: int
+    method: str
+
+
+class RandomizationResult(NamedTuple):
+    difference: float
+    pvalue: float
+    n_permutations: int
+    exact: bool
+
+
+def _same_shape(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        raise ValueError(f"{name}: outcomes must be two non-empty 1-D arrays of one length, "
+                         f"got shapes {a.shape} and {b.shape}")
+    return a, b
+
+
+def _paired(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _same_shape(a, b, name)
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError(f"{name}: outcomes contain NaN or infinite values")
+    return a, b
+
+
+def _binary(x: np.ndarray, name: str, which: str) -> np.ndarray:
+    if x.dtype != bool and not np.isin(x, (0, 1)).all():
+        raise ValueError(f"{name}: outcomes of {which} must be binary (0/1 or bool)")
+    return x.astype(bool)
+
+
+def mcnemar_test(a, b, exact_threshold: int = 25) -> McNemarResult:
+    """McNemar's test of paired binary outcomes (two-sided).
+
+    With ``n_a`` queries where only system A succeeds and ``n_b`` where only
+    B does, under H0 each discordant query is A's with probability 1/2.
+
+    - ``n_a + n_b < exact_threshold``: exact binomial test,
+      ``p = min(1, 2 P[Bin(n_a + n_b, 1/2) <= min(n_a, n_b)])``
+      (statistic: ``min(n_a, n_b)``).
+    - otherwise: chi-square with continuity correction (Edwards 1948),
+      ``X² = (|n_a - n_b| - 1)² / (n_a + n_b)``, ``p = P[χ²_1 >= X²]``.
+    - no discordant query: ``p = 1``.
+
+    Parameters
+    ----------
+    a, b : array-like of bool, shape (n_queries,)
+        Per-query outcomes of the two systems (e.g. ``ranks <= 10``).
+    exact_threshold : int, default=25
+        Discordant count below which the exact test is used.
+
+    Returns
+    -------
+    McNemarResult
+        ``(statistic, pvalue, n_a_only, n_b_only, method)``, ``method``
+        being ``"exact"``, ``"chi2"`` or ``"none"``.
+
+    References
+    ----------
+    .. [1] Q. McNemar, "Note on the sampling error of the difference between
+       correlated proportions or percentages", Psychometrika 12, 1947.
+    .. [2] A. L. Edwards, "Note on the correction for continuity in testing
+       the significance of the difference between correlated proportions",
+       Psychometrika 13, 1948.
+    """
+    a, b = _same_shape(a, b, "mcnemar_test")
+    a, b = _binary(a, "mcnemar_test", "a"), _binary(b, "mcnemar_test", "b")
+    n_a, n_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    n = n_a + n_b
+    if n == 0:
+        return McNemarResult(0.0, 1.0, 0, 0, "none")
+    if n < exact_threshold:
+        k = min(n_a, n_b)
+        return McNemarResult(float(k), float(min(1.0, 2.0 * binom.cdf(k, n, 0.5))), n_a, n_b, "exact")
+    statistic = (abs(n_a - n_b) - 1) ** 2 / n
+    return McNemarResult(float(statistic), float(chi2.sf(statistic, 1)), n_a, n_b, "chi2")
+
+
+def _statistic_of(statistic: Callable | str) -> Callable:
+    named = {"mean": np.mean, "median": np.median}
+    if isinstance(statistic, str):
+        if statistic not in named:
+            raise ValueError(f"unknown statistic {statistic!r}; available: {', '.join(named)} or a callable")
+        return named[statistic]
+    return statistic
+
+
+def paired_randomization_test(a, b, statistic: Callable | str = "mean", n_permutations: int = 10_000,
+                              seed: int = 0, exact_max: int = 16) -> RandomizationResult:
+    """Fisher's paired randomisation test of ``statistic(a) - statistic(b)`` (two-sided).
+
+    Under H0 the two outcomes of each query are exchangeable, so every
+    assignment that swaps the pair of some queries is equally likely.  The
+    p-value is the share of assignments whose difference is at least as
+    large in absolute value as the observed one.  Swapping a query whose two
+    outcomes are equal changes nothing, so only the ``d`` queries that differ
+    are permuted:
+
+    - ``d <= exact_max``: all ``2^d`` assignments are enumerated (exact p);
+    - otherwise ``n_permutations`` random assignments (seeded) give
+      ``p = (1 + #{|T*| >= |T|}) / (1 + n_permutations)``, which never
+      returns 0 (Phipson & Smyth 2010).
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (n_queries,)
+        Per-query outcomes of the two systems.
+    statistic : {"mean", "median"} or callable, default="mean"
+        A callable must accept ``(values, axis=1)`` on a 2-D array.
+    n_permutations : int, default=10000
+    seed : int, default=0
+    exact_max : int, default=16
+        Largest number of differing queries enumerated exactly.
+
+    Returns
+    -------
+    RandomizationResult
+        ``(difference, pvalue, n_permutations, exact)``.
+
+    References
+    ----------
+    .. [1] R. A. Fisher, The Design of Experiments, 1935, §21.
+    .. [2] B. Phipson and G. K. Smyth, "Permutation p-values should never be
+       zero", Stat. Appl. Genet. Mol. Biol. 9(1), 2010.
+    """
+    a, b = _paired(a, b, "paired_randomization_test")
+    stat = _statistic_of(statistic)
+    if int(n_permutations) != n_permutations or n_permutations < 1:
+        raise ValueError(f"paired_randomization_test: n_permutations must be >= 1, got {n_permutations}")
+    observed = float(stat(a[None], axis=1)[0] - stat(b[None], axis=1)[0])
+    differ = np.flatnonzero(a != b)
+    d = differ.size
+    exact = d <= exact_max
+    total = 2**d if exact else int(n_permutations)
+    rng = np.random.default_rng(seed)
+    batch = max(1, _BATCH_ELEMENTS // a.size)
+    # Tolerance so that assignments equal to the observed one count despite rounding.
+    tol = 1e-9 * max(1.0, abs(observed))
+    extreme = 0
+    for start in range(0, total, batch):
+        stop = min(start + batch, total)
+        if exact:
+            codes = np.arange(start, stop, dtype=np.int64)
+            swap_differ = ((codes[:, None] >> np.arange(d)) & 1).astype(bool)
+        else:
+            swap_differ = rng.random((stop - start, d)) < 0.5
+        swap = np.zeros((stop - start, a.size), dtype=bool)
+        swap[:, differ] = swap_differ
+        a_perm = np.where(swap, b, a)
+        b_perm = np.where(swap, a, b)
+        diffs = stat(a_perm, axis=1) - stat(b_perm, axis=1)
+        extreme += int(np.sum(np.abs(diffs) >= abs(observed) - tol))
+    pvalue = extreme / total if exact else (1 + extreme) / (1 + total)
+    return RandomizationResult(observed, float(pvalue), total, exact)
+
+
+def _resampled(values: np.ndarray, statistic: Callable, n_resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = values.size
+    batch = max(1, _BATCH_ELEMENTS // n)
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, batch):
+        stop = min(start + batch, n_resamples)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = statistic(values[idx], axis=1)
+    return out
+
+
+def _check_bootstrap(values, n_resamples: int, confidence: float, name: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{name}: values must be a non-empty 1-D array, got shape {values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name}: values contain NaN or infinite values")
+    if int(n_resamples) != n_resamples or n_resamples < 1:
+        raise ValueError(f"{name}: n_resamples must be >= 1, got {n_resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"{name}: confidence must be in (0, 1), got {confidence}")
+    return values
+
+
+def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = 2000,
+                 confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of a per-query statistic.
+
+    Queries are resampled with replacement ``n_resamples`` times (seeded);
+    the interval is the ``(1 - confidence)/2`` and ``(1 + confidence)/2``
+    quantiles of the resampled statistic (Efron & Tibshirani 1993, §13.3).
+
+    Parameters
+    ----------
+    values : array-like, shape (n_queries,)
+        Per-query values (ranks, hits, R-precisions...).
+    statistic : {"mean", "median"} or callable, default="mean"
+        A callable must accept ``(values, axis=1)`` on a 2-D array; e.g.
+        ``lambda r, axis: 100 * np.mean(r <= 10, axis=axis)`` for R@10.
+    n_resamples : int, default=2000
+    confidence : float, default=0.95
+    seed : int, default=0
+
+    Returns
+    -------
+    (low, high) : tuple of float
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, An Introduction to the Bootstrap,
+       Chapman & Hall, 1993.
+    """
+    values = _check_bootstrap(values, n_resamples, confidence, "bootstrap_ci")
+    draws = _resampled(values, _statistic_of(statistic), int(n_resamples), seed)
+    low, high = np.quantile(draws, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, confidence: float = 0.95,
+               seed: int = 0) -> dict[str, tuple[float, float]]:
+    """Bootstrap intervals of R@K (percent), median and mean rank from per-query ranks.
+
+    All metrics use the same resampled query sets, so the intervals are those
+    of one bootstrap (see :func:`bootstrap_ci`).
+    """
+    ranks = _check_bootstrap(ranks, n_resamples, confidence, "metric_cis")
+    rng = np.random.default_rng(seed)
+    n = ranks.size
+    names = [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]
+    draws = {name: np.empty(n_resamples) for name in names}
+    batch = max(1, _BATCH_ELEMENTS // n)
+    for start in range(0, n_resamples, batch):
+        stop = min(start + batch, n_resamples)
+        sample = ranks[rng.integers(0, n, size=(stop - start, n))]
+        for k in ks:
+            draws[f"R@{k}"][start:stop] = 100.0 * np.mean(sample <= k, axis=1)
+        draws["median_rank"][start:stop] = np.median(sample, axis=1)
+        draws["mean_rank"][start:stop] = np.mean(sample, axis=1)
+    q = [(1 - confidence) / 2, (1 + confidence) / 2]
+    return {name: tuple(float(v) for v in np.quantile(d, q)) for name, d in draws.items()}
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks, tied values sharing the mean of their positions."""
+    order = np.argsort(x, kind="stable")
+    sorted_x = x[order]
+    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
+    ends = np.r_[starts[1:], x.size]
+    group = np.repeat(np.arange(starts.size), ends - starts)
+    ranks = np.empty(x.size)
+    ranks[order] = ((starts + ends + 1) / 2)[group]
+    return ranks
+
+
+def _check_pair(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:
+    x, y = _paired(x, y, name)
+    if x.size < 2:
+        raise ValueError(f"{name}: needs at least 2 systems")
+    if np.all(x == x[0]) or np.all(y == y[0]):
+        raise ValueError(f"{name}: undefined when one ranking gives every system the same value")
+    return x, y
+
+
+def spearman_rho(x, y) -> float:
+    """Spearman's rank correlation of two scorings of the same systems.
+
+    ρ = Pearson correlation of the average ranks of ``x`` and ``y`` (ties
+    share the mean rank), as in :func:`scipy.stats.spearmanr`.
+    """
+    x, y = _check_pair(x, y, "spearman_rho")
+    rx, ry = _average_ranks(x), _average_ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    return float(rx @ ry / np.sqrt((rx @ rx) * (ry @ ry)))
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's τ-b of two scorings of the same systems (ties corrected).
+
+    τ_b = (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), with P concordant and Q
+    discordant pairs, T_x pairs tied only in x, T_y tied only in y
+    (Kendall 1945), as in :func:`scipy.stats.kendalltau`.  O(n²) over the
+    (few) systems compared.
+    """
+    x, y = _check_pair(x, y, "kendall_tau")
+    i, j = np.triu_indices(x.size, k=1)
+    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    concordant_minus_discordant = np.sum(sx * sy)
+    untied_x, untied_y = np.sum(sx != 0), np.sum(sy != 0)
+    return float(concordant_minus_discordant / np.sqrt(untied_x * untied_y))
+
+
+def cohens_kappa(a, b) -> float:
+    """Cohen's κ between two raters' labels of the same items.
+
+    κ = (p_o - p_e) / (1 - p_e), p_o the observed agreement and
+    p_e = Σ_c p_a(c) p_b(c) the agreement expected by chance (Cohen 1960).
+
+    Raises
+    ------
+    ValueError
+        If the inputs differ in length or are empty, or κ is undefined
+        (p_e = 1: both raters give every item the same single label).
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim != 1 or a.shape != b.shape or a.size == 0:
+        raise ValueError(f"cohens_kappa: labels must be two non-empty 1-D arrays of one length, "
+                         f"got shapes {a.shape} and {b.shape}")
+    labels, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    ca, cb = codes[:a.size], codes[a.size:]
+    observed = np.mean(ca == cb)
+    expected = np.sum(np.bincount(ca, minlength=labels.size) * np.bincount(cb, minlength=labels.size)) / a.size**2
+    if expected == 1.0:
+        raise ValueError("cohens_kappa: undefined when both raters use one and the same label throughout")
+    return float((observed - expected) / (1.0 - expected))
+
+
+def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence: float = 0.95,
+                             seed: int = 0) -> Result:
+    """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``)."""
+    missing = [t for t in TASKS if t not in result.ranks]
+    if missing:
+        raise ValueError(f"result of {result.system!r} has no per-query ranks for {', '.join(missing)}")
+    result.extras["ci"] = {
+        task: {name: list(interval) for name, interval in
+               metric_cis(result.ranks[task], n_resamples=n_resamples, confidence=confidence, seed=seed).items()}
+        for task in TASKS
+    }
+    result.extras["ci_settings"] = {"method": "percentile bootstrap", "n_resamples": int(n_resamples),
+                                    "confidence": float(confidence), "seed": int(seed)}
+    return result
+
+
+def add_significance(result: Result, baseline: Result, n_permutations: int = 10_000, seed: int = 0) -> Result:
+    """Store p-values of ``result`` against ``baseline`` in ``result.extras["significance"]``.
+
+    R@K: McNemar's test of the per-query hits; median rank: paired
+    randomisation test of the median of the per-query ranks.  Both results
+    must come from the same view (same queries in the same order).
+    """
+    p_values: dict[str, dict[str, float]] = {}
+    for task in TASKS:
+        if task not in result.ranks or task not in baseline.ranks:
+            raise ValueError(f"{result.system!r} vs {baseline.system!r}: per-query {task} ranks are missing")
+        ours, theirs = result.ranks[task], baseline.ranks[task]
+        if ours.shape != theirs.shape:
+            raise ValueError(f"{result.system!r} vs {baseline.system!r}: {task} has {ours.size} and "
+                             f"{theirs.size} queries; compare results of one view")
+        p_values[task] = {m: mcnemar_test(ours <= int(m[2:]), theirs <= int(m[2:])).pvalue
+                          for m in TABLE_METRICS if m.startswith("R@")}
+        p_values[task]["median_rank"] = paired_randomization_test(
+            ours, theirs, "median", n_permutations=n_permutations, seed=seed).pvalue
+    result.extras["significance"] = p_values
+    result.extras["significance_baseline"] = baseline.system
+    return result

@@ -1,0 +1,194 @@
+"""Model selection on dev data and Borda-count fusion of rankings (SPEC §5).
+
+Hodosh, Young & Hockenmaier (2013, §6) do not pick one KCCA setting: for each
+task they keep the 5 (n, κ) settings with the best R@1 on dev, the 5 best by
+R@5 and the 5 best by R@10 — 15 models — and combine their test rankings by
+Borda count, breaking ties by the median of each item's ranks.
+
+References
+----------
+.. [1] M. Hodosh, P. Young and J. Hockenmaier, "Framing image description as a
+   ranking task: data, models and evaluation metrics", JAIR 47, 853-899, 2013.
+.. [2] J. C. de Borda, "Mémoire sur les élections au scrutin", Histoire de
+   l'Académie Royale des Sciences, 1781.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Mapping, Sequence
+
+import numpy as np
+from scipy.stats import rankdata
+
+__all__ = ["borda_fuse", "select_models", "SELECTION_METRICS"]
+
+SELECTION_METRICS = ("R@1", "R@5", "R@10")
+
+# Rows (queries) fused at once: bounds the (n_models, chunk, N) rank stack.
+_CHUNK_ELEMENTS = 4 * 2**20
+
+
+def _as_query_rows(matrix: np.ndarray, axis: int) -> np.ndarray:
+    """``matrix`` viewed with candidates on the last axis."""
+    return np.moveaxis(matrix, axis, -1)
+
+
+def _check_inputs(matrices: Sequence, axis: int, kind: str) -> list[np.ndarray]:
+    if kind not in ("scores", "ranks"):
+        raise ValueError(f"borda_fuse: kind must be 'scores' or 'ranks', got {kind!r}")
+    if axis not in (0, 1, -1, -2):
+        raise ValueError(f"borda_fuse: axis must be 0 (rank each column) or 1 (rank each row), got {axis!r}")
+    arrays = [np.asarray(m) for m in matrices]
+    if not arrays:
+        raise ValueError("borda_fuse: no matrices to fuse")
+    shape = arrays[0].shape
+    for i, a in enumerate(arrays):
+        if a.ndim != 2 or a.shape != shape:
+            raise ValueError(f"borda_fuse: matrix {i} has shape {a.shape}, expected 2-D {shape}")
+        if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+            raise TypeError(f"borda_fuse: matrix {i} must hold real numbers, got dtype {a.dtype}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"borda_fuse: matrix {i} contains NaN or infinite values")
+        if kind == "ranks":
+            n = shape[axis]
+            if a.min() < 1 or a.max() > n or not np.all(2 * a == np.round(2 * a)):
+                raise ValueError(
+                    f"borda_fuse: rank matrix {i} must hold ranks in [1, {n}] that are whole or half numbers"
+                )
+    return arrays
+
+
+def borda_fuse(matrices: Sequence, axis: int = 1, kind: str = "scores") -> np.ndarray:
+    """Fuse the rankings of several models by Borda count (SPEC §5).
+
+    Each model ranks the ``N`` candidates of every query (the lines along
+    ``axis``).  The item at rank ``r`` (1-based) gets ``N - r`` points; points
+    are summed over the ``M`` models.  Ties in the total are broken by the
+    median of the item's ranks across models, lower median first.  The
+    result is a score matrix (higher = better) that encodes this order::
+
+        fused = Σ_m (N - r_m) - median_m(r_m) / (2N + 1)
+
+    Totals differ by at least 1/2 between items that are not tied, and the
+    median term differs by less than N / (2N + 1) < 1/2, so the median only
+    orders items with equal totals.  Items with equal total and equal median
+    get equal fused scores (the harness then ranks them pessimistically).
+
+    Within one model, tied scores get the mean of the ranks they span
+    (fractional ranking), so tied items receive equal points.
+
+    Parameters
+    ----------
+    matrices : sequence of array-like of shape (n_images, n_captions)
+        One matrix per model: scores (higher = better) or, with
+        ``kind="ranks"``, 1-based ranks along ``axis`` (1 = best).  A model
+        may appear several times; it then votes several times.
+    axis : {1, 0}, default=1
+        ``1`` ranks the captions of each image (annotation); ``0`` ranks the
+        images of each caption (search).
+    kind : {"scores", "ranks"}, default="scores"
+
+    Returns
+    -------
+    fused : ndarray of shape (n_images, n_captions), float64
+        Higher = better along ``axis``.
+
+    Raises
+    ------
+    ValueError
+        If the matrices are empty, differ in shape, hold NaN/inf, or rank
+        matrices hold values that are not ranks in [1, N].
+
+    See Also
+    --------
+    select_models : the 15 dev-selected settings whose rankings are fused.
+
+    References
+    ----------
+    .. [1] Hodosh, Young & Hockenmaier, JAIR 47, 2013, §6 (model combination).
+
+    Examples
+    --------
+    Two models rank three captions of one image as (1, 2, 3) and (3, 1, 2):
+    points 2, 3, 1; medians 2, 1.5, 2.5.
+
+    >>> borda_fuse([[[3.0, 2.0, 1.0]], [[1.0, 3.0, 2.0]]], axis=1)
+    array([[1.71428571, 2.78571429, 0.64285714]])
+    """
+    arrays = _check_inputs(matrices, axis, kind)
+    n_models = len(arrays)
+    views = [_as_query_rows(a, axis) for a in arrays]
+    n_queries, n = views[0].shape
+    fused = np.empty((n_queries, n), dtype=np.float64)
+    chunk = max(1, _CHUNK_ELEMENTS // max(n_models * n, 1))
+    for start in range(0, n_queries, chunk):
+        stop = min(start + chunk, n_queries)
+        if kind == "scores":
+            ranks = np.stack([rankdata(-v[start:stop].astype(np.float64), axis=1) for v in views])
+        else:
+            ranks = np.stack([v[start:stop].astype(np.float64) for v in views])
+        total = (n - ranks).sum(axis=0)
+        fused[start:stop] = total - np.median(ranks, axis=0) / (2 * n + 1)
+    return np.moveaxis(fused, -1, axis)
+
+
+def select_models(dev_metrics: Sequence[tuple[Hashable, Mapping[str, float]]], k: int = 5,
+                  metrics: Sequence[str] = SELECTION_METRICS) -> list:
+    """The dev-selected settings whose rankings are fused (SPEC §5).
+
+    For one task, the ``k`` settings with the best dev R@1, then the ``k``
+    best by R@5, then the ``k`` best by R@10: ``3k`` settings (15 with the
+    default ``k = 5``, as in Hodosh et al. 2013).
+
+    A setting in several of the lists is kept once per list: duplicates count
+    separately, so such a setting votes more than once in
+    :func:`borda_fuse`.  This keeps the paper's fixed 15 models.
+
+    Ties within one metric are broken by the sum of the other selection
+    metrics (higher first), then by the order of ``dev_metrics`` (earlier
+    first), so the selection is deterministic.
+
+    Parameters
+    ----------
+    dev_metrics : sequence of (setting, dict)
+        Each setting (any object, e.g. ``(n_components, reg)``) with its dev
+        metrics of one task; the dicts need the keys in ``metrics``.
+    k : int, default=5
+        Settings per metric.  With fewer than ``k`` settings, every setting
+        is kept in each list (in that list's order).
+    metrics : sequence of str, default=("R@1", "R@5", "R@10")
+        Selection metrics, all higher-is-better.
+
+    Returns
+    -------
+    list
+        ``min(k, len(dev_metrics)) * len(metrics)`` settings, grouped by
+        metric, best first.
+
+    Raises
+    ------
+    ValueError
+        If ``dev_metrics`` is empty, ``k < 1``, or a setting lacks a metric
+        or has a non-finite value.
+    """
+    if not dev_metrics:
+        raise ValueError("select_models: no dev results to select from")
+    if int(k) != k or k < 1:
+        raise ValueError(f"select_models: k must be a positive integer, got {k!r}")
+    table = np.empty((len(dev_metrics), len(metrics)), dtype=np.float64)
+    for i, (setting, values) in enumerate(dev_metrics):
+        for j, name in enumerate(metrics):
+            if name not in values:
+                raise ValueError(f"select_models: setting {setting!r} has no {name}")
+            table[i, j] = values[name]
+            if not np.isfinite(table[i, j]):
+                raise ValueError(f"select_models: setting {setting!r} has {name} = {values[name]}")
+    settings = [setting for setting, _ in dev_metrics]
+    position = np.arange(len(settings))
+    selected = []
+    for j in range(len(metrics)):
+        others = table.sum(axis=1) - table[:, j]
+        # lexsort: last key is primary; position makes the order total.
+        order = np.lexsort((position, -others, -table[:, j]))
+        selected += [settings[i] for i in order[:k]]
+    return selected
