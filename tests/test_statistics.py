@@ -1,0 +1,171 @@
+"""Statistics against SciPy reference values and explicit enumerations."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from kcca_desc.evaluate.results import Result
+from kcca_desc.evaluate.statistics import (
+    add_confidence_intervals,
+    add_significance,
+    bootstrap_ci,
+    cohens_kappa,
+    kendall_tau,
+    mcnemar_test,
+    metric_cis,
+    paired_randomization_test,
+    spearman_rho,
+)
+
+
+def outcomes(n_a_only, n_b_only, n_both, n_neither):
+    a = [1] * n_a_only + [0] * n_b_only + [1] * n_both + [0] * n_neither
+    b = [0] * n_a_only + [1] * n_b_only + [1] * n_both + [0] * n_neither
+    return np.array(a, bool), np.array(b, bool)
+
+
+def test_mcnemar_exact_matches_binomtest():
+    a, b = outcomes(9, 3, 40, 50)
+    res = mcnemar_test(a, b)
+    assert res.method == "exact" and (res.n_a_only, res.n_b_only) == (9, 3)
+    assert res.pvalue == pytest.approx(stats.binomtest(3, 12, 0.5).pvalue, rel=1e-12)
+    # Hand value: 2 * P[Bin(12, 1/2) <= 3] = 2 * 299 / 4096.
+    assert res.pvalue == pytest.approx(2 * 299 / 4096)
+
+
+def test_mcnemar_chi2_with_continuity_correction():
+    a, b = outcomes(30, 15, 100, 100)
+    res = mcnemar_test(a, b)
+    assert res.method == "chi2"
+    assert res.statistic == pytest.approx((15 - 1) ** 2 / 45)
+    assert res.pvalue == pytest.approx(stats.chi2.sf(196 / 45, 1))
+
+
+def test_mcnemar_no_discordance_and_bad_input():
+    a, b = outcomes(0, 0, 5, 5)
+    assert mcnemar_test(a, b).pvalue == 1.0
+    assert mcnemar_test(*outcomes(1, 1, 0, 0)).pvalue == 1.0
+    with pytest.raises(ValueError, match="binary"):
+        mcnemar_test([0, 2], [0, 1])
+    with pytest.raises(ValueError, match="one length"):
+        mcnemar_test([0, 1], [0])
+
+
+def enumerated_p(a, b, stat):
+    observed = stat(a) - stat(b)
+    extreme = total = 0
+    for swaps in itertools.product([False, True], repeat=len(a)):
+        s = np.array(swaps)
+        a2, b2 = np.where(s, b, a), np.where(s, a, b)
+        extreme += abs(stat(a2) - stat(b2)) >= abs(observed) - 1e-12
+        total += 1
+    return extreme / total
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=9),
+       st.sampled_from(["mean", "median"]))
+def test_randomization_exact_matches_full_enumeration(pairs, statistic):
+    a = np.array([p[0] for p in pairs], float)
+    b = np.array([p[1] for p in pairs], float)
+    res = paired_randomization_test(a, b, statistic)
+    assert res.exact
+    assert res.pvalue == pytest.approx(enumerated_p(a, b, getattr(np, statistic)))
+
+
+def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.3, 1, 18)
+    b = rng.normal(0.0, 1, 18)
+    exact = paired_randomization_test(a, b, exact_max=18)
+    mc1 = paired_randomization_test(a, b, exact_max=0, n_permutations=20000, seed=7)
+    mc2 = paired_randomization_test(a, b, exact_max=0, n_permutations=20000, seed=7)
+    assert exact.exact and not mc1.exact
+    assert mc1 == mc2
+    # Monte Carlo standard error is at most 0.5 / sqrt(20000) = 0.0035.
+    assert abs(mc1.pvalue - exact.pvalue) < 0.02
+    assert paired_randomization_test(a, a).pvalue == 1.0
+
+
+def test_randomization_detects_a_clear_difference():
+    rng = np.random.default_rng(1)
+    base = rng.integers(1, 500, 400).astype(float)
+    res = paired_randomization_test(base * 0.5, base, "median", n_permutations=2000)
+    assert res.pvalue == pytest.approx(1 / 2001)
+
+
+def test_bootstrap_ci_is_seeded_and_covers_the_mean():
+    rng = np.random.default_rng(2)
+    values = rng.normal(10, 2, 400)
+    lo, hi = bootstrap_ci(values, seed=3)
+    assert (lo, hi) == bootstrap_ci(values, seed=3)
+    assert lo < values.mean() < hi
+    # Width close to the normal interval 2 * 1.96 * sd / sqrt(n).
+    assert hi - lo == pytest.approx(2 * 1.96 * values.std() / 20, rel=0.15)
+    with pytest.raises(ValueError, match="NaN"):
+        bootstrap_ci([1.0, np.nan])
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci([1.0, 2.0], confidence=1.5)
+
+
+def test_metric_cis_agree_with_bootstrap_ci_on_same_seed():
+    rng = np.random.default_rng(4)
+    ranks = rng.integers(1, 200, 300)
+    cis = metric_cis(ranks, n_resamples=500, seed=9)
+    r10 = bootstrap_ci(ranks, lambda r, axis: 100 * np.mean(r <= 10, axis=axis), n_resamples=500, seed=9)
+    assert cis["R@10"] == pytest.approx(r10)
+    assert cis["median_rank"] == pytest.approx(bootstrap_ci(ranks, "median", n_resamples=500, seed=9))
+    assert cis["mean_rank"][0] < ranks.mean() < cis["mean_rank"][1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=3, max_size=12))
+def test_rank_correlations_match_scipy(pairs):
+    x = np.array([p[0] for p in pairs], float)
+    y = np.array([p[1] for p in pairs], float)
+    if np.all(x == x[0]) or np.all(y == y[0]):
+        with pytest.raises(ValueError, match="same value"):
+            spearman_rho(x, y)
+        return
+    assert spearman_rho(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert kendall_tau(x, y) == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_cohens_kappa_hand_computed():
+    # 2x2 table: both yes 20, a yes b no 5, a no b yes 10, both no 15 (n = 50).
+    a = [1] * 20 + [1] * 5 + [0] * 10 + [0] * 15
+    b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    po = 35 / 50
+    pe = (25 / 50) * (30 / 50) + (25 / 50) * (20 / 50)
+    assert cohens_kappa(a, b) == pytest.approx((po - pe) / (1 - pe))
+    assert cohens_kappa(["x", "y", "z"], ["x", "y", "z"]) == 1.0
+    with pytest.raises(ValueError, match="undefined"):
+        cohens_kappa([1, 1], [1, 1])
+
+
+def make_result(ranks_ann, ranks_search, system):
+    def metrics(r):
+        r = np.asarray(r)
+        return {"R@1": 100 * np.mean(r <= 1), "R@5": 100 * np.mean(r <= 5), "R@10": 100 * np.mean(r <= 10),
+                "median_rank": float(np.median(r)), "mean_rank": float(r.mean()), "n_queries": r.size}
+    return Result(system, "toy", "hodosh", "test", metrics(ranks_ann), metrics(ranks_search),
+                  ranks={"annotation": ranks_ann, "search": ranks_search})
+
+
+def test_add_confidence_intervals_and_significance_write_extras():
+    rng = np.random.default_rng(5)
+    good = make_result(rng.integers(1, 8, 200), rng.integers(1, 8, 200), "good")
+    bad = make_result(rng.integers(1, 400, 200), rng.integers(1, 400, 200), "bad")
+    add_confidence_intervals(good, n_resamples=200, seed=1)
+    lo, hi = good.extras["ci"]["annotation"]["R@5"]
+    assert lo <= good.annotation["R@5"] <= hi
+    add_significance(good, bad, n_permutations=500)
+    assert good.extras["significance"]["search"]["R@1"] < 0.05
+    assert good.extras["significance"]["annotation"]["median_rank"] < 0.05
+    assert '"significance_baseline": "bad"' in good.to_json()
+    with pytest.raises(ValueError, match="one view"):
+        add_significance(good, make_result([1, 2], [1, 2], "tiny"))
