@@ -1,0 +1,96 @@
+"""The harness on toy methods: fit/score calls, timings, ranks, names and errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kcca_desc.data.dataset import Dataset
+from kcca_desc.data.images import ArrayImages
+from kcca_desc.evaluate.harness import evaluate_fitted, evaluate_method, result_from_scores
+from kcca_desc.methods.base import DirectionalScores, RetrievalMethod
+
+
+def toy_dataset(n=12):
+    # Image i is a constant array of value i; its captions name the number i.
+    images = ArrayImages([np.full((2, 2, 3), i, dtype=np.uint8) for i in range(n)],
+                         ids=[f"im{i}.jpg" for i in range(n)])
+    captions = [[f"number {i} version {k}" for k in range(5)] for i in range(n)]
+    splits = {"train": np.arange(0, n // 2), "test": np.arange(n // 2, n)}
+    return Dataset("toy", images, captions, splits)
+
+
+class NumberMatcher(RetrievalMethod):
+    """Scores -|image value - number in the caption| (+ an offset learned in fit)."""
+
+    name = "matcher"
+
+    def __init__(self, shift=0, directional=False):
+        self.shift = shift
+        self.directional = directional
+
+    def get_params(self, deep=True):
+        return {"shift": self.shift, "directional": self.directional}
+
+    def fit(self, train):
+        self.n_fit_calls_ = getattr(self, "n_fit_calls_", 0) + 1
+        self.train_size_ = len(train)
+        self.timings_s_ = {"kernels": 0.25}
+        return self
+
+    def score(self, images, captions):
+        values = np.array([images.load(i)[0, 0, 0] for i in range(len(images))], dtype=float)
+        numbers = np.array([float(c.split()[1]) for c in captions]) + self.shift
+        scores = -np.abs(values[:, None] - numbers[None, :])
+        return DirectionalScores(scores, -scores) if self.directional else scores
+
+
+def test_evaluate_method_fits_once_and_measures_both_protocols():
+    data = toy_dataset()
+    method = NumberMatcher()
+    result = evaluate_method(method, data.subset("train"), data.view("test", "karpathy"))
+    assert method.n_fit_calls_ == 1 and method.train_size_ == 6
+    assert result.system == "matcher" and result.protocol == "karpathy" and result.split == "test"
+    assert result.annotation["R@1"] == 100.0 and result.search["R@1"] == 100.0
+    assert result.search["n_queries"] == 30 and result.annotation["n_queries"] == 6
+    assert result.ranks["search"].shape == (30,)
+    assert set(result.timings_s) == {"kernels", "fit", "score", "evaluate"}
+    assert result.params == {"shift": 0, "directional": False}
+    assert json.loads(result.to_json())["dataset"] == "toy"
+
+
+def test_evaluate_fitted_records_given_names_params_and_timings():
+    data = toy_dataset()
+    method = NumberMatcher(shift=1).fit(data.subset("train"))
+    result = evaluate_fitted(method, data.view("test", "hodosh"), system="shifted",
+                             params={"note": "x"}, timings={"fit": 3.0})
+    # Caption n scores -|v - (n + 1)| for image v (pool 6..11): the own caption scores -1,
+    # caption v - 1 scores 0 (above) and caption v - 2 scores -1 (a tie, counted above).
+    # Image 6 has neither in the pool -> 1; image 7 only caption 6 -> 2; the others -> 3.
+    assert result.ranks["annotation"].tolist() == [1, 2, 3, 3, 3, 3]
+    assert result.system == "shifted" and result.params == {"note": "x"}
+    assert result.timings_s["fit"] == 3.0 and "score" in result.timings_s
+
+
+def test_directional_scores_are_evaluated_per_task():
+    data = toy_dataset()
+    method = NumberMatcher(directional=True).fit(data.subset("train"))
+    result = evaluate_fitted(method, data.view("test", "hodosh"))
+    assert result.annotation["R@1"] == 100.0
+    # Negated search scores put the gold image (distance 0) last of 6.
+    assert result.search["R@1"] == 0.0 and result.search["median_rank"] == 6.0
+
+
+def test_result_from_scores_and_errors_name_the_method():
+    view = toy_dataset().view("test", "hodosh")
+    good = result_from_scores(np.eye(6), view, "oracle")
+    assert good.annotation["median_rank"] == 1.0
+    with pytest.raises(ValueError, match="method 'broken'.*NaN"):
+        result_from_scores(np.full((6, 6), np.nan), view, "broken")
+
+    class WrongShape(NumberMatcher):
+        def score(self, images, captions):
+            return np.zeros((len(images), len(captions) + 1))
+
+    with pytest.raises(ValueError, match="method 'matcher': annotation scores have shape \\(6, 7\\)"):
+        evaluate_fitted(WrongShape(), view)

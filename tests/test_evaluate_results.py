@@ -1,0 +1,110 @@
+"""The results format: exact JSON keys, round trips, atomic saving, tables."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kcca_desc.evaluate.results import (
+    Result,
+    format_table,
+    load_results,
+    save_results,
+    to_csv,
+    to_latex,
+    to_markdown,
+)
+
+ANN = {"R@1": 8.3, "R@5": 21.6, "R@10": 30.3, "median_rank": 34.0, "mean_rank": 120.5, "n_queries": 1000}
+SEARCH = {"R@1": 7.6, "R@5": 20.7, "R@10": 30.1, "median_rank": 38.0, "mean_rank": 110.25, "n_queries": 1000}
+
+
+def result(system="Tri5Sem", protocol="hodosh", **kw):
+    return Result(system, "flickr8k", protocol, "test", dict(ANN), dict(SEARCH), **kw)
+
+
+def test_json_has_exactly_the_documented_keys():
+    data = json.loads(result(params={"reg": 0.1}, timings_s={"fit": 1.5}).to_json())
+    assert list(data) == ["system", "dataset", "protocol", "split", "annotation", "search", "params", "timings_s"]
+    assert list(data["annotation"]) == ["R@1", "R@5", "R@10", "median_rank", "mean_rank", "n_queries"]
+    assert data["search"]["R@10"] == 30.1 and data["annotation"]["n_queries"] == 1000
+
+
+def test_round_trip_with_extras_and_ranks(tmp_path):
+    ranks = {"annotation": np.arange(1, 6), "search": np.arange(5, 0, -1)}
+    r = result(params={"path": Path("/x"), "grid": (1, 2), "n": np.int64(3), "obj": object},
+               extras={"judgments": {"S@1": 12.0}}, ranks=ranks)
+    assert r.params == {"path": "/x", "grid": [1, 2], "n": 3, "obj": repr(object)}
+    assert "ranks" not in json.loads(r.to_json())
+    back = Result.from_json(r.to_json(include_ranks=True))
+    assert back.to_dict(True) == r.to_dict(True)
+    assert np.array_equal(back.ranks["search"], ranks["search"])
+    path = tmp_path / "sub" / "r.json"
+    r.save(path)
+    assert load_results(path)[0].extras == {"judgments": {"S@1": 12.0}}
+    save_results([r, result("NN")], tmp_path / "all.json")
+    assert [x.system for x in load_results(tmp_path / "all.json")] == ["Tri5Sem", "NN"]
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_validation_names_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="unknown protocol 'coco'"):
+        result(protocol="coco")
+    bad = dict(ANN, **{"R@5": 150.0})
+    with pytest.raises(ValueError, match="annotation R@5 = 150.0 is not a percentage"):
+        Result("s", "d", "hodosh", "test", bad, SEARCH)
+    with pytest.raises(ValueError, match="search metrics lack mean_rank"):
+        Result("s", "d", "hodosh", "test", ANN, {k: v for k, v in SEARCH.items() if k != "mean_rank"})
+    with pytest.raises(ValueError, match="median_rank is nan"):
+        Result("s", "d", "hodosh", "test", dict(ANN, median_rank=float("nan")), SEARCH)
+    with pytest.raises(ValueError, match="may not redefine"):
+        result(extras={"system": "x"})
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json: not a JSON results file"):
+        load_results(tmp_path / "bad.json")
+    (tmp_path / "short.json").write_text('[{"system": "s"}]')
+    with pytest.raises(ValueError, match="short.json: result 0: .*lacks dataset"):
+        load_results(tmp_path / "short.json")
+
+
+def test_markdown_rows_columns_markers_and_cis():
+    r = result(extras={"significance": {"annotation": {"R@1": 0.01, "R@5": 0.2}},
+                      "ci": {"search": {"R@10": [27.0, 33.25]}}})
+    md = to_markdown([r, result("NN5 idf F1")], ci=True)
+    lines = md.strip().splitlines()
+    assert lines[0] == ("| System | Ann. R@1 | Ann. R@5 | Ann. R@10 | Ann. med r | "
+                        "Sea. R@1 | Sea. R@5 | Sea. R@10 | Sea. med r |")
+    assert lines[2] == "| Tri5Sem | 8.3* | 21.6 | 30.3 | 34 | 7.6 | 20.7 | 30.1 [27.0, 33.2] | 38 |"
+    assert lines[3].startswith("| NN5 idf F1 | 8.3 |")
+    assert "*" not in to_markdown([r], alpha=0.001)
+
+
+def test_identity_columns_appear_when_they_vary():
+    md = to_markdown([result(protocol="hodosh"), result(protocol="karpathy")])
+    assert md.splitlines()[0].startswith("| System | Protocol | Ann. R@1")
+    assert "| Tri5Sem | karpathy | 8.3 |" in md
+
+
+def test_csv_latex_and_plain_table():
+    r = result(extras={"ci": {"annotation": {"R@1": [6.5, 10.0]}}})
+    rows = to_csv([r], ci=True).splitlines()
+    header = rows[0].split(",")
+    assert header[:5] == ["system", "dataset", "protocol", "split", "annotation_R@1"]
+    assert header[5:7] == ["annotation_R@1_ci_low", "annotation_R@1_ci_high"]
+    values = dict(zip(header, rows[1].split(",")))
+    assert values["annotation_R@1_ci_high"] == "10.0" and values["search_R@1_ci_low"] == ""
+    assert values["search_mean_rank"] == "110.25" and values["search_n_queries"] == "1000"
+    tex = to_latex([result("BoW5 √idf & co_1"), result("x")], alpha=0.05)
+    assert r"\begin{tabular}{lrrrrrrrr}" in tex
+    assert r"BoW5 √idf \& co\_1 & 8.3 & 21.6 & 30.3 & 34 & 7.6" in tex
+    assert r"\multicolumn{4}{c}{Annotation}" in tex and tex.rstrip().endswith(r"\end{tabular}")
+    marked = to_latex([result(extras={"significance": {"search": {"median_rank": 0.001}}})])
+    assert r"38$^{*}$" in marked
+    table = format_table([r, result("NN")])
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["System", "Ann.", "R@1"]
+    assert set(lines[1]) == {"-"} and len({len(x) for x in lines}) == 1
+    with pytest.raises(ValueError, match="at least one result"):
+        to_markdown([])
