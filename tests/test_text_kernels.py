@@ -1,0 +1,246 @@
+"""Text kernels (BoW, trigram exact/soft, TagRank) against brute-force references."""
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from kernels.text._items import document_idf
+from kernels.text.bow import bow_kernel
+from kernels.text.tagrank import TagRank, tagrank_kernel
+from kernels.text.trigram import trigram_kernel
+
+WORDS = ["a", "b", "c", "d", "e"]
+sentences = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6)
+items = st.lists(st.lists(sentences, min_size=1, max_size=3), min_size=1, max_size=4)
+
+
+class MatrixSimilarity:
+    """A word similarity read from a fixed matrix over WORDS + ["z"] (identity elsewhere)."""
+
+    name = "matrix"
+
+    def __init__(self, matrix):
+        self.matrix = matrix
+        self.words = WORDS + ["z"]
+
+    def pairwise(self, words_a, words_b=None):
+        words_b = words_a if words_b is None else words_b
+        out = np.array([[self._sigma(x, y) for y in words_b] for x in words_a], dtype=np.float32)
+        return out.reshape(len(words_a), len(words_b))
+
+    def _sigma(self, x, y):
+        if x in self.words and y in self.words:
+            return self.matrix[self.words.index(x), self.words.index(y)]
+        return float(x == y)
+
+
+def random_similarity(seed):
+    rng = np.random.default_rng(seed)
+    m = rng.random((6, 6))
+    m = (m + m.T) / 2
+    np.fill_diagonal(m, 1.0)
+    return MatrixSimilarity(m.astype(np.float32).astype(np.float64))
+
+
+def subsequence_counts(sentence, n):
+    return Counter(tuple(sentence[i] for i in c) for c in itertools.combinations(range(len(sentence)), n))
+
+
+def reference_sentence_kernel(s, t, lam, max_len, idf, sigma):
+    unknown = max(idf.values()) if idf else 1.0
+    weight = (lambda w: math.prod(idf.get(x, unknown) for x in w) ** (1 / len(w))) if idf else (lambda w: 1.0)
+    total = 0.0
+    for n in range(1, max_len + 1):
+        for w, cw in subsequence_counts(s, n).items():
+            for v, cv in subsequence_counts(t, n).items():
+                match = math.prod(sigma(x, y) for x, y in zip(w, v))
+                total += cw * cv * lam**n * match * math.sqrt(weight(w) * weight(v))
+    return total
+
+
+def reference_gram(items_a, items_b, lam=0.5, max_len=3, idf=None, sigma=lambda x, y: float(x == y)):
+    def s(a, b):
+        return sum(reference_sentence_kernel(x, y, lam, max_len, idf, sigma) for x in a for y in b)
+
+    gram = np.zeros((len(items_a), len(items_b)))
+    for i, a in enumerate(items_a):
+        for j, b in enumerate(items_b):
+            norm = math.sqrt(s(a, a) * s(b, b))
+            gram[i, j] = s(a, b) / norm if norm > 0 else 0.0
+    return gram
+
+
+def assert_symmetric_gram(gram):
+    assert np.all(np.isfinite(gram))
+    np.testing.assert_allclose(gram, gram.T, atol=1e-12)
+    np.testing.assert_allclose(np.diag(gram), 1.0)
+    assert np.linalg.eigvalsh(gram).min() > -1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(items, items, st.booleans())
+def test_exact_trigram_matches_enumeration(items_a, items_b, use_idf):
+    idf = document_idf(items_b) if use_idf else None
+    np.testing.assert_allclose(trigram_kernel(items_a, items_b, idf=idf), reference_gram(items_a, items_b, idf=idf),
+                               atol=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(items, items, st.booleans(), st.integers(0, 1000))
+def test_soft_trigram_matches_enumeration(items_a, items_b, use_idf, seed):
+    similarity = random_similarity(seed)
+    idf = document_idf(items_b) if use_idf else None
+    expected = reference_gram(items_a, items_b, idf=idf, sigma=similarity._sigma)
+    np.testing.assert_allclose(trigram_kernel(items_a, items_b, idf=idf, similarity=similarity), expected, atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(items, st.booleans())
+def test_soft_with_identity_equals_exact_and_gram_properties(items_a, use_idf):
+    idf = document_idf(items_a) if use_idf else None
+    soft = trigram_kernel(items_a, idf=idf, similarity=MatrixSimilarity(np.eye(6)))
+    exact = trigram_kernel(items_a, idf=idf)
+    np.testing.assert_allclose(soft, exact, atol=1e-12)
+    assert_symmetric_gram(exact)
+
+
+@settings(max_examples=20, deadline=None)
+@given(items, st.integers(0, 1000))
+def test_soft_symmetric_gram_equals_cross_gram(items_a, seed):
+    similarity = random_similarity(seed)
+    symmetric = trigram_kernel(items_a, similarity=similarity)
+    cross = trigram_kernel(items_a, items_a, similarity=similarity)
+    off_diagonal = ~np.eye(len(items_a), dtype=bool)
+    np.testing.assert_allclose(symmetric[off_diagonal], cross[off_diagonal], atol=1e-12)
+    assert_symmetric_gram(symmetric)
+
+
+@settings(max_examples=30, deadline=None)
+@given(items)
+def test_trigram_length_one_is_unnormalised_bow(items_a):
+    counts = [Counter(t for s in item for t in s) for item in items_a]
+    inner = np.array([[sum(c[w] * d[w] for w in c) for d in counts] for c in counts], dtype=float)
+    norms = np.sqrt(np.diag(inner))
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    expected = inner * scale[:, None] * scale[None, :]
+    np.fill_diagonal(expected, 1.0)
+    np.testing.assert_allclose(trigram_kernel(items_a, max_len=1), expected, atol=1e-12)
+    np.testing.assert_allclose(bow_kernel(items_a), expected, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(items, items, st.sampled_from(["idf", "sqrt_idf"]))
+def test_bow_weighted_cosine(items_a, items_b, weighting):
+    idf = document_idf(items_b)
+    unknown = max(idf.values()) if idf else 1.0
+    power = 1.0 if weighting == "idf" else 0.5
+
+    def vector(item):
+        c = Counter(t for s in item for t in s)
+        return {w: n * idf.get(w, unknown) ** power for w, n in c.items()}
+
+    expected = np.zeros((len(items_a), len(items_b)))
+    for i, a in enumerate(items_a):
+        for j, b in enumerate(items_b):
+            va, vb = vector(a), vector(b)
+            na = math.sqrt(sum(x * x for x in va.values()))
+            nb = math.sqrt(sum(x * x for x in vb.values()))
+            expected[i, j] = sum(va[w] * vb.get(w, 0) for w in va) / (na * nb) if na * nb > 0 else 0.0
+    np.testing.assert_allclose(bow_kernel(items_a, items_b, weighting=weighting, idf=idf), expected, atol=1e-12)
+
+
+def test_document_idf_formula():
+    idf = document_idf([[["a", "b"], ["a"]], [["a", "c"]], [["d"]], [["b"]]])
+    assert idf == pytest.approx({"a": math.log(2), "b": math.log(2), "c": math.log(4), "d": math.log(4)})
+
+
+def test_empty_and_unknown_give_defined_values():
+    train = [[["dog", "run"], ["dog"]], [["cat", "sit"]]]
+    queries = [[[]], [["zebra"]], [["dog", "zebra"]]]
+    idf = document_idf(train)
+    for gram in (trigram_kernel(queries, train, idf=idf), bow_kernel(queries, train, "idf", idf),
+                 trigram_kernel(queries, train, similarity=MatrixSimilarity(np.eye(6)), idf=idf)):
+        assert np.all(np.isfinite(gram))
+        np.testing.assert_array_equal(gram[:2], 0.0)
+        assert gram[2, 0] > 0
+    empty_gram = trigram_kernel([[[]], [["a"]]])
+    np.testing.assert_array_equal(empty_gram, np.eye(2))
+
+
+def test_parameter_errors_name_the_parameter():
+    with pytest.raises(ValueError, match="max_len"):
+        trigram_kernel([[["a"]]], max_len=0)
+    with pytest.raises(ValueError, match="lam"):
+        trigram_kernel([[["a"]]], lam=float("nan"))
+    with pytest.raises(ValueError, match="weighting"):
+        bow_kernel([[["a"]]], weighting="tfidf")
+    with pytest.raises(ValueError, match="needs idf"):
+        bow_kernel([[["a"]]], weighting="idf")
+    with pytest.raises(TypeError, match=r"items_a\[0\]\[0\]"):
+        trigram_kernel([["a b"]])
+    with pytest.raises(TypeError, match=r"items_b\[1\]\[0\]\[0\]"):
+        bow_kernel([[["a"]]], [[["a"]], [[3]]])
+
+
+def test_soft_rejects_bad_similarity_values():
+    bad = MatrixSimilarity(np.full((6, 6), 2.0))
+    with pytest.raises(ValueError, match="outside"):
+        trigram_kernel([[["a", "b"]]], similarity=bad)
+
+
+def tagrank_reference(model, train, s, t):
+    def vectors(sentence):
+        positions = {}
+        for i, w in enumerate(sentence, 1):
+            positions.setdefault(w, []).append(i)
+        absolute, relative = {}, {}
+        for w, ps in positions.items():
+            p = np.mean(ps)
+            absolute[w] = 1 / math.log2(1 + p)
+            occurrences = [i for u in train for i, x in enumerate(u, 1) if x == w]
+            relative[w] = 1 - sum(i <= p for i in occurrences) / len(occurrences) if occurrences else 0.0
+        return absolute, relative
+
+    def chi2(x, y):
+        keys = set(x) | set(y)
+        return sum((x.get(k, 0) - y.get(k, 0)) ** 2 / (x.get(k, 0) + y.get(k, 0))
+                   for k in keys if x.get(k, 0) + y.get(k, 0) > 0)
+
+    (a, r), (a2, r2) = vectors(s), vectors(t)
+    return 0.5 * (math.exp(-chi2(r, r2) / model.beta_) + math.exp(-chi2(a, a2) / model.alpha_))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(sentences, min_size=3, max_size=12).filter(lambda s: len({tuple(x) for x in s}) > 1), items, items)
+def test_tagrank_matches_reference(train, items_a, items_b):
+    try:
+        model = TagRank(n_pairs=50).fit(train)
+    except ValueError:  # the sampled pairs all have equal rank vectors: covered below
+        assume(False)
+    items_b = [[s + ["z"] for s in item] for item in items_b]  # a word unseen in training
+    expected = np.array([[np.mean([tagrank_reference(model, train, s, t) for s in a for t in b]) for b in items_b]
+                         for a in items_a])
+    np.testing.assert_allclose(tagrank_kernel(items_a, items_b, model=model), expected, atol=1e-12)
+
+
+def test_tagrank_bandwidths_are_mean_chi2_and_seeded():
+    train = [["dog", "run", "park"], ["man", "dog"], ["park", "man", "run", "dog"], ["cat"]]
+    first = TagRank(n_pairs=200, random_state=3).fit(train)
+    second = TagRank(n_pairs=200, random_state=3).fit(train)
+    assert (first.alpha_, first.beta_) == (second.alpha_, second.beta_)
+    assert first.alpha_ > 0 and first.beta_ > 0
+    gram = tagrank_kernel([[s] for s in train], model=first)
+    np.testing.assert_allclose(np.diag(gram), 1.0)
+    np.testing.assert_allclose(gram, gram.T)
+
+
+def test_tagrank_degenerate_training_data_is_a_clear_error():
+    with pytest.raises(ValueError, match="bandwidths"):
+        TagRank().fit([["dog"], ["dog"]])
+    with pytest.raises(ValueError, match="no sentences"):
+        tagrank_kernel([[]], model=TagRank().fit([["dog"], ["cat", "dog"]]))
