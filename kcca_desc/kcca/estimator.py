@@ -41,7 +41,7 @@ class _Decomposition:
     cross: np.ndarray
 
 
-class KCCA(TransformerMixin, BaseEstimator):
+class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Regularised kernel canonical correlation analysis between two views.
 
     From centred training kernels ``Kx``, ``Ky`` (n x n), find dual weights
@@ -104,7 +104,9 @@ class KCCA(TransformerMixin, BaseEstimator):
         Dual weights of the two views, normalised so that
         ``alpha' Rx alpha = 1``.
     canonical_correlations_ : ndarray of shape (n_components,)
-        Regularised canonical correlations, decreasing, in [0, 1].
+        Regularised canonical correlations, decreasing.  In [0, 1) for the
+        ridge form; the Hardoon form shrinks the ``K^2`` term by ``1 - reg``,
+        so its values can reach ``1 / (1 - reg)``.
     x_centering_, y_centering_ : KernelCentering or None
         Training means used to centre new kernel rows (None when
         ``center=False``).
@@ -220,7 +222,8 @@ class KCCA(TransformerMixin, BaseEstimator):
                 raise ValueError(f"{name} is a KernelColumns oracle but kernel_{view}={kernel!r}")
             return data
         if kernel != "precomputed":
-            data = check_array(data, dtype=np.float64, ensure_2d=False, input_name=name)
+            # A 1-D Y is one feature (as a regression target); X must be 2-D.
+            data = check_array(data, dtype=np.float64, ensure_2d=view == "x", input_name=name)
             if data.ndim == 1:
                 data = data[:, None]
             setattr(self, f"_{view}_fit", data)
@@ -293,7 +296,7 @@ class KCCA(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         if Y is None:
-            raise ValueError("KCCA needs two views: Y must not be None")
+            raise ValueError("KCCA requires y to be passed, but the target y is None: it needs two views")
         Kx = self._training_kernel(X, "x")
         Ky = self._training_kernel(Y, "y")
         n_x = Kx.n_samples if isinstance(Kx, KernelColumns) else Kx.shape[0]
@@ -301,7 +304,7 @@ class KCCA(TransformerMixin, BaseEstimator):
         if n_x != n_y:
             raise ValueError(f"X and Y must describe the same items, got {n_x} and {n_y} samples")
         if n_x < 2:
-            raise ValueError(f"KCCA needs at least 2 training samples, got {n_x}")
+            raise ValueError(f"KCCA needs at least 2 training samples, got n_samples={n_x}")
         self.n_features_in_ = self._x_fit.shape[1] if self.kernel_x != "precomputed" else n_x
         self.n_samples_fit_ = n_x
         self.method_ = self._resolve_method((Kx, Ky), n_x)
@@ -376,13 +379,14 @@ class KCCA(TransformerMixin, BaseEstimator):
                     f"got shape {K.shape}"
                 )
             return K
-        data = check_array(data, dtype=np.float64, ensure_2d=False, input_name=name)
+        data = check_array(data, dtype=np.float64, ensure_2d=view == "x", input_name=name)
         if data.ndim == 1:
             data = data[:, None]
         train = getattr(self, f"_{view}_fit")
         if data.shape[1] != train.shape[1]:
             raise ValueError(
-                f"{name} has {data.shape[1]} features, but KCCA was fitted with {train.shape[1]}"
+                f"{name} has {data.shape[1]} features, but KCCA is expecting "
+                f"{train.shape[1]} features as input"
             )
         K = pairwise_kernels(data, train, metric=kernel, **(getattr(self, f"kernel_{view}_params") or {}))
         if not np.all(np.isfinite(K)):

@@ -189,7 +189,9 @@ def incomplete_cholesky(
     k = 0
     done = False
     while k < max_rank and not done:
-        candidates = np.argsort(d)[::-1][: min(block_size, max_rank - k)]
+        # Stable order breaks ties by index, as argmax below does, so the
+        # greedy pivot is always the block's first candidate.
+        candidates = np.argsort(-d, kind="stable")[: min(block_size, max_rank - k)]
         candidates = candidates[d[candidates] > floor]
         if candidates.size == 0 or d.sum() <= stop_trace:
             break

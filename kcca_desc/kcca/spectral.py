@@ -160,6 +160,4 @@ def solve_canonical(
     signs = np.sign(P[np.abs(P).argmax(axis=0), np.arange(P.shape[1])])
     signs[signs == 0] = 1.0
     P, Q = P * signs, Q * signs
-    # Singular values of a product of contractions are <= 1 up to rounding.
-    correlations = np.clip(sigma, 0.0, 1.0)
-    return CanonicalSolution(correlations, P / np.sqrt(qx)[:, None], Q / np.sqrt(qy)[:, None])
+    return CanonicalSolution(sigma, P / np.sqrt(qx)[:, None], Q / np.sqrt(qy)[:, None])
