@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Hashable, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
+
+from .evaluate._ranking import average_ranks
 
 __all__ = ["borda_fuse", "select_models", "SELECTION_METRICS"]
 
@@ -123,10 +124,8 @@ def borda_fuse(matrices: Sequence, axis: int = 1, kind: str = "scores") -> np.nd
     chunk = max(1, _CHUNK_ELEMENTS // max(n_models * n, 1))
     for start in range(0, n_queries, chunk):
         stop = min(start + chunk, n_queries)
-        if kind == "scores":
-            ranks = np.stack([rankdata(-v[start:stop].astype(np.float64), axis=1) for v in views])
-        else:
-            ranks = np.stack([v[start:stop].astype(np.float64) for v in views])
+        block = np.stack([v[start:stop] for v in views]).astype(np.float64, copy=False)
+        ranks = average_ranks(block, descending=True) if kind == "scores" else block
         total = (n - ranks).sum(axis=0)
         fused[start:stop] = total - np.median(ranks, axis=0) / (2 * n + 1)
     return np.moveaxis(fused, -1, axis)

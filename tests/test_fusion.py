@@ -5,7 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from scipy.stats import rankdata
 
+from kcca_desc.evaluate._ranking import average_ranks
 from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.fusion import borda_fuse, select_models
 
@@ -32,6 +34,14 @@ def reference_order(score_rows):
         median = r[m // 2] if m % 2 else (r[m // 2 - 1] + r[m // 2]) / 2
         keys.append((sum(n - model[i] for model in all_ranks), -median))
     return keys
+
+
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6),
+                  elements=st.sampled_from([0.0, 1.0, 2.5, -1.0])), st.booleans())
+def test_average_ranks_match_scipy_rankdata(x, descending):
+    expected = rankdata(-x if descending else x, axis=-1)
+    assert np.array_equal(average_ranks(x, descending), expected)
 
 
 def test_hand_worked_borda_with_median_tie_break():

@@ -24,6 +24,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy.stats import binom, chi2
 
+from ._ranking import average_ranks
 from .ranks import TASKS
 from .results import TABLE_METRICS, Result
 
@@ -282,18 +283,6 @@ def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, c
     return {name: tuple(float(v) for v in np.quantile(d, q)) for name, d in draws.items()}
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied values sharing the mean of their positions."""
-    order = np.argsort(x, kind="stable")
-    sorted_x = x[order]
-    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
-    ends = np.r_[starts[1:], x.size]
-    group = np.repeat(np.arange(starts.size), ends - starts)
-    ranks = np.empty(x.size)
-    ranks[order] = ((starts + ends + 1) / 2)[group]
-    return ranks
-
-
 def _check_pair(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:
     x, y = _paired(x, y, name)
     if x.size < 2:
@@ -310,7 +299,7 @@ def spearman_rho(x, y) -> float:
     share the mean rank), as in :func:`scipy.stats.spearmanr`.
     """
     x, y = _check_pair(x, y, "spearman_rho")
-    rx, ry = _average_ranks(x), _average_ranks(y)
+    rx, ry = average_ranks(x), average_ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
     return float(rx @ ry / np.sqrt((rx @ rx) * (ry @ ry)))
 
