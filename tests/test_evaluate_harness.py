@@ -94,3 +94,26 @@ def test_result_from_scores_and_errors_name_the_method():
 
     with pytest.raises(ValueError, match="method 'matcher': annotation scores have shape \\(6, 7\\)"):
         evaluate_fitted(WrongShape(), view)
+
+
+def test_judgments_are_added_on_hodosh_views_only():
+    from kcca_desc.data.judgments import Flickr8kJudgments
+
+    data = toy_dataset()
+    method = NumberMatcher().fit(data.subset("train"))
+    judgments = Flickr8kJudgments(
+        expert={("im6.jpg", "im6.jpg#2"): (4, 4, 3)},
+        crowdflower={("im6.jpg", "im7.jpg#2"): (1.0, 3, 0)},
+    )
+    refs = [[["number", str(i)]] for i in range(6, 12)]
+    result = evaluate_fitted(method, data.view("test", "hodosh"), judgments=judgments, references=refs)
+    summary = result.extras["judgments"]
+    assert summary["annotation"]["S@1"] == 100.0 and summary["search"]["S@1"] == 100.0
+    assert summary["annotation"]["n_unscored"] == 5
+    assert summary["annotation"]["mean_expert_score"] == pytest.approx(11 / 3)
+    # Top caption "number i version 2" against reference "number i": 2 of 4 tokens, all reference tokens.
+    assert summary["annotation"]["bleu1"] == 50.0 and summary["annotation"]["rouge1_recall"] == 100.0
+    assert result.per_query["annotation"]["r_precision"].shape == (6,)
+    assert "per_query" not in result.to_json() and "r_precision" not in result.to_json()
+    karpathy = evaluate_fitted(method, data.view("test", "karpathy"), judgments=judgments)
+    assert "judgments" not in karpathy.extras

@@ -13,6 +13,7 @@ import time
 from typing import Mapping, Sequence
 
 from ..data.dataset import Dataset, RetrievalView
+from .judgments import judgment_metrics
 from .ranks import TASKS, evaluate_scores
 from .results import Result
 
@@ -31,7 +32,8 @@ def _method_params(method, params: Mapping | None) -> dict:
 
 
 def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping | None = None,
-                       timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
+                       timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
+                       judgments=None, references=None) -> Result:
     """A :class:`Result` of a score matrix already computed over ``view``.
 
     Parameters
@@ -46,9 +48,26 @@ def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping
         is added.
     ks : sequence of int, default=(1, 5, 10)
         Recall cut-offs; the results format needs 1, 5 and 10 among them.
+    judgments : Flickr8kJudgments, optional
+        ``(expert, crowdflower)`` dictionaries
+        (:func:`kcca_desc.data.judgments.load_flickr8k_judgments`).  On a
+        ``hodosh`` view their metrics (:func:`judgment_metrics`) go into
+        ``extras["judgments"]`` and their per-query values into
+        ``per_query``; on a ``karpathy`` view they are not computed, since
+        the judgments cover only the ``#2`` captions.
+    references : sequence, optional
+        Reference token lists per pool image for unigram BLEU and ROUGE-1
+        (hodosh views only, like ``judgments``).
     """
     start = time.perf_counter()
     metrics = evaluate_scores(scores, view, ks=ks, method=system)
+    extras, per_query = {}, {}
+    if view.protocol == "hodosh" and (judgments is not None or references is not None):
+        extras["judgments"], per_query = judgment_metrics(
+            scores, view,
+            crowd=judgments.crowdflower if judgments is not None else None,
+            expert=judgments.expert if judgments is not None else None,
+            references=references, ks=ks)
     elapsed = time.perf_counter() - start
     return Result(
         system=system, dataset=view.dataset, protocol=view.protocol, split=view.split,
@@ -56,12 +75,15 @@ def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping
         search={k: v for k, v in metrics["search"].items() if k != "ranks"},
         params=dict(params or {}),
         timings_s={**(timings or {}), "evaluate": elapsed},
+        extras=extras,
         ranks={task: metrics[task]["ranks"] for task in TASKS},
+        per_query=per_query,
     )
 
 
 def evaluate_fitted(method, view: RetrievalView, system: str | None = None, params: Mapping | None = None,
-                    timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
+                    timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
+                    judgments=None, references=None) -> Result:
     """Score ``view`` with an already fitted method and measure both tasks.
 
     Parameters
@@ -79,6 +101,8 @@ def evaluate_fitted(method, view: RetrievalView, system: str | None = None, para
         Earlier stage timings (e.g. ``{"fit": 12.3}``) to record with
         ``"score"`` and ``"evaluate"``.
     ks : sequence of int, default=(1, 5, 10)
+    judgments, references : optional
+        Human judgments and reference captions, see :func:`result_from_scores`.
 
     Returns
     -------
@@ -90,11 +114,12 @@ def evaluate_fitted(method, view: RetrievalView, system: str | None = None, para
     scores = method.score(view.images, view.captions)
     score_s = time.perf_counter() - start
     return result_from_scores(scores, view, name, _method_params(method, params),
-                              {**(timings or {}), "score": score_s}, ks)
+                              {**(timings or {}), "score": score_s}, ks, judgments, references)
 
 
 def evaluate_method(method, train: Dataset, view: RetrievalView, system: str | None = None,
-                    params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
+                    params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
+                    judgments=None, references=None) -> Result:
     """Fit ``method`` on ``train``, score ``view`` and measure both tasks.
 
     ``timings_s`` records ``fit``, ``score`` and ``evaluate`` seconds, plus
@@ -108,4 +133,4 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, system: str | N
     method.fit(train)
     fit_s = time.perf_counter() - start
     timings = {**getattr(method, "timings_s_", {}), "fit": fit_s}
-    return evaluate_fitted(method, view, system, params, timings, ks)
+    return evaluate_fitted(method, view, system, params, timings, ks, judgments, references)

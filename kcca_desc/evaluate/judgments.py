@@ -52,7 +52,7 @@ from .ranks import gold_ranks
 
 __all__ = [
     "EXPERT_THRESHOLDS", "RELEVANCE_THRESHOLD", "crowd_relevance", "crowd_metrics", "first_caption_metrics",
-    "unigram_bleu", "rouge1_recall", "simple_tokenize",
+    "unigram_bleu", "rouge1_recall", "simple_tokenize", "judgment_metrics",
 ]
 
 RELEVANCE_THRESHOLD = 2 / 3
@@ -309,3 +309,46 @@ def first_caption_metrics(scores, view: RetrievalView,
         out["bleu1_per_query"] = bleu
         out["rouge1_per_query"] = rouge
     return out
+
+
+def judgment_metrics(scores, view: RetrievalView,
+                     crowd: Mapping[tuple[str, str], Sequence[float]] | None = None,
+                     expert: Mapping[tuple[str, str], Sequence[int]] | None = None,
+                     references: Sequence[Sequence[Sequence[str]]] | None = None,
+                     ks: Sequence[int] = (1, 5, 10)) -> tuple[dict, dict]:
+    """All judgment metrics that the given inputs allow, split into figures and per-query values.
+
+    Parameters
+    ----------
+    scores, view, ks
+        As for :func:`crowd_metrics`.
+    crowd, expert, references : optional
+        As for :func:`crowd_metrics` and :func:`first_caption_metrics`.
+
+    Returns
+    -------
+    summary : dict
+        JSON-ready figures: ``{"annotation": {S@K, R-precision, ...,
+        first-caption figures}, "search": {S@K, R-precision, ...}}``, the
+        ``"judgments"`` entry of a result.
+    per_query : dict
+        The per-query arrays of the same computations, keyed like
+        ``summary`` (``"success_ranks"``, ``"r_precision"``,
+        ``"expert_scores"``, ``"bleu1_per_query"``...).
+    """
+    summary: dict[str, dict] = {"annotation": {}, "search": {}}
+    per_query: dict[str, dict] = {"annotation": {}, "search": {}}
+
+    def split(task: str, metrics: Mapping) -> None:
+        for key, value in metrics.items():
+            target = per_query if isinstance(value, np.ndarray) else summary
+            target[task][key] = value
+
+    if crowd is not None:
+        for task, metrics in crowd_metrics(scores, view, crowd, ks).items():
+            split(task, metrics)
+    if expert is not None or references is not None:
+        first = first_caption_metrics(scores, view, expert, references)
+        first.pop("n_queries")
+        split("annotation", first)
+    return summary, per_query

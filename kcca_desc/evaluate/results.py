@@ -112,6 +112,9 @@ class Result:
         Further top-level JSON keys (``judgments``, ``ci``, ``significance``).
     ranks : dict of str to ndarray
         Per-query ranks of each task; in JSON only with ``include_ranks``.
+    per_query : dict
+        Other per-query values by task (e.g. the judgment metrics'
+        ``success_ranks``, ``r_precision``, ``expert_scores``); never in JSON.
     """
 
     system: str
@@ -124,6 +127,7 @@ class Result:
     timings_s: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
     ranks: dict = field(default_factory=dict, repr=False)
+    per_query: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:
