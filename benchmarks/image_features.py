@@ -1,0 +1,154 @@
+"""Featurise all of Flickr8K: codebook fit, cold and cached extraction, per-type costs.
+
+Writes ``benchmarks/results/image_features.json`` and prints its figures.
+
+    .venv/bin/python benchmarks/image_features.py [--data-root DIR] [--n-jobs N]
+
+Measured:
+
+- codebook fit on the 6,000 training images (seeded 1,000-image subset);
+- cold ``transform`` of all 8,091 images into colour/texture/SIFT pyramid
+  histograms (into a fresh cache directory), and the cached re-run (a new
+  featurizer: codebooks and histograms both read from the cache);
+- per-feature-type cost per image, single-threaded, on a sample of images;
+- an image-only sanity figure: how often a dev image's nearest training image
+  under level-0 histogram intersection (averaged over the three feature types,
+  plain NumPy) shares a content word of its captions, against a random
+  training image.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from threadpoolctl import threadpool_limits
+
+from kcca_desc.data import load_flickr8k
+from kcca_desc.data.images import ImageSource
+from kcca_desc.image_features import ImageFeaturizer
+from kernels.image.codebook import nearest_centres
+from kernels.image.histograms import pyramid_histograms
+
+RESULTS = Path(__file__).resolve().parent / "results" / "image_features.json"
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "flickr8k"
+
+
+def per_type_costs(featurizer: ImageFeaturizer, images: ImageSource, n_sample: int, seed: int) -> dict:
+    """Mean milliseconds per image of decoding and of each type's extract / assign+pyramid, one thread."""
+    chosen = np.random.default_rng(seed).choice(len(images), n_sample, replace=False)
+    totals = {"decode": 0.0}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for index in chosen:
+            start = time.perf_counter()
+            image = images.load(int(index))
+            totals["decode"] += time.perf_counter() - start
+            for name, codebook in featurizer.codebooks_.items():
+                start = time.perf_counter()
+                positions, descriptors = featurizer._extract(image, name)
+                middle = time.perf_counter()
+                pyramid_histograms(nearest_centres(descriptors, codebook.cluster_centers_), positions,
+                                   image.shape[:2], codebook.n_words, featurizer.levels)
+                end = time.perf_counter()
+                totals[f"{name}_extract"] = totals.get(f"{name}_extract", 0.0) + middle - start
+                totals[f"{name}_assign_pyramid"] = totals.get(f"{name}_assign_pyramid", 0.0) + end - middle
+    return {k: round(v / n_sample * 1e3, 2) for k, v in totals.items()}
+
+
+def content_words(captions) -> set[str]:
+    words = set()
+    for caption in captions:
+        words.update(w for w in re.findall(r"[a-z]+", caption.lower()) if w not in ENGLISH_STOP_WORDS)
+    return words
+
+
+def level0_intersection(queries: np.ndarray, candidates: np.ndarray, block: int = 8) -> np.ndarray:
+    """sum_v min(q_v, c_v) for every pair, in blocks of queries (plain NumPy)."""
+    out = np.empty((len(queries), len(candidates)), np.float32)
+    for start in range(0, len(queries), block):
+        q = queries[start:start + block]
+        out[start:start + len(q)] = np.minimum(q[:, None, :], candidates[None]).sum(axis=-1)
+    return out
+
+
+def neighbour_sanity(dataset, histograms: dict, seed: int) -> dict:
+    train, dev = dataset.splits["train"], dataset.splits["dev"]
+    similarity = sum(level0_intersection(h[dev, 0], h[train, 0]) for h in histograms.values()) / len(histograms)
+    nearest = train[np.argmax(similarity, axis=1)]
+    random = np.random.default_rng(seed).choice(train, len(dev))
+    words = {i: content_words(dataset.captions[i]) for i in np.concatenate([train, dev])}
+
+    def rates(neighbours):
+        shared = [len(words[d] & words[n]) for d, n in zip(dev, neighbours)]
+        jaccard = [len(words[d] & words[n]) / len(words[d] | words[n]) for d, n in zip(dev, neighbours)]
+        return {"share_a_content_word_pct": round(100 * float(np.mean(np.array(shared) > 0)), 1),
+                "mean_shared_content_words": round(float(np.mean(shared)), 3),
+                "mean_jaccard": round(float(np.mean(jaccard)), 4)}
+
+    return {"nearest_training_image": rates(nearest), "random_training_image": rates(random),
+            "n_dev": int(len(dev)), "n_train": int(len(train)),
+            "content_words": "lower-cased [a-z]+ tokens of all 5 captions minus sklearn's English stop words"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K", DEFAULT_ROOT))
+    parser.add_argument("--n-jobs", type=int, default=-1)
+    parser.add_argument("--cost-sample", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    # A fresh cache, so that the first pass is a cold one.
+    os.environ["KCCA_DESC_CACHE"] = tempfile.mkdtemp(prefix="kcca_desc_bench_image_features_")
+    dataset = load_flickr8k(args.data_root)
+    images, train = dataset.images, dataset.images.subset(dataset.splits["train"])
+    load_before = os.getloadavg()
+    record = {"machine": {"cpus": os.cpu_count(), "load_average_1_5_15_before": [round(v, 2) for v in load_before]},
+              "n_images": len(images), "n_train": len(train)}
+
+    featurizer = ImageFeaturizer(n_jobs=args.n_jobs, random_state=args.seed)
+    record["params"] = {k: v for k, v in featurizer.get_params().items() if k not in ("progress", "cache")}
+
+    start = time.perf_counter()
+    featurizer.fit(train)
+    record["codebook_fit_s"] = round(time.perf_counter() - start, 1)
+    print(f"codebook fit (features of {featurizer.n_fit_images} training images + k-means): "
+          f"{record['codebook_fit_s']} s", flush=True)
+
+    start = time.perf_counter()
+    histograms = featurizer.transform(images)
+    record["transform_all_cold_s"] = round(time.perf_counter() - start, 1)
+    record["total_cold_s"] = round(record["codebook_fit_s"] + record["transform_all_cold_s"], 1)
+    print(f"transform {len(images)} images (cold): {record['transform_all_cold_s']} s "
+          f"({1e3 * record['transform_all_cold_s'] / len(images):.1f} ms/image wall)", flush=True)
+
+    start = time.perf_counter()
+    cached = ImageFeaturizer(n_jobs=args.n_jobs, random_state=args.seed, progress=False).fit(train)
+    again = cached.transform(images)
+    record["rerun_cached_s"] = round(time.perf_counter() - start, 2)
+    record["rerun_identical"] = all(np.array_equal(again[t], histograms[t]) for t in histograms)
+    print(f"cached re-run (fit + transform all): {record['rerun_cached_s']} s, "
+          f"identical: {record['rerun_identical']}", flush=True)
+    del again
+
+    record["per_image_ms_single_thread"] = per_type_costs(featurizer, images, args.cost_sample, args.seed)
+    print("per image, one thread (ms):", record["per_image_ms_single_thread"], flush=True)
+
+    record["sanity_level0_nearest_neighbour"] = neighbour_sanity(dataset, histograms, args.seed)
+    print("dev -> nearest training image (level-0 intersection):", record["sanity_level0_nearest_neighbour"])
+    record["machine"]["load_average_1_5_15_after"] = [round(v, 2) for v in os.getloadavg()]
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
