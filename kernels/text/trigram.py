@@ -106,66 +106,73 @@ def _exact_gram(items_a, items_b, symmetric, column_of, word_weight, lam, max_le
 # ---------------------------------------------------------------------------------------------
 # Soft kernel: dynamic programme over sentence pairs.
 #
-# For a fixed sequence length n let E(i, j) = lam * sigma(s_i, t_j) * f_n(s_i) * f_n(t_j) with
+# For sequences of length n let E(i, j) = lam * sigma(s_i, t_j) * f_n(s_i) * f_n(t_j) with
 # f_n(w) = idf(w)^(1/(2n)), so that a matched pair of n-tuples contributes prod_k E(i_k, j_k) =
 # lam^n prod_k sigma * sqrt(idf_w idf_w'). Summing over increasing tuples without a gap penalty:
-# D_1 = E, D_k(i, j) = E(i, j) * sum_{i' < i, j' < j} D_{k-1}(i', j') (a 2-D prefix sum), and
-# k_n(s, t) = sum_ij D_n(i, j). Without idf, E does not depend on n and one chain gives all n.
+# D_1 = E, D_l(i, j) = E(i, j) * sum_{i' < i, j' < j} D_{l-1}(i', j'), and k_n = sum_ij D_n(i, j).
+# Without idf, E does not depend on n and one chain of max_len levels gives every length; with
+# idf, the chain for length n runs n levels and only its last is counted.
 # ---------------------------------------------------------------------------------------------
 
 
 @numba.njit(cache=True, nogil=True)
-def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, cur, prev, pref):
+def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, base, cur, pref):
     m = a1 - a0
     n = b1 - b0
+    for i in range(m):
+        row = sim[tok[a0 + i]]
+        for j in range(n):
+            base[i, j] = lam * row[tok[b0 + j]]
     total = 0.0
     n_chains = max_len if per_length else 1
     for chain in range(n_chains):
-        target = chain + 1
-        depth = target if per_length else max_len
-        for i in range(m):
-            wi = tok[a0 + i]
-            fi = factor[chain, wi]
-            for j in range(n):
-                wj = tok[b0 + j]
-                cur[i, j] = lam * sim[wi, wj] * fi * factor[chain, wj]
+        depth = chain + 1 if per_length else max_len
         level_sum = 0.0
         for i in range(m):
+            fi = factor[chain, tok[a0 + i]]
             for j in range(n):
-                prev[i, j] = cur[i, j]
-                level_sum += cur[i, j]
-        if not per_length or target == 1:
+                value = base[i, j] * fi * factor[chain, tok[b0 + j]]
+                cur[i, j] = value
+                level_sum += value
+        if depth == 1 or not per_length:
             total += level_sum
         for level in range(2, depth + 1):
-            # pref[i, j] = sum of prev over rows < i and columns < j.
+            # cur holds D_{level-1}; pref[i, j] = its sum over rows < i and columns < j.
             for j in range(n + 1):
                 pref[0, j] = 0.0
             for i in range(m):
                 pref[i + 1, 0] = 0.0
-                row = 0.0
+                running = 0.0
                 for j in range(n):
-                    row += prev[i, j]
-                    pref[i + 1, j + 1] = pref[i, j + 1] + row
+                    running += cur[i, j]
+                    pref[i + 1, j + 1] = pref[i, j + 1] + running
             level_sum = 0.0
             for i in range(m):
+                fi = factor[chain, tok[a0 + i]]
                 for j in range(n):
-                    value = cur[i, j] * pref[i, j]
-                    prev[i, j] = value
+                    value = base[i, j] * fi * factor[chain, tok[b0 + j]] * pref[i, j]
+                    cur[i, j] = value
                     level_sum += value
-            if not per_length or level == target:
+            if level == depth or not per_length:
                 total += level_sum
     return total
 
 
 @numba.njit(cache=True, nogil=True)
 def _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam, max_len, per_length,
-               cur, prev, pref):
+               base, cur, pref):
     total = 0.0
     for sa in range(item_ptr_a[ia], item_ptr_a[ia + 1]):
         for sb in range(item_ptr_b[ib], item_ptr_b[ib + 1]):
             total += _sentence_pair(sim, factor, tok, sent_ptr[sa], sent_ptr[sa + 1], sent_ptr[sb],
-                                    sent_ptr[sb + 1], lam, max_len, per_length, cur, prev, pref)
+                                    sent_ptr[sb + 1], lam, max_len, per_length, base, cur, pref)
     return total
+
+
+@numba.njit(cache=True)
+def _scratch(longest):
+    """Per-thread buffers: lam * sigma of a sentence pair, the current level, its prefix sums."""
+    return np.empty((longest, longest)), np.empty((longest, longest)), np.empty((longest + 1, longest + 1))
 
 
 @numba.njit(parallel=True, cache=True)
@@ -178,17 +185,15 @@ def _soft_cross(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, lam, max_len
     # the upper triangle.
     n_tasks = (n_a + 1) // 2 if symmetric else n_a
     for task in numba.prange(n_tasks):
-        cur = np.empty((longest, longest))
-        prev = np.empty((longest, longest))
-        pref = np.empty((longest + 1, longest + 1))
-        row = np.int64(task)
-        mirror = n_a - 1 - row
-        for r in range(2 if symmetric and mirror != row else 1):
-            ia = row if r == 0 else mirror
+        base, cur, pref = _scratch(longest)
+        first_row = np.int64(task)
+        mirror = n_a - 1 - first_row
+        for r in range(2 if symmetric and mirror != first_row else 1):
+            ia = first_row if r == 0 else mirror
             start = ia if symmetric else 0
             for ib in range(start, n_b):
-                value = _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam,
-                                   max_len, per_length, cur, prev, pref)
+                value = _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam, max_len,
+                                   per_length, base, cur, pref)
                 out[ia, ib] = value
                 if symmetric:
                     out[ib, ia] = value
@@ -200,11 +205,9 @@ def _soft_self(sim, factor, tok, sent_ptr, item_ptr, lam, max_len, per_length, l
     n = item_ptr.size - 1
     out = np.zeros(n)
     for ia in numba.prange(n):
-        cur = np.empty((longest, longest))
-        prev = np.empty((longest, longest))
-        pref = np.empty((longest + 1, longest + 1))
-        out[ia] = _item_pair(sim, factor, tok, sent_ptr, item_ptr, item_ptr, ia, ia, lam, max_len,
-                             per_length, cur, prev, pref)
+        base, cur, pref = _scratch(longest)
+        out[ia] = _item_pair(sim, factor, tok, sent_ptr, item_ptr, item_ptr, ia, ia, lam, max_len, per_length,
+                             base, cur, pref)
     return out
 
 
@@ -248,12 +251,13 @@ def _soft_gram(items_a, items_b, symmetric, vocabulary, column_of, word_weight, 
     sent_ptr = np.array(sent_ptr, dtype=np.int64)
     longest = max(int(np.diff(sent_ptr).max(initial=0)), 1)
     args = (sim, factor, tok, sent_ptr)
-    cross = _soft_cross(*args, item_ptr_a, item_ptr_b, float(lam), int(max_len), per_length, longest, symmetric)
+    params = (float(lam), int(max_len), per_length, longest)
+    cross = _soft_cross(*args, item_ptr_a, item_ptr_b, *params, symmetric)
     if symmetric:
         self_a = self_b = np.diag(cross).copy()
     else:
-        self_a = _soft_self(*args, item_ptr_a, float(lam), int(max_len), per_length, longest)
-        self_b = _soft_self(*args, item_ptr_b, float(lam), int(max_len), per_length, longest)
+        self_a = _soft_self(*args, item_ptr_a, *params)
+        self_b = _soft_self(*args, item_ptr_b, *params)
     return cross, self_a, self_b
 
 
