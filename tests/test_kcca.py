@@ -253,3 +253,14 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         check(estimator)
+
+
+def test_uncorrelated_views_give_zero_correlations_and_finite_projections():
+    # Two rank-3 kernels on orthogonal, centred subspaces: Ux'Uy = 0, every correlation is 0.
+    basis = np.linalg.qr(center_kernel(np.eye(30))[:, :7])[0][:, 1:7]
+    Kx, Ky = basis[:, :3] @ basis[:, :3].T, basis[:, 3:] @ basis[:, 3:].T
+    model = KCCA(n_components=2, reg=0.1).fit(Kx, Ky)
+    np.testing.assert_allclose(model.canonical_correlations_, 0.0, atol=1e-12)
+    x_scores, y_scores = model.transform(Kx, Ky)
+    assert np.all(np.isfinite(x_scores)) and np.all(np.isfinite(y_scores))
+    assert np.linalg.matrix_rank(x_scores) == 2 and np.linalg.matrix_rank(y_scores) == 2
