@@ -239,10 +239,13 @@ def test_pyramid_histograms_reject_bad_input(words, positions, message):
 
 # ----------------------------------------------------------------- codebook
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(0, 50), k=st.integers(1, 9), d=st.integers(1, 6), seed=st.integers(0, 999))
-def test_nearest_centres_matches_brute_force(n, k, d, seed):
+@given(n=st.integers(0, 50), k=st.integers(1, 9), d=st.integers(1, 6), seed=st.integers(0, 999),
+       high_dim=st.booleans())
+def test_nearest_centres_matches_brute_force(n, k, d, seed, high_dim):
     rng = np.random.default_rng(seed)
     X, centres = rng.normal(size=(n, d)), rng.normal(size=(k, d))
+    if high_dim:  # the blocked-BLAS path
+        X, centres = np.tile(X, (1, 17)), np.tile(centres, (1, 17))
     original = codebook_module._ASSIGN_BLOCK_ROWS
     codebook_module._ASSIGN_BLOCK_ROWS = 7  # exercise the blocking
     try:
