@@ -62,7 +62,9 @@ KEPT_WORDS: frozenset[str] = frozenset({
 #: The stop list applied by ``stop_words=True``.
 STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS) - KEPT_WORDS
 
-_TOKEN = re.compile(r"[^\W_]+(?:['\-][^\W_]+)*|'[^\W_]+|[^\w\s]|_")
+# Words (hyphenated ones whole, split later if asked), clitics ("dog's" -> "dog", "'s") and
+# single punctuation marks.
+_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*|'[^\W_]+|[^\w\s]|_")
 _HAS_ALNUM = re.compile(r"[^\W_]")
 _HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
 _COMPOUND_PATTERNS = [(re.compile(pattern), replacement) for pattern, replacement in COMPOUNDS.items()]

@@ -191,6 +191,7 @@ def tagrank_kernel(items_a: Items, items_b: Items | None = None, *, model: TagRa
     Returns
     -------
     ndarray of shape (len(items_a), len(items_b)), float64, values in (0, 1]
+        Not normalised (SPEC §4): an item of several different captions has ``K(A, A) < 1``.
 
     See Also
     --------

@@ -1,0 +1,84 @@
+"""Named text kernels: registry, training views, fitting from training data only."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from kcca_desc.text.named_kernels import TEXT_KERNELS, make_text_kernel
+from kernels.text.bow import bow_kernel
+from kernels.text.trigram import trigram_kernel
+
+EXPECTED = {"bow1", "bow5", "bow5_idf", "bow5_sqrtidf", "tagrank", "tri1", "tri5", "tri5_idf", "tri_sem"} | {
+    f"tri5_{s}{suffix}" for s in ("lin", "dic", "dext", "dext_ic", "a", "a_dic", "a_dext", "a_dext_ic")
+    for suffix in ("", "_idf")}
+
+NOUNS = ["dog", "man", "ball", "boy", "girl", "water", "grass", "bike"]
+VERBS = ["run", "jump", "ride", "swim", "play"]
+
+
+def tagged_items(n_items, seed):
+    rng = np.random.default_rng(seed)
+    items, tags = [], []
+    for _ in range(n_items):
+        captions, caption_tags = [], []
+        for _ in range(5):
+            words = [str(rng.choice(NOUNS)), str(rng.choice(VERBS)), str(rng.choice(NOUNS))]
+            captions.append(words)
+            caption_tags.append(["NN", "VBZ", "NN"])
+        items.append(captions)
+        tags.append(caption_tags)
+    return items, tags
+
+
+def test_registry_has_every_name_and_unknown_names_are_listed():
+    assert set(TEXT_KERNELS) == EXPECTED
+    assert TEXT_KERNELS["tri_sem"] == TEXT_KERNELS["tri5_a_dext_ic_idf"]
+    with pytest.raises(ValueError, match="available: bow1, bow5"):
+        make_text_kernel("tri7")
+
+
+def test_single_caption_view_is_seeded():
+    items, tags = tagged_items(20, 0)
+    a = make_text_kernel("bow1", random_state=4).fit(items, tags)
+    b = make_text_kernel("bow1", random_state=4).fit(items, tags)
+    c = make_text_kernel("bow1", random_state=5).fit(items, tags)
+    assert a.train_items_ == b.train_items_ != c.train_items_
+    assert all(len(item) == 1 and item[0] in full for item, full in zip(a.train_items_, items))
+    np.testing.assert_allclose(a.train_gram(), bow_kernel(a.train_items_))
+
+
+@pytest.mark.parametrize("name", ["bow5", "bow5_idf", "bow5_sqrtidf", "tagrank", "tri1", "tri5", "tri5_idf",
+                                  "tri5_a", "tri5_dic_idf", "tri5_a_dic_idf", "tri_sem"])
+def test_kernels_fit_and_give_valid_grams(name):
+    items, tags = tagged_items(30, 1)
+    corpus = ["The dog runs on the grass.", "A boy rides a bike.", "The girl swims in the water."] * 5
+    kernel = make_text_kernel(name, corpus=corpus).fit(items, tags)
+    gram = kernel.train_gram()
+    assert gram.shape == (30, 30) and np.all(np.isfinite(gram))
+    np.testing.assert_allclose(gram, gram.T, atol=1e-12)
+    if name == "tagrank":  # a mean over caption pairs, not normalised: self-similarity of 5 captions < 1
+        assert np.all((np.diag(gram) > 0) & (np.diag(gram) <= 1))
+    else:
+        np.testing.assert_allclose(np.diag(gram), 1.0)
+    queries = [[["dog", "swim"]], [["unseenword"]], [[]]]
+    cross = kernel.cross_gram(queries)
+    assert cross.shape == (3, 30) and np.all(np.isfinite(cross)) and cross.min() >= 0
+
+
+def test_idf_and_similarity_come_from_training_items():
+    items, tags = tagged_items(25, 2)
+    kernel = make_text_kernel("tri5_idf").fit(items, tags)
+    assert set(kernel.idf_) == {w for item in items for s in item for w in s}
+    np.testing.assert_allclose(kernel.train_gram(), trigram_kernel(items, idf=kernel.idf_))
+
+
+def test_alignment_kernels_need_tags():
+    items, _ = tagged_items(5, 3)
+    with pytest.raises(ValueError, match="train_items_tags"):
+        make_text_kernel("tri5_a").fit(items)
+
+
+def test_sklearn_conventions():
+    kernel = make_text_kernel("tri5", lam=0.3)
+    assert clone(kernel).get_params()["lam"] == 0.3
+    assert not hasattr(kernel, "train_items_")
