@@ -151,6 +151,16 @@ class ImageFeaturizer(BaseEstimator):
             return texture_features(image, self.pixel_step)
         return dense_sift(image, self.sift_step, self.sift_size)
 
+    def _check_sizes(self) -> None:
+        # Checked up front: inside the extractors a bad value would surface as
+        # an error about the first image.
+        for name in ("levels", "pixel_step", "sift_step", "max_samples", "max_iter"):
+            value, least = getattr(self, name), 0 if name == "levels" else 1
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}; got {value!r}")
+        if not isinstance(self.sift_size, (int, float, np.number)) or not self.sift_size > 0:
+            raise ValueError(f"sift_size must be a positive number of pixels; got {self.sift_size!r}")
+
     def _n_workers(self) -> int:
         if self.n_jobs == -1:
             return os.cpu_count() or 1
@@ -173,6 +183,7 @@ class ImageFeaturizer(BaseEstimator):
         self : ImageFeaturizer
         """
         types, vocabulary = self._types(), self._vocabulary()
+        self._check_sizes()
         if len(train_images) == 0:
             raise ValueError("ImageFeaturizer.fit: no training images")
         subset = self._fit_subset(len(train_images))
@@ -190,7 +201,7 @@ class ImageFeaturizer(BaseEstimator):
                                            codebook=codebooks[feature_type].get_params())
             hit = store.load(keys[feature_type])
             if hit is not None:
-                _set_centres(codebooks[feature_type], hit["cluster_centers"])
+                _restore(codebooks[feature_type], hit)
         missing = [t for t in types if not hasattr(codebooks[t], "cluster_centers_")]
         if missing:
             def sample(position: int) -> dict[str, np.ndarray]:
@@ -201,7 +212,8 @@ class ImageFeaturizer(BaseEstimator):
             samples = list(self._map(sample, len(subset), f"codebook features ({', '.join(missing)})"))
             for feature_type in missing:
                 codebooks[feature_type].fit([s[feature_type] for s in samples])
-                store.save(keys[feature_type], {"cluster_centers": codebooks[feature_type].cluster_centers_})
+                store.save(keys[feature_type], {"cluster_centers": codebooks[feature_type].cluster_centers_,
+                                                "n_samples_fit": np.array(codebooks[feature_type].n_samples_fit_)})
         self.codebooks_ = codebooks
         self.n_cells_ = n_pyramid_cells(self.levels)
         return self
@@ -320,10 +332,11 @@ def _load(images: ImageSource, index: int) -> np.ndarray:
         raise ImageReadError(f"cannot read image {images.ids[index]!r} (item {index}): {exc}") from exc
 
 
-def _set_centres(codebook: Codebook, centres: np.ndarray) -> None:
-    """Restore a cached codebook's learnt attributes."""
-    codebook.cluster_centers_ = np.asarray(centres, dtype=np.float32)
+def _restore(codebook: Codebook, cached: dict[str, np.ndarray]) -> None:
+    """Set a cached codebook's learnt attributes."""
+    codebook.cluster_centers_ = np.asarray(cached["cluster_centers"], dtype=np.float32)
     codebook.n_features_in_ = codebook.cluster_centers_.shape[1]
+    codebook.n_samples_fit_ = int(cached["n_samples_fit"])
 
 
 class _HistogramStore:

@@ -112,6 +112,9 @@ def test_parameter_errors_and_clone():
         ImageFeaturizer(feature_types=("colour", "shape")).fit(_scenes(2))
     with pytest.raises(ValueError, match="n_words"):
         ImageFeaturizer(n_words={"edges": 3}).fit(_scenes(2))
+    for name, value in [("levels", -1), ("pixel_step", 0), ("sift_step", 2.5), ("sift_size", 0)]:
+        with pytest.raises(ValueError, match=name):
+            ImageFeaturizer(**{name: value}).fit(_scenes(2))
     featurizer = ImageFeaturizer(**SMALL, feature_types=("colour",))
     assert clone(featurizer).get_params() == featurizer.get_params()
     out = featurizer.fit(_scenes(3)).transform(_scenes(2))
