@@ -19,7 +19,7 @@ Every random choice takes a seed: same seed, same figures.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 from scipy.stats import binom, chi2
