@@ -314,10 +314,15 @@ class ImageFeaturizer(BaseEstimator):
                     yield func(i)
                     bar.update()
             else:
-                with ThreadPoolExecutor(workers) as pool:
+                pool = ThreadPoolExecutor(workers)
+                try:
                     for result in pool.map(func, range(n_items)):
                         yield result
                         bar.update()
+                finally:
+                    # On an error (e.g. a corrupt file) report it now, not
+                    # after every queued image has been processed.
+                    pool.shutdown(wait=True, cancel_futures=True)
         finally:
             limits.restore_original_limits()
             bar.close()

@@ -129,3 +129,22 @@ def test_flickr8k_images_featurise(flickr8k_root):
     for name, hist in out.items():
         assert hist.shape[:2] == (4, 21)
         np.testing.assert_allclose(hist[:, 5:].sum(axis=(1, 2)), 1, atol=1e-5)
+
+
+
+class _FirstUnreadable(ArrayImages):
+    def load(self, index):
+        if index == 0:
+            raise ImageReadError("cannot decode image file (corrupt or unsupported format): first.jpg")
+        return super().load(index)
+
+
+def test_an_unreadable_image_stops_the_run_early(fitted, monkeypatch):
+    calls = []
+    original = ImageFeaturizer._extract
+    monkeypatch.setattr(ImageFeaturizer, "_extract", lambda self, *args: calls.append(1) or original(self, *args))
+    n = 300
+    images = _FirstUnreadable([np.full((24, 24, 3), i % 256, np.uint8) for i in range(n)], [f"{i}" for i in range(n)])
+    with pytest.raises(ImageReadError, match="first.jpg"):
+        fitted.transform(images)
+    assert len(calls) < 3 * n // 2  # the queued images were cancelled
