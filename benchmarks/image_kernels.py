@@ -21,6 +21,10 @@ scaled by the number of pairs (it has no symmetric shortcut, so a Gram costs it 
 A sparse variant (accumulating min(a, B[:, v]) only over the non-zero coordinates v of each row)
 is timed on the level-2 columns, where sparsity is highest, against the dense kernel on the same
 columns, to decide whether a sparse path would pay.
+
+The machine may be shared: besides wall time, every figure records the process's CPU time, and
+the load average is saved. CPU time divided by the Numba thread count estimates the wall time on
+an otherwise idle machine with that many cores.
 """
 
 from __future__ import annotations
@@ -101,9 +105,10 @@ def real_density(root: Path, n_images: int) -> dict[str, dict[str, float]]:
 
 
 def timed(function):
-    start = time.perf_counter()
+    """(result, wall seconds, CPU seconds of the whole process, all threads)."""
+    wall, cpu = time.perf_counter(), time.process_time()
     result = function()
-    return result, time.perf_counter() - start
+    return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def main() -> None:
@@ -127,11 +132,12 @@ def main() -> None:
     image_kernel(small, backend="numba")  # compile (or load the cache) outside the timings
     image_kernel(small, small, backend="numba")
 
+    load_before = os.getloadavg()
     tracemalloc.start()
-    gram, gram_s = timed(lambda: image_kernel(features, backend="numba"))
+    gram, gram_s, gram_cpu = timed(lambda: image_kernel(features, backend="numba"))
     _, gram_peak = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
-    cross, cross_s = timed(lambda: image_kernel(queries, features, backend="numba"))
+    cross, cross_s, cross_cpu = timed(lambda: image_kernel(queries, features, backend="numba"))
     _, cross_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
@@ -139,9 +145,10 @@ def main() -> None:
                 if args.flickr8k and (args.flickr8k / "images").is_dir() else None)
 
     sub = {name: p[:args.n_numpy] for name, p in features.items()}
-    numpy_k, numpy_s = timed(lambda: image_kernel(sub, features, backend="numpy"))
+    numpy_k, numpy_s, numpy_cpu = timed(lambda: image_kernel(sub, features, backend="numpy"))
     agreement = float(np.abs(numpy_k - cross[:args.n_numpy]).max())
     numpy_per_pair = numpy_s / (args.n_numpy * args.n)
+    numpy_cpu_per_pair = numpy_cpu / (args.n_numpy * args.n)
 
     # Sparse experiment on the 16 level-2 cells of every type (the sparsest, widest part).
     weights = pyramid_cell_weights(LEVELS).astype(np.float32)
@@ -149,18 +156,21 @@ def main() -> None:
                             axis=1)
     rows = level2[:args.n_cross]
     histogram_intersection(rows[:8], level2[:8], backend="numba")
-    dense_l2, dense_l2_s = timed(lambda: histogram_intersection(rows, level2, backend="numba"))
+    dense_l2, dense_l2_s, dense_l2_cpu = timed(lambda: histogram_intersection(rows, level2, backend="numba"))
     columns_t = np.ascontiguousarray(level2.T)
     sparse_l2 = np.zeros((args.n_cross, args.n), np.float32)
     sparse_rows_intersection(rows[:8], columns_t[:, :8].copy(), np.zeros((8, 8), np.float32), 256, 1024)
-    _, sparse_l2_s = timed(lambda: sparse_rows_intersection(rows, columns_t, sparse_l2, 256, 1024))
+    _, sparse_l2_s, sparse_l2_cpu = timed(lambda: sparse_rows_intersection(rows, columns_t, sparse_l2, 256, 1024))
     sparse_agreement = float(np.abs(sparse_l2 - dense_l2).max())
 
+    threads = numba.get_num_threads()
     gram_pairs = args.n * (args.n + 1) // 2
     cross_pairs = args.n_cross * args.n
     figures = {
         "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count(),
-                    "numba_threads": numba.get_num_threads()},
+                    "numba_threads": threads,
+                    "load_average_1_5_15_before": load_before,
+                    "load_average_1_5_15_after": os.getloadavg()},
         "inputs": {"kind": "synthetic sparse pyramids (see benchmarks/image_kernels.py docstring)",
                    "n": args.n, "levels": LEVELS, "dims": dims, "seed": args.seed,
                    "words": {k: v[0] for k, v in FEATURE_TYPES.items()},
@@ -169,22 +179,31 @@ def main() -> None:
                    "alpha_concentration": {k: v[2:] for k, v in FEATURE_TYPES.items()},
                    "real_flickr8k_nonzero_fraction": measured,
                    "real_density_images": args.density_images if measured else None},
-        "gram_numba": {"shape": [args.n, args.n], "seconds": gram_s,
+        "gram_numba": {"shape": [args.n, args.n], "seconds": gram_s, "cpu_seconds": gram_cpu,
+                       "idle_machine_estimate_seconds": gram_cpu / threads,
                        "min_add_per_second": gram_pairs * dims / gram_s,
+                       "min_add_per_cpu_second": gram_pairs * dims / gram_cpu,
                        "tracemalloc_peak_bytes": gram_peak},
-        "cross_numba": {"shape": [args.n_cross, args.n], "seconds": cross_s,
+        "cross_numba": {"shape": [args.n_cross, args.n], "seconds": cross_s, "cpu_seconds": cross_cpu,
+                        "idle_machine_estimate_seconds": cross_cpu / threads,
                         "min_add_per_second": cross_pairs * dims / cross_s,
+                        "min_add_per_cpu_second": cross_pairs * dims / cross_cpu,
                         "tracemalloc_peak_bytes": cross_peak},
         "process_max_rss_bytes_after_numba": max_rss,
         "numpy_reference": {"timed_shape": [args.n_numpy, args.n], "seconds": numpy_s,
+                            "cpu_seconds": numpy_cpu,
                             "max_abs_difference_to_numba": agreement,
                             "scaled_gram_seconds": numpy_per_pair * args.n ** 2,
                             "scaled_cross_seconds": numpy_per_pair * cross_pairs},
         "speedup_vs_numpy": {"gram": numpy_per_pair * args.n ** 2 / gram_s,
-                             "cross": numpy_per_pair * cross_pairs / cross_s},
+                             "cross": numpy_per_pair * cross_pairs / cross_s,
+                             "gram_cpu_time": numpy_cpu_per_pair * args.n ** 2 / gram_cpu,
+                             "cross_cpu_time": numpy_cpu_per_pair * cross_pairs / cross_cpu},
         "sparse_experiment_level2": {"shape": [args.n_cross, args.n], "dims": level2.shape[1],
                                      "nonzero_fraction": float((level2 > 0).mean()),
                                      "dense_seconds": dense_l2_s, "sparse_seconds": sparse_l2_s,
+                                     "dense_cpu_seconds": dense_l2_cpu,
+                                     "sparse_cpu_seconds": sparse_l2_cpu,
                                      "max_abs_difference": sparse_agreement},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -195,20 +214,25 @@ def main() -> None:
     if measured:
         print("real Flickr8K non-zero fraction at level 2: "
               + ", ".join(f"{k} {v['level_2']:.2f}" for k, v in measured.items()))
-    print(f"Numba threads: {numba.get_num_threads()}")
+    print(f"Numba threads: {threads}; load average before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}")
     for name, pairs in (("gram_numba", gram_pairs), ("cross_numba", cross_pairs)):
         f = figures[name]
-        print(f"{name:12s} {f['shape'][0]} x {f['shape'][1]}: {f['seconds']:.2f} s, "
-              f"{f['min_add_per_second'] / 1e9:.2f} G min+add/s, tracemalloc peak "
+        print(f"{name:12s} {f['shape'][0]} x {f['shape'][1]}: {f['seconds']:.2f} s wall "
+              f"({f['min_add_per_second'] / 1e9:.1f} G min+add/s), {f['cpu_seconds']:.2f} s CPU "
+              f"({f['min_add_per_cpu_second'] / 1e9:.1f} G/CPU-s; idle {threads}-core estimate "
+              f"{f['idle_machine_estimate_seconds']:.1f} s), tracemalloc peak "
               f"{f['tracemalloc_peak_bytes'] / 2**20:.0f} MiB")
     print(f"process max RSS after the Numba runs: {max_rss / 2**20:.0f} MiB")
     print(f"NumPy reference {args.n_numpy} x {args.n}: {numpy_s:.2f} s (max |diff| {agreement:.1e}); scaled by "
           f"pairs: Gram {figures['numpy_reference']['scaled_gram_seconds']:.0f} s, cross "
           f"{figures['numpy_reference']['scaled_cross_seconds']:.0f} s -> speed-up "
-          f"{figures['speedup_vs_numpy']['gram']:.0f}x (Gram), {figures['speedup_vs_numpy']['cross']:.0f}x (cross)")
+          f"{figures['speedup_vs_numpy']['gram']:.0f}x (Gram), {figures['speedup_vs_numpy']['cross']:.0f}x (cross) "
+          f"in wall time; {figures['speedup_vs_numpy']['gram_cpu_time']:.0f}x and "
+          f"{figures['speedup_vs_numpy']['cross_cpu_time']:.0f}x in CPU time")
     s = figures["sparse_experiment_level2"]
     print(f"level-2 columns ({s['dims']}, {s['nonzero_fraction']:.2f} non-zero), {args.n_cross} x {args.n}: "
-          f"dense {s['dense_seconds']:.2f} s, sparse rows {s['sparse_seconds']:.2f} s "
+          f"dense {s['dense_seconds']:.2f} s ({s['dense_cpu_seconds']:.2f} CPU), sparse rows "
+          f"{s['sparse_seconds']:.2f} s ({s['sparse_cpu_seconds']:.2f} CPU) "
           f"(max |diff| {s['max_abs_difference']:.1e})")
 
 
