@@ -86,3 +86,13 @@ def test_bad_input_is_named():
 
 def test_compound_table_is_documented_regexes():
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in COMPOUNDS.items())
+
+
+def test_spelling_correction_is_an_optional_extra():
+    try:
+        import spellchecker  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pyspellchecker"):
+            run("a dgo runs", spelling=True)
+    else:
+        assert run("a dgo runs", spelling=True, lemmatise=False)[0][0] in {"dog", "ego", "go", "do"}
