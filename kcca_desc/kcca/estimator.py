@@ -268,11 +268,12 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
             if self.center:
                 centering = KernelCentering().fit(K)
             if method == "exact":
-                Kc = K if centering is None else (
-                    K - centering.column_means_[None, :] - centering.column_means_[:, None]
-                    + centering.grand_mean_
-                )
-                spectrum = spectrum_from_kernel(Kc, name)
+                # K is already this fit's own symmetrised copy: centre it in place.
+                if centering is not None:
+                    K -= centering.column_means_[None, :]
+                    K -= centering.column_means_[:, None]
+                    K += centering.grand_mean_
+                spectrum = spectrum_from_kernel(K, name)
             else:
                 columns = MatrixColumns(K) if centering is None else CenteredMatrixColumns(K)
                 G, _ = incomplete_cholesky(columns, tol=self.tol, rank=self.rank)

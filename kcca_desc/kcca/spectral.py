@@ -94,9 +94,13 @@ def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float, name: 
 
 
 def spectrum_from_kernel(K_centred: np.ndarray, name: str = "kernel") -> KernelSpectrum:
-    """Eigendecompose a dense centred kernel with LAPACK's divide-and-conquer ``syevd``."""
-    values, vectors = linalg.eigh(K_centred, driver="evd", overwrite_a=False, check_finite=False)
-    return _positive_part(values, vectors, float(np.trace(K_centred)), name)
+    """Eigendecompose a dense centred kernel with LAPACK's divide-and-conquer ``syevd``.
+
+    ``K_centred`` is used as workspace and overwritten.
+    """
+    trace = float(np.trace(K_centred))
+    values, vectors = linalg.eigh(K_centred, driver="evd", overwrite_a=True, check_finite=False)
+    return _positive_part(values, vectors, trace, name)
 
 
 def spectrum_from_factor(G: np.ndarray, trace: float, name: str = "kernel") -> KernelSpectrum:
