@@ -36,6 +36,15 @@ def pyramid_cell_weights(levels: int = 2) -> np.ndarray:
     Returns
     -------
     weights : ndarray of shape ((4^(L+1) - 1) / 3,), float64
+
+    See Also
+    --------
+    kernels.image.pyramid_kernel : the kernel these weights define.
+
+    References
+    ----------
+    .. [1] Lazebnik, S., Schmid, C. and Ponce, J. (2006). Beyond bags of features: spatial
+       pyramid matching for recognizing natural scene categories. CVPR.
     """
     levels = _check_levels(levels)
     level_weights = [1.0 / 2 ** levels] + [1.0 / 2 ** (levels - l + 1) for l in range(1, levels + 1)]
