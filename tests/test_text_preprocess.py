@@ -1,5 +1,7 @@
 """Caption preprocessing: each switch, determinism, tag alignment, caching."""
 
+import importlib.util
+
 import pytest
 
 from kcca_desc.text.preprocess import COMPOUNDS, KEPT_WORDS, STOP_WORDS, Preprocessor
@@ -89,9 +91,7 @@ def test_compound_table_is_documented_regexes():
 
 
 def test_spelling_correction_is_an_optional_extra():
-    try:
-        import spellchecker  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("spellchecker") is None:
         with pytest.raises(ImportError, match="pip install pyspellchecker"):
             run("a dgo runs", spelling=True)
     else:
