@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kcca_desc.adapters import FeatureBridgeMethod, PairedEncoder
+from kcca_desc.adapters import EncoderMethod, FeatureBridgeMethod, PairedEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.flickr8k import load_flickr8k
@@ -125,6 +125,29 @@ def retrieval_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     return results, {name: m for name, (m, _) in chosen.items()}
 
 
+def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
+    """Kiros VSE and Merkx & Frank char-GRU over the same frozen ViT features."""
+    from kcca_desc.adapters.trainable import CharGRUEncoder, VSEEncoder
+
+    results, methods = [], {}
+    train, dev = data.subset("train"), data.subset("dev")
+    for name, cls in (("vse", VSEEncoder), ("char_gru", CharGRUEncoder)):
+        model = cls(image_encoder=encoder.image_encoder, max_train_seconds=args.train_seconds, random_state=0)
+        start = time.perf_counter()
+        model.fit(train, dev=dev)
+        fit_s = time.perf_counter() - start
+        print(f"  {name}: {len(model.history_)} epochs, best {model.best_epoch_}, {fit_s:.0f} s", flush=True)
+        method = EncoderMethod(model, name=name)
+        params = {**{k: v for k, v in vars(model).items()
+                     if not k.startswith("_") and not k.endswith("_") and k not in ("image_encoder", "cache")},
+                  "history": model.history_, "best_epoch": model.best_epoch_}
+        for protocol in ("hodosh", "karpathy"):
+            results.append(evaluate_fitted(method, data.view("test", protocol), system=name,
+                                           params=params, timings={"fit": fit_s}))
+        methods[name] = method
+    return results, methods
+
+
 def task_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
     test = data.subset("test")
     out = []
@@ -201,6 +224,9 @@ def main() -> None:
     parser.add_argument("--flickr8k", default="/work/shared/flickr8k")
     parser.add_argument("--vsts", type=Path, default=Path("/work/shared/vsts"))
     parser.add_argument("--kcca-rank", type=int, default=1024)
+    parser.add_argument("--trainable", action="store_true", help="also train VSE and char-GRU (needs torch)")
+    parser.add_argument("--train-seconds", type=float, default=900.0,
+                        help="wall-clock budget of each trainable baseline")
     parser.add_argument("--max-train-images", type=int, default=None,
                         help="train on the first N train images (split-file order) only")
     parser.add_argument("--cca-regs", type=float, nargs="+", default=[1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3])
@@ -222,6 +248,10 @@ def main() -> None:
     print(f"embeddings ready in {time.perf_counter() - start:.0f} s", flush=True)
 
     results, methods = retrieval_results(data, encoder, args)
+    if args.trainable:
+        more, trained = trainable_results(data, encoder, args)
+        results += more
+        methods.update(trained)
     tasks = task_results(data, methods, encoder, args)
     payload = [r.to_dict() for r in results] + tasks
     for r in payload[:len(results)]:

@@ -5,7 +5,9 @@ cache; pair scorers (:class:`PairScorer`) score image–text pairs jointly.
 :class:`EncoderMethod` / :class:`PairScorerMethod` make harness methods of
 them, and :class:`FeatureBridgeMethod` runs NN, linear CCA and RBF-kernel CCA
 over any encoder's features.  The ONNX encoders in :mod:`.onnx_models` need the
-optional ``neural`` extra and are imported lazily.
+optional ``neural`` extra, the trainable baselines in :mod:`.trainable`
+(:class:`VSEEncoder`, :class:`CharGRUEncoder`) need ``torch``; both are
+imported lazily.
 """
 
 from .base import Encoder, PairScorer
@@ -23,6 +25,8 @@ __all__ = [
     "EmbeddingStore",
     "MiniLMTextEncoder",
     "ViTImageEncoder",
+    "VSEEncoder",
+    "CharGRUEncoder",
 ]
 
 
@@ -33,4 +37,8 @@ def __getattr__(name):
         from . import onnx_models
 
         return getattr(onnx_models, name)
+    if name in ("VSEEncoder", "CharGRUEncoder"):
+        from . import trainable
+
+        return getattr(trainable, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

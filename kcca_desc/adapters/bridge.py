@@ -177,10 +177,12 @@ class FeatureBridgeMethod(RetrievalMethod):
             transform = (self.cca_.transform_x, self.cca_.transform_y)[side]
             return transform(V) * self.dimension_weights_
         train, gamma = self.kcca_train_[side], self.gammas_[side]
-        # Kernel rows against the 30,000 training items, a chunk at a time.
-        return np.concatenate([
-            self.kcca_.transform(**{"XY"[side]: rbf_kernel(V[s:s + chunk], train, gamma=gamma)})
-            for s in range(0, max(len(V), 1), chunk)]) if len(V) else np.zeros((0, self.n_components))
+        if len(V) == 0:
+            return np.zeros((0, self.n_components))
+        # Kernel rows against the training items, a chunk at a time (30,000 columns each).
+        view = "XY"[side]
+        return np.concatenate([self.kcca_.transform(**{view: rbf_kernel(V[s:s + chunk], train, gamma=gamma)})
+                               for s in range(0, len(V), chunk)])
 
     def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray | DirectionalScores:
         if not any(hasattr(self, a) for a in ("cca_", "kcca_", "train_images_")):
