@@ -116,7 +116,7 @@ def _exact_gram(items_a, items_b, symmetric, column_of, word_weight, lam, max_le
 
 
 @numba.njit(cache=True, nogil=True)
-def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, base, cur, pref):
+def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, base, cur, work):
     m = a1 - a0
     n = b1 - b0
     for i in range(m):
@@ -125,32 +125,34 @@ def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, b
             base[i, j] = lam * row[tok[b0 + j]]
     total = 0.0
     n_chains = max_len if per_length else 1
+    acc = work[0]
+    column_factor = work[1]
     for chain in range(n_chains):
         depth = chain + 1 if per_length else max_len
+        for j in range(n):
+            column_factor[j] = factor[chain, tok[b0 + j]]
         level_sum = 0.0
         for i in range(m):
             fi = factor[chain, tok[a0 + i]]
             for j in range(n):
-                value = base[i, j] * fi * factor[chain, tok[b0 + j]]
+                value = base[i, j] * fi * column_factor[j]
                 cur[i, j] = value
                 level_sum += value
         if depth == 1 or not per_length:
             total += level_sum
         for level in range(2, depth + 1):
-            # cur holds D_{level-1}; pref[i, j] = its sum over rows < i and columns < j.
-            for j in range(n + 1):
-                pref[0, j] = 0.0
-            for i in range(m):
-                pref[i + 1, 0] = 0.0
-                running = 0.0
-                for j in range(n):
-                    running += cur[i, j]
-                    pref[i + 1, j + 1] = pref[i, j + 1] + running
+            # One pass per level: acc[j] holds the sum of D_{level-1} over the rows above and the
+            # columns left of j, updated in place once cell (i, j) has used it.
+            acc[:n] = 0.0
             level_sum = 0.0
             for i in range(m):
                 fi = factor[chain, tok[a0 + i]]
+                running = 0.0
                 for j in range(n):
-                    value = base[i, j] * fi * factor[chain, tok[b0 + j]] * pref[i, j]
+                    previous = cur[i, j]
+                    value = base[i, j] * fi * column_factor[j] * acc[j]
+                    acc[j] += running
+                    running += previous
                     cur[i, j] = value
                     level_sum += value
             if level == depth or not per_length:
@@ -160,19 +162,20 @@ def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, b
 
 @numba.njit(cache=True, nogil=True)
 def _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam, max_len, per_length,
-               base, cur, pref):
+               base, cur, work):
     total = 0.0
     for sa in range(item_ptr_a[ia], item_ptr_a[ia + 1]):
         for sb in range(item_ptr_b[ib], item_ptr_b[ib + 1]):
             total += _sentence_pair(sim, factor, tok, sent_ptr[sa], sent_ptr[sa + 1], sent_ptr[sb],
-                                    sent_ptr[sb + 1], lam, max_len, per_length, base, cur, pref)
+                                    sent_ptr[sb + 1], lam, max_len, per_length, base, cur, work)
     return total
 
 
 @numba.njit(cache=True)
 def _scratch(longest):
-    """Per-thread buffers: lam * sigma of a sentence pair, the current level, its prefix sums."""
-    return np.empty((longest, longest)), np.empty((longest, longest)), np.empty((longest + 1, longest + 1))
+    """Per-thread buffers: lam * sigma of a sentence pair, the current level, and the running
+    prefix sums and column idf factors."""
+    return np.empty((longest, longest)), np.empty((longest, longest)), np.empty((2, longest))
 
 
 @numba.njit(parallel=True, cache=True)
@@ -185,7 +188,7 @@ def _soft_cross(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, lam, max_len
     # the upper triangle.
     n_tasks = (n_a + 1) // 2 if symmetric else n_a
     for task in numba.prange(n_tasks):
-        base, cur, pref = _scratch(longest)
+        base, cur, work = _scratch(longest)
         first_row = np.int64(task)
         mirror = n_a - 1 - first_row
         for r in range(2 if symmetric and mirror != first_row else 1):
@@ -193,7 +196,7 @@ def _soft_cross(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, lam, max_len
             start = ia if symmetric else 0
             for ib in range(start, n_b):
                 value = _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam, max_len,
-                                   per_length, base, cur, pref)
+                                   per_length, base, cur, work)
                 out[ia, ib] = value
                 if symmetric:
                     out[ib, ia] = value
@@ -205,9 +208,9 @@ def _soft_self(sim, factor, tok, sent_ptr, item_ptr, lam, max_len, per_length, l
     n = item_ptr.size - 1
     out = np.zeros(n)
     for ia in numba.prange(n):
-        base, cur, pref = _scratch(longest)
+        base, cur, work = _scratch(longest)
         out[ia] = _item_pair(sim, factor, tok, sent_ptr, item_ptr, item_ptr, ia, ia, lam, max_len, per_length,
-                             base, cur, pref)
+                             base, cur, work)
     return out
 
 
