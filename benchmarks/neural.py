@@ -4,14 +4,17 @@ MiniLM caption embeddings and ViT-S/14 image features (class token and mean
 patch token, each L2-normalised, concatenated) are bridged with regularised
 linear CCA and with RBF-kernel KCCA (the project's KCCA estimator, incomplete
 Cholesky), trained on the 30,000 Flickr8K train image–caption pairs; the
-regulariser is chosen on dev (hodosh protocol, sum of R@1/5/10 over both
-tasks) and the chosen models are evaluated on test under both protocols.
-The same models then run the other seed papers' tasks: off-topic detection,
-1-of-6 forced choice and vSTS.
+regulariser (and the KCCA bandwidth) is chosen on dev (hodosh protocol, sum
+of R@1/5/10 over both tasks) and the chosen models are evaluated on test
+under both protocols.  The trainable baselines (Kiros VSE, Merkx & Frank
+char-GRU) train on the same pairs over the frozen ViT features.  The same
+models then run the other seed papers' tasks: off-topic detection, 1-of-6
+forced choice and vSTS.
 
 Usage::
 
-    python benchmarks/neural.py [--flickr8k DIR] [--vsts DIR] [--kcca-rank 1024]
+    python benchmarks/neural.py [--systems NAME ...] [--merge] [--train-seconds S]
+                                [--kcca-rank 1024] [--flickr8k DIR] [--vsts DIR]
 
 Writes ``benchmarks/results/neural.json`` (a list of result objects) and
 prints a Markdown table.  Embeddings are cached (``$KCCA_DESC_CACHE``): the
@@ -45,8 +48,8 @@ def throughput(n_threads: int = 2) -> dict:
              for i, (w, v) in enumerate(zip(rng.choice(["brown", "black", "white"], 512),
                                             rng.choice(["red", "blue", "green"], 512)))]
     from kcca_desc.data.images import ArrayImages
-    images = ArrayImages([rng.integers(0, 256, (224, 224, 3), dtype=np.uint8) for _ in range(64)],
-                         [str(i) for i in range(64)])
+    images = ArrayImages([rng.integers(0, 256, (224, 224, 3), dtype=np.uint8) for _ in range(32)],
+                         [str(i) for i in range(32)])
     text_encoder = MiniLMTextEncoder(cache=False, n_threads=n_threads)
     image_encoder = ViTImageEncoder(cache=False, n_threads=n_threads, batch_size=32)
     text_encoder.embed_texts(texts[:8])           # build the sessions outside the timing
@@ -77,52 +80,67 @@ def select_on_dev(candidates, dev_view, log):
     return best
 
 
-def retrieval_results(data: Dataset, encoder, args) -> tuple[list, dict]:
-    train = data.subset("train")
-    dev = data.view("dev", "hodosh")
-    results, chosen = [], {}
-
-    # Linear CCA: one fit per regulariser (each is seconds).
+def fit_linear_cca(train: Dataset, dev, encoder, args):
+    """Linear CCA, one fit per regulariser (seconds each), chosen on dev."""
     log = []
-    def linear(reg):
+
+    def fit(reg):
         start = time.perf_counter()
         m = FeatureBridgeMethod(encoder, kernel="linear", n_components=128, reg=reg,
                                 weight_power=1.0, name="cca_minilm_vit").fit(train)
         m.fit_s = time.perf_counter() - start
         return m
-    best = select_on_dev(((linear(r), {"reg": r}) for r in args.cca_regs), dev, log)
-    chosen["cca_minilm_vit"] = (best[0], {**best[1], "n_components": 128, "weight_power": 1.0,
-                                          "features": "minilm | vit cls+mean_patch", "dev_search": log})
 
-    # RBF KCCA: one incomplete Cholesky factorisation, the regulariser path re-uses it.
-    log = []
-    start = time.perf_counter()
-    kcca = FeatureBridgeMethod(encoder, kernel="rbf", n_components=128, reg=args.kcca_regs[0],
-                               weight_power=1.0, rank=args.kcca_rank, name="kcca_minilm_vit").fit(train)
-    kcca.fit_s = time.perf_counter() - start
-    print(f"  KCCA factorised in {kcca.fit_s:.0f} s (rank {kcca.kcca_.rank_x_}, {kcca.kcca_.rank_y_}; "
-          f"trace kept {kcca.kcca_.explained_trace_x_:.2f}, {kcca.kcca_.explained_trace_y_:.2f})", flush=True)
-    best = select_on_dev(((kcca.with_reg(r), {"reg": r}) for r in args.kcca_regs), dev, log)
-    chosen["kcca_minilm_vit"] = (best[0], {**best[1], "n_components": 128, "weight_power": 1.0,
-                                           "kernel": "rbf (median-heuristic gamma)", "rank": args.kcca_rank,
-                                           "gamma": list(kcca.gammas_),
-                                           "explained_trace": [kcca.kcca_.explained_trace_x_,
-                                                               kcca.kcca_.explained_trace_y_],
-                                           "dev_search": log})
-    kcca_fit_s = kcca.fit_s
+    method, params, _ = select_on_dev(((fit(r), {"reg": r}) for r in args.cca_regs), dev, log)
+    return method, {**params, "n_components": 128, "weight_power": 1.0,
+                    "features": "minilm | vit cls+mean_patch", "dev_search": log}, method.fit_s
 
+
+def fit_rbf_kcca(train: Dataset, dev, encoder, args):
+    """RBF KCCA: one incomplete Cholesky factorisation per bandwidth; the κ path re-uses it."""
+    log, best, total_s = [], None, 0.0
+    for gamma_scale in args.kcca_gamma_scales:
+        start = time.perf_counter()
+        kcca = FeatureBridgeMethod(encoder, kernel="rbf", n_components=128, reg=args.kcca_regs[0],
+                                   weight_power=1.0, rank=args.kcca_rank, gamma_scale=gamma_scale,
+                                   name="kcca_minilm_vit").fit(train)
+        fit_s = time.perf_counter() - start
+        total_s += fit_s
+        info = {"gamma_scale": gamma_scale, "gamma": list(kcca.gammas_), "factorise_s": fit_s,
+                "explained_trace": [kcca.kcca_.explained_trace_x_, kcca.kcca_.explained_trace_y_]}
+        print(f"  KCCA gamma_scale {gamma_scale}: factorised in {fit_s:.0f} s, trace kept "
+              f"{info['explained_trace'][0]:.2f}, {info['explained_trace'][1]:.2f}", flush=True)
+        candidate = select_on_dev(((kcca.with_reg(r), {"reg": r, **info}) for r in args.kcca_regs), dev, log)
+        if best is None or candidate[2] > best[2]:
+            best = candidate
+    method, params, _ = best
+    return method, {**params, "n_components": 128, "weight_power": 1.0, "rank": args.kcca_rank,
+                    "kernel": "rbf, gamma = gamma_scale / median squared distance", "dev_search": log}, total_s
+
+
+def fit_nn(train: Dataset, dev, encoder, args):
     start = time.perf_counter()
     nn = FeatureBridgeMethod(encoder, model="nn", name="nn_minilm_vit").fit(train)
-    nn.fit_s = time.perf_counter() - start
-    chosen["nn_minilm_vit"] = (nn, {"model": "NN5 over cosine of features"})
+    return nn, {"model": "NN5 over cosine of features"}, time.perf_counter() - start
 
-    for name, (method, params) in chosen.items():
-        fit_s = kcca_fit_s if name.startswith("kcca") else method.fit_s
+
+BRIDGES = {"cca_minilm_vit": fit_linear_cca, "kcca_minilm_vit": fit_rbf_kcca, "nn_minilm_vit": fit_nn}
+
+
+def retrieval_results(data: Dataset, encoder, args) -> tuple[list, dict]:
+    """Fit the selected bridge systems (dev-selected) and evaluate them on test, both protocols."""
+    train = data.subset("train")
+    dev = data.view("dev", "hodosh")
+    results, methods = [], {}
+    for name in args.systems:
+        if name not in BRIDGES:
+            continue
+        method, params, fit_s = BRIDGES[name](train, dev, encoder, args)
+        methods[name] = method
         for protocol in ("hodosh", "karpathy"):
-            res = evaluate_fitted(method, data.view("test", protocol), system=name,
-                                  params=params, timings={"fit": fit_s})
-            results.append(res)
-    return results, {name: m for name, (m, _) in chosen.items()}
+            results.append(evaluate_fitted(method, data.view("test", protocol), system=name,
+                                           params=params, timings={"fit": fit_s}))
+    return results, methods
 
 
 def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
@@ -132,6 +150,8 @@ def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     results, methods = [], {}
     train, dev = data.subset("train"), data.subset("dev")
     for name, cls in (("vse", VSEEncoder), ("char_gru", CharGRUEncoder)):
+        if name not in args.systems:
+            continue
         model = cls(image_encoder=encoder.image_encoder, max_train_seconds=args.train_seconds, random_state=0)
         start = time.perf_counter()
         model.fit(train, dev=dev)
@@ -148,7 +168,7 @@ def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     return results, methods
 
 
-def task_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
+def task_results(data: Dataset, methods: dict, encoder, args, with_vsts: bool = True) -> list[dict]:
     test = data.subset("test")
     out = []
     for name, method in methods.items():
@@ -162,7 +182,7 @@ def task_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
         out.append({"system": name, "dataset": "flickr8k", "split": "test", "task": "forced_choice",
                     "metrics": metrics, "params": {"seed": 0, "n_choices": 6},
                     "timings_s": {"task": time.perf_counter() - start}})
-    if args.vsts.is_dir():
+    if with_vsts and args.vsts.is_dir():  # vSTS needs projections: the CCA bridges only
         out.extend(vsts_results(data, methods, encoder, args))
     return out
 
@@ -183,7 +203,7 @@ def vsts_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
                 tuple(m.project_images(pairs.images(image_dir, side)) for side in (0, 1)))
 
     out = []
-    for space in ("raw", "cca_minilm_vit", "kcca_minilm_vit"):
+    for space in ["raw"] * args.vsts_raw + [m for m in ("cca_minilm_vit", "kcca_minilm_vit") if m in methods]:
         system = "minilm_vit" if space == "raw" else space
         metrics = {"pearson_cosine_all455": cosine_similarity_correlations(splits["all"].sim, *reps(splits["all"], space)),
                    "pearson_cosine_test": cosine_similarity_correlations(splits["test"].sim, *reps(splits["test"], space))}
@@ -193,7 +213,9 @@ def vsts_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
             def side(s, k=kind):
                 (tl, tr), (il, ir) = rep[s]
                 unit = lambda x: x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)  # noqa: E731
-                pick = {"text": (tl, tr), "image": (il, ir),
+                # Unit vectors throughout: projections are on no common scale, and
+                # the regressor's logistic units saturate on large inputs.
+                pick = {"text": (unit(tl), unit(tr)), "image": (unit(il), unit(ir)),
                         "concat": (np.hstack([unit(tl), unit(il)]), np.hstack([unit(tr), unit(ir)]))}[k]
                 return pick[0], pick[1], splits[s].sim
             model, info = fit_siamese_regressor(side("train"), side("dev"), seed=0)
@@ -224,14 +246,19 @@ def main() -> None:
     parser.add_argument("--flickr8k", default="/work/shared/flickr8k")
     parser.add_argument("--vsts", type=Path, default=Path("/work/shared/vsts"))
     parser.add_argument("--kcca-rank", type=int, default=1024)
-    parser.add_argument("--trainable", action="store_true", help="also train VSE and char-GRU (needs torch)")
+    parser.add_argument("--systems", nargs="+", default=list(BRIDGES) + ["vse", "char_gru"],
+                        help="systems to run; vse and char_gru need torch")
+    parser.add_argument("--merge", action="store_true",
+                        help="replace only these systems' entries in an existing results file")
+    parser.add_argument("--kcca-gamma-scales", type=float, nargs="+", default=[0.25, 0.5, 1.0])
     parser.add_argument("--train-seconds", type=float, default=900.0,
                         help="wall-clock budget of each trainable baseline")
     parser.add_argument("--max-train-images", type=int, default=None,
                         help="train on the first N train images (split-file order) only")
-    parser.add_argument("--cca-regs", type=float, nargs="+", default=[1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3])
-    parser.add_argument("--kcca-regs", type=float, nargs="+", default=[0.3, 1, 3, 10, 30, 100])
+    parser.add_argument("--cca-regs", type=float, nargs="+", default=[1e-2, 3e-2, 0.1, 0.3, 1.0])
+    parser.add_argument("--kcca-regs", type=float, nargs="+", default=[0.3, 1, 3, 10, 30])
     args = parser.parse_args()
+    args.vsts_raw = not args.merge or "minilm_vit" in args.systems
 
     data = load_flickr8k(args.flickr8k)
     if args.max_train_images is not None:
@@ -247,19 +274,32 @@ def main() -> None:
     encoder.embed_texts([c for i in used for c in data.captions[i]])
     print(f"embeddings ready in {time.perf_counter() - start:.0f} s", flush=True)
 
+    rerun = set(args.systems) | ({"minilm_vit"} if args.vsts_raw else set())
+
+    def save(results, tasks):
+        # Written after every stage so an interrupted run keeps what it measured;
+        # with --merge the other systems' entries are re-read each time.
+        kept = []
+        if args.merge and RESULTS.exists():
+            kept = [r for r in json.loads(RESULTS.read_text()) if r["system"] not in rerun]
+        payload = [r.to_dict() for r in results] + tasks
+        for r in payload[:len(results)]:
+            r["params"]["encoder_throughput"] = speed
+            r["params"]["n_train_images"] = len(data.splits["train"])
+            r["params"]["n_train_pairs"] = sum(len(data.captions[i]) for i in data.splits["train"])
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(kept + payload, indent=1, default=float))
+
     results, methods = retrieval_results(data, encoder, args)
-    if args.trainable:
-        more, trained = trainable_results(data, encoder, args)
-        results += more
-        methods.update(trained)
+    save(results, [])
     tasks = task_results(data, methods, encoder, args)
-    payload = [r.to_dict() for r in results] + tasks
-    for r in payload[:len(results)]:
-        r["params"]["encoder_throughput"] = speed
-        r["params"]["n_train_images"] = len(data.splits["train"])
-        r["params"]["n_train_pairs"] = sum(len(data.captions[i]) for i in data.splits["train"])
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(payload, indent=1, default=float))
+    save(results, tasks)
+    more, trained = trainable_results(data, encoder, args)
+    if trained:
+        results += more
+        save(results, tasks)
+        tasks += task_results(data, trained, encoder, args, with_vsts=False)
+        save(results, tasks)
     print(to_markdown(results))
     print()
     print(tasks_markdown(tasks))
