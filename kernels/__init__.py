@@ -1,4 +1,19 @@
 """Reusable image and text kernel functions with Numba (CPU) and CuPy (GPU) backends.
 
 This package never imports :mod:`kcca_desc`.
+
+Image kernels (:mod:`kernels.image`): :func:`histogram_intersection`, :func:`pyramid_kernel`,
+:func:`image_kernel`. Text kernels (:mod:`kernels.text`): :func:`bow_kernel`,
+:func:`tagrank_kernel`, :func:`trigram_kernel`, with word similarities in
+:mod:`kernels.text.similarity`.
 """
+
+from ._backend import BACKENDS, cupy_available, resolve_backend
+from .image import histogram_intersection, image_kernel, pyramid_cell_weights, pyramid_kernel
+from .text import bow_kernel, document_idf, subsequence_features, tagrank_kernel, trigram_kernel
+
+__all__ = [
+    "BACKENDS", "cupy_available", "resolve_backend",
+    "histogram_intersection", "pyramid_kernel", "pyramid_cell_weights", "image_kernel",
+    "bow_kernel", "document_idf", "tagrank_kernel", "trigram_kernel", "subsequence_features",
+]

@@ -19,6 +19,7 @@ Results are cached per caption in memory and per batch on disk (``kcca_desc.cach
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -200,6 +201,35 @@ class Preprocessor:
         tokens = [list(t) for t, _ in results]
         tags = [list(g) for _, g in results] if self.pos_tags else None
         return tokens, tags
+
+    def process_items(self, items: Sequence[Sequence[str]]) -> tuple[list, list | None]:
+        """Tokens and tags of multi-caption items, grouped as the input.
+
+        Parameters
+        ----------
+        items : sequence of sequence of str
+            The captions of each item (e.g. ``Dataset.captions``).
+
+        Returns
+        -------
+        tokens : list of items, each a list of token lists
+        tags : the same nesting of Penn tags, or None when ``pos_tags=False``
+        """
+        sizes = [len(captions) for captions in items]
+        tokens, tags = self.process([c for captions in items for c in captions])
+        bounds = list(itertools.accumulate(sizes, initial=0))
+
+        def group(flat: list) -> list:
+            return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+        return group(tokens), (None if tags is None else group(tags))
+
+    def cache_params(self) -> dict[str, bool]:
+        """The switches that determine the output, for keying downstream caches."""
+        return self._switches()
+
+    def __repr__(self) -> str:
+        return f"Preprocessor({', '.join(f'{k}={v}' for k, v in self._switches().items())})"
 
     def _process_all(self, texts: list[str]) -> list[tuple[list[str], list[str] | None]]:
         # Keyed by the switches too: set after construction, they must not serve stale results.

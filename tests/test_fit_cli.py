@@ -1,0 +1,43 @@
+"""The command line end to end on small synthetic data, and its error messages."""
+
+import json
+
+import pytest
+
+from kcca_desc.evaluate import load_results
+from kcca_desc.fit import main
+
+SMALL = ["--n-images", "100", "--colour-words", "16", "--texture-words", "16", "--sift-words", "16",
+         "--levels", "1"]
+
+
+def test_kcca_run_writes_every_format(tmp_path, capsys):
+    out = tmp_path / "run" / "results.json"
+    code = main(SMALL + ["--text-kernel", "bow5", "--n-components", "4,8", "--regs", "0.1,1",
+                         "--protocol", "both", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "KCCA bow5 (pyramid)" in printed and "karpathy" in printed
+    results = load_results(out)
+    assert [r.protocol for r in results] == ["hodosh", "karpathy"]
+    for suffix in (".md", ".csv", ".tex"):
+        assert out.with_suffix(suffix).read_text().strip()
+    assert json.loads(out.read_text())
+
+
+def test_nn_run(capsys):
+    assert main(SMALL + ["--method", "nn", "--nn-text", "f1"]) == 0
+    assert "NN5 F1 (pyramid)" in capsys.readouterr().out
+
+
+def test_unknown_names_are_rejected_with_the_choices(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--text-kernel", "tri9"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown text kernel 'tri9'" in err and "tri_sem" in err
+
+
+def test_missing_data_directory_is_a_clear_error(tmp_path, capsys):
+    assert main(["--data", "flickr8k", "--data-root", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere" in capsys.readouterr().err

@@ -1,0 +1,118 @@
+"""The full KCCA system (ImageSentenceRanker) and the NN baseline end to end on small synthetic data."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
+from kcca_desc.evaluate import evaluate_fitted, evaluate_scores
+from kcca_desc.methods import DirectionalScores, idf_f1_similarity
+
+IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_dataset("synthetic", n_images=100, image_size=48, seed=3)
+
+
+def small_ranker(**params):
+    defaults = dict(text_kernel="bow5", n_components=(4, 8), regs=(0.1, 1.0), n_select=2,
+                    image_kernel_params=IMAGE_PARAMS)
+    return ImageSentenceRanker(**{**defaults, **params})
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    return small_ranker().fit(data.subset("train"), dev=data.view("dev"))
+
+
+def test_dev_selection_keeps_k_per_metric_and_task(fitted):
+    grid = {(n, r) for n in (4, 8) for r in (0.1, 1.0)}
+    assert len(fitted.dev_results_) == 4
+    for task in ("annotation", "search"):
+        chosen = fitted.selected_[task]
+        assert len(chosen) == 6 and set(chosen) <= grid
+        # the first model of the R@1 list has the best dev R@1 of the grid
+        best = max(row[task]["R@1"] for row in fitted.dev_results_)
+        first = next(row for row in fitted.dev_results_ if (row["n_components"], row["reg"]) == chosen[0])
+        assert first[task]["R@1"] == best
+
+
+def test_scores_are_finite_fused_and_reproducible(data, fitted):
+    view = data.view("test")
+    scores = fitted.score(view.images, view.captions)
+    assert isinstance(scores, DirectionalScores)
+    for matrix in scores:
+        assert matrix.shape == (view.n_images, view.n_captions)
+        assert np.all(np.isfinite(matrix))
+    again = small_ranker().fit(data.subset("train"), dev=data.view("dev")).score(view.images, view.captions)
+    np.testing.assert_array_equal(scores.annotation, again.annotation)
+    np.testing.assert_array_equal(scores.search, again.search)
+
+
+def test_single_setting_equals_unfused_cosine(data):
+    train = data.subset("train")
+    ranker = small_ranker(n_components=(6,), regs=(0.5,)).fit(train)
+    view = data.view("test")
+    scores = ranker.score(view.images, view.captions)
+    x, y = ranker.kcca_.transform(ranker.image_kernel_.cross(view.images),
+                                  ranker._query_text_kernel(view.captions), n_components=6)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    np.testing.assert_allclose(scores.annotation, x @ y.T, atol=1e-10)
+    np.testing.assert_array_equal(scores.annotation, scores.search)
+
+
+def test_kcca_beats_chance_on_synthetic(data, fitted):
+    view = data.view("test")
+    metrics = evaluate_scores(fitted.score(view.images, view.captions), view)
+    chance_median = (view.n_images + 1) / 2
+    assert metrics["search"]["median_rank"] < chance_median / 2
+    assert metrics["annotation"]["median_rank"] < chance_median / 2
+
+
+def test_estimator_conventions(fitted):
+    ranker = small_ranker(diag=2.0)
+    assert ranker.get_params()["diag"] == 2.0
+    copy = clone(ranker)
+    assert copy.get_params()["text_kernel"] == "bow5"
+    assert not hasattr(copy, "kcca_")
+    assert ranker.set_params(regs=(1.0,)) is ranker
+
+
+def test_bad_configurations_are_named(data):
+    train = data.subset("train")
+    with pytest.raises(ValueError, match="needs a dev view"):
+        small_ranker().fit(train)
+    with pytest.raises(ValueError, match="training images"):
+        small_ranker(n_components=(500,), regs=(1.0,)).fit(train)
+    with pytest.raises(ValueError, match="unknown text kernel"):
+        small_ranker(text_kernel="tri9", n_components=(4,), regs=(1.0,)).fit(train)
+    with pytest.raises(ValueError, match="d"):
+        small_ranker(diag=0.5, n_components=(4,), regs=(1.0,)).fit(train)
+
+
+def test_nearest_neighbour_follows_its_definition(data):
+    train = data.subset("train")
+    nn = NearestNeighbour(image_kernel_params=IMAGE_PARAMS).fit(train)
+    view = data.view("test")
+    scores = nn.score(view.images, view.captions)
+    image_to_train = nn.image_kernel_.cross(view.images)
+    tokens, _ = nn.preprocessor_.process(view.captions)
+    text_to_train = idf_f1_similarity(tokens, nn.train_documents_, nn.idf_)
+    for i in range(view.n_images):
+        item = np.argmax(image_to_train[i])
+        np.testing.assert_allclose(scores.annotation[i], text_to_train[:, item], rtol=1e-6)
+    for j in range(view.n_captions):
+        item = np.argmax(text_to_train[j])
+        np.testing.assert_allclose(scores.search[:, j], image_to_train[:, item], rtol=1e-6)
+    result = evaluate_fitted(nn, view)
+    assert result.system == "NN5 idf F1 (pyramid)"
+
+
+def test_nearest_neighbour_with_a_text_kernel(data):
+    nn = NearestNeighbour(text_similarity="bow5", image_kernel_params=IMAGE_PARAMS).fit(data.subset("train"))
+    view = data.view("test")
+    scores = nn.score(view.images, view.captions)
+    assert all(np.all(np.isfinite(m)) for m in scores)
