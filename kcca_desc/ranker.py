@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .cache import NpzCache
+from .cache import NpzCache, cache_dir
 from .data.dataset import Dataset, RetrievalView
 from .data.images import ImageSource
 from .evaluate.ranks import evaluate_scores
@@ -172,8 +172,11 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
         if n_max >= len(train):
             raise ValueError(f"ImageSentenceRanker: n_components up to {n_max} needs more than {n_max} "
                              f"training images, got {len(train)}")
-        self.kcca_ = self._timed("kcca_fit", KCCA(n_components=n_max, reg=grid[0][1],
-                                                  **(self.kcca_params or {})).fit, Kx, Ky)
+        params = dict(self.kcca_params or {})
+        if self.cache:
+            params.setdefault("memory", str(cache_dir("kcca_spectra")))
+        self.kcca_ = self._timed("kcca_fit", KCCA(n_components=n_max, reg=grid[0][1], **params).fit, Kx, Ky)
+        self._models = {grid[0][1]: self.kcca_}
         if dev is None:
             self.selected_ = {"annotation": grid, "search": grid}
             self.dev_results_ = []
@@ -185,7 +188,10 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
         """Cosine score matrices of each (n, reg) setting, computed once per setting."""
         out = {}
         for reg in sorted({r for _, r in settings}):
-            model = self.kcca_.with_params(reg=reg)
+            # One solve per reg serves every n, in selection and in scoring alike.
+            if reg not in self._models:
+                self._models[reg] = self.kcca_.with_params(reg=reg)
+            model = self._models[reg]
             for n in sorted({n for n, r in settings if r == reg}):
                 x, y = model.transform(Kx_new, Ky_new, n_components=n)
                 if self.weight_power:

@@ -264,3 +264,17 @@ def test_uncorrelated_views_give_zero_correlations_and_finite_projections():
     x_scores, y_scores = model.transform(Kx, Ky)
     assert np.all(np.isfinite(x_scores)) and np.all(np.isfinite(y_scores))
     assert np.linalg.matrix_rank(x_scores) == 2 and np.linalg.matrix_rank(y_scores) == 2
+
+
+def test_memory_caches_the_exact_decomposition(tmp_path):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(40, 5)), rng.normal(size=(40, 4))
+    Kx, Ky = X @ X.T + np.eye(40), Y @ Y.T + np.eye(40)
+    plain = KCCA(n_components=3, reg=0.5, method="exact").fit(Kx, Ky)
+    cached = KCCA(n_components=3, reg=0.5, method="exact", memory=str(tmp_path)).fit(Kx, Ky)
+    assert any(tmp_path.rglob("output.pkl"))
+    again = KCCA(n_components=3, reg=0.5, method="exact", memory=str(tmp_path)).fit(Kx, Ky)
+    for model in (cached, again):
+        np.testing.assert_allclose(model.canonical_correlations_, plain.canonical_correlations_, rtol=1e-12)
+        np.testing.assert_allclose(model.transform(Kx[:5], Ky[:5])[0], plain.transform(Kx[:5], Ky[:5])[0],
+                                   atol=1e-10)

@@ -1,0 +1,257 @@
+"""Benchmark: the result tables of Hodosh, Young & Hockenmaier (2013) on Flickr8K.
+
+Every system of SPEC §5 — the NN baselines and KCCA with each text kernel (pyramid image
+kernel unless marked histo) — is fitted on the 6,000 training images, its (n, κ) models are
+selected on dev (5 best by R@1, R@5 and R@10 per task) and Borda-fused, and the fused system
+ranks the 1,000 test images against their 1,000 ``#2`` captions (hodosh protocol). Reported per
+system: R@1/5/10 and median rank for annotation and search with bootstrap 95% intervals; S@1/5/10
+and R-precision from the CrowdFlower judgments; the expert score of the first caption; unigram
+BLEU and ROUGE-1; p-values against Tri5Sem (McNemar for R@K and S@K, Fisher's paired
+randomisation test for median rank, R-precision and expert score). Tri5Sem is also evaluated
+under the karpathy protocol (5,000 test captions). Spearman's ρ and Kendall's τ compare the
+system rankings under different metrics.
+
+Results go to ``benchmarks/results/hodosh_table.json`` (and ``.md``) after every system, so an
+interrupted run resumes where it stopped (``--force`` recomputes). Features and kernel matrices
+are cached on disk (``$KCCA_DESC_CACHE``), so a warm run only re-solves KCCA.
+
+Usage::
+
+    python benchmarks/hodosh_table.py --data-root ../shared/flickr8k            # every system
+    python benchmarks/hodosh_table.py --systems tri_sem,bow5,nn5_idf_f1        # a subset
+    python benchmarks/hodosh_table.py --list                                    # system names
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
+from kcca_desc.data import load_flickr8k_judgments
+from kcca_desc.evaluate import (
+    Result,
+    add_confidence_intervals,
+    add_significance,
+    evaluate_fitted,
+    kendall_tau,
+    mcnemar_test,
+    paired_randomization_test,
+    spearman_rho,
+    to_markdown,
+)
+from kcca_desc.text import Preprocessor
+from kcca_desc.text.named_kernels import TEXT_KERNELS
+
+RESULTS = Path(__file__).resolve().parent / "results" / "hodosh_table.json"
+REFERENCE = "tri_sem"
+DISPLAY = {"tri_sem": "Tri5Sem", "bow5_sqrtidf": "BoW5 sqrt-idf"}
+
+
+def _systems() -> dict[str, dict]:
+    """Table name -> how to build it, in the paper's order."""
+    systems = {
+        "nn5_f1": dict(method="nn", text="f1"),
+        "nn5_idf_f1": dict(method="nn", text="idf_f1"),
+        "nn_bow5": dict(method="nn", text="bow5"),
+        "nn_tri_best": dict(method="nn", text="tri_sem"),
+    }
+    for name in ("bow1", "tri1", "bow5", "bow5_idf", "bow5_sqrtidf", "tagrank"):
+        systems[name] = dict(method="kcca", text=name, image="pyramid")
+    systems["bow5_histo"] = dict(method="kcca", text="bow5", image="histo")
+    systems["tri5"] = dict(method="kcca", text="tri5", image="pyramid")
+    systems["tri5_histo"] = dict(method="kcca", text="tri5", image="histo")
+    for name in TEXT_KERNELS:
+        if name.startswith("tri5_") or name == "tri_sem":
+            systems[name] = dict(method="kcca", text=name, image="pyramid")
+    return systems
+
+
+SYSTEMS = _systems()
+
+
+def build(spec: dict, args) -> object:
+    image_params = {"progress": False}
+    if spec["method"] == "nn":
+        return NearestNeighbour(text_similarity=spec["text"], image_kernel_params=image_params)
+    return ImageSentenceRanker(
+        image_kernel=spec["image"], text_kernel=spec["text"], power=args.power, diag=args.diag,
+        n_components=args.n_components, regs=args.regs, weight_power=args.weight_power,
+        image_kernel_params=image_params)
+
+
+def references(view, dataset, preprocessor: Preprocessor) -> list:
+    """For each pool image, its captions other than the pool (#2) caption, tokenised."""
+    others = []
+    for image_id, pool_id in zip(view.images.ids, [view.caption_ids[g[0]] for g in view.annotation_gold]):
+        k = int(pool_id.rsplit("#", 1)[1])
+        captions = dataset.captions[dataset.index_of(image_id)]
+        others.append([c for j, c in enumerate(captions) if j != k])
+    flat, _ = preprocessor.process([c for caps in others for c in caps])
+    out, pos = [], 0
+    for caps in others:
+        out.append(flat[pos:pos + len(caps)])
+        pos += len(caps)
+    return out
+
+
+def judgment_significance(result: Result, baseline: Result, seed: int = 0) -> dict:
+    """p-values of the judgment metrics against ``baseline`` (same view, same queries)."""
+    out = {}
+    for task in ("annotation", "search"):
+        ours, theirs = result.per_query.get(task, {}), baseline.per_query.get(task, {})
+        p = {}
+        if "success_ranks" in ours and "success_ranks" in theirs:
+            a, b = np.asarray(ours["success_ranks"], float), np.asarray(theirs["success_ranks"], float)
+            for k in (1, 5, 10):
+                p[f"S@{k}"] = mcnemar_test(a <= k, b <= k).pvalue
+        for key in ("r_precision", "expert_scores"):
+            if key in ours and key in theirs:
+                a, b = np.asarray(ours[key], float), np.asarray(theirs[key], float)
+                keep = np.isfinite(a) & np.isfinite(b)
+                p[key] = paired_randomization_test(a[keep], b[keep], "mean", seed=seed).pvalue
+        out[task] = p
+    return out
+
+
+def rank_agreement(rows: list[dict]) -> dict:
+    """Spearman ρ and Kendall τ between system scorings under pairs of metrics."""
+    metrics = {}
+    for task in ("annotation", "search"):
+        for key in ("R@1", "R@5", "R@10"):
+            metrics[f"{task} {key}"] = [r[task][key] for r in rows]
+        metrics[f"{task} -median_rank"] = [-r[task]["median_rank"] for r in rows]
+        for key in ("S@1", "S@5", "S@10", "R-precision"):
+            values = [r.get("judgments", {}).get(task, {}).get(key) for r in rows]
+            if all(v is not None for v in values):
+                metrics[f"{task} {key}"] = values
+    names = list(metrics)
+    pairs = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            x, y = np.asarray(metrics[a], float), np.asarray(metrics[b], float)
+            if np.ptp(x) > 0 and np.ptp(y) > 0:
+                pairs[f"{a} vs {b}"] = {"spearman": spearman_rho(x, y), "kendall": kendall_tau(x, y)}
+    return pairs
+
+
+def _load(path: Path) -> dict:
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"systems": {}, "karpathy": {}}
+
+
+def _save(path: Path, table: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(table, indent=1, default=float))
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
+    p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated table names")
+    p.add_argument("--list", action="store_true", help="print the system names and exit")
+    p.add_argument("--power", type=float, default=1.0, help="image kernel power p")
+    p.add_argument("--diag", type=float, default=1.0, help="text kernel diagonal multiplier d")
+    p.add_argument("--weight-power", type=float, default=0.0)
+    p.add_argument("--n-components", type=lambda s: [int(v) for v in s.split(",")],
+                   default=[16, 32, 64, 128, 256])
+    p.add_argument("--regs", type=lambda s: [float(v) for v in s.split(",")], default=[0.01, 0.1, 1.0, 10.0])
+    p.add_argument("--no-karpathy", action="store_true", help="skip Tri5Sem under the karpathy protocol")
+    p.add_argument("--force", action="store_true", help="recompute systems already in the results file")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args(argv)
+    if args.list:
+        print("\n".join(SYSTEMS))
+        return {}
+    names = [s for s in args.systems.split(",") if s]
+    unknown = [s for s in names if s not in SYSTEMS]
+    if unknown:
+        p.error(f"unknown systems {unknown}; see --list")
+
+    start = time.perf_counter()
+    dataset = load_dataset("flickr8k", root=args.data_root)
+    judgments = load_flickr8k_judgments(args.data_root)
+    train, dev, test = dataset.subset("train"), dataset.view("dev"), dataset.view("test")
+    refs = references(test, dataset, Preprocessor())
+    table = _load(args.out)
+    table["settings"] = {k: getattr(args, k) for k in ("power", "diag", "weight_power", "n_components", "regs")}
+    table["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(),
+                        "load_average_at_start": os.getloadavg()}
+
+    results = {}
+    for name in names:
+        if name in table["systems"] and not args.force:
+            results[name] = Result.from_dict(table["systems"][name]["result"])
+            print(f"{name}: already in {args.out.name}, skipped")
+            continue
+        spec = SYSTEMS[name]
+        method = build(spec, args)
+        t0 = time.perf_counter()
+        method.fit(train, dev=dev) if spec["method"] == "kcca" else method.fit(train)
+        fit_s = time.perf_counter() - t0
+        result = evaluate_fitted(method, test, system=DISPLAY.get(name, name), params={"table_name": name, **spec},
+                                 timings={"fit": fit_s, **getattr(method, "timings_s_", {})},
+                                 judgments=judgments, references=refs)
+        add_confidence_intervals(result)
+        results[name] = result
+        table["systems"][name] = {"result": result.to_dict(include_ranks=True),
+                                  "per_query": {t: {k: np.asarray(v, float).tolist() for k, v in q.items()}
+                                                for t, q in result.per_query.items()},
+                                  "wall_s": time.perf_counter() - t0}
+        print(f"{name}: {fit_s:.0f} s fit; annotation R@1/5/10 {result.annotation['R@1']:.1f}/"
+              f"{result.annotation['R@5']:.1f}/{result.annotation['R@10']:.1f} med {result.annotation['median_rank']}"
+              f"; search {result.search['R@1']:.1f}/{result.search['R@5']:.1f}/{result.search['R@10']:.1f}"
+              f" med {result.search['median_rank']}", flush=True)
+        _save(args.out, table)
+
+    if REFERENCE in results:
+        baseline = results[REFERENCE]
+        for name, result in results.items():
+            if name == REFERENCE:
+                continue
+            stored = table["systems"][name]
+            result.per_query = {t: {k: np.asarray(v) for k, v in q.items()} for t, q in stored["per_query"].items()}
+            baseline.per_query = {t: {k: np.asarray(v) for k, v in q.items()}
+                                  for t, q in table["systems"][REFERENCE]["per_query"].items()}
+            add_significance(result, baseline)
+            result.extras["judgment_significance"] = judgment_significance(result, baseline)
+            stored["result"] = result.to_dict(include_ranks=True)
+
+    if not args.no_karpathy and ("tri_sem" not in table["karpathy"] or args.force):
+        method = build(SYSTEMS["tri_sem"], args)
+        t0 = time.perf_counter()
+        method.fit(train, dev=dataset.view("dev", "karpathy"))
+        result = evaluate_fitted(method, dataset.view("test", "karpathy"), system="Tri5Sem",
+                                 timings={"fit": time.perf_counter() - t0, **method.timings_s_})
+        add_confidence_intervals(result)
+        table["karpathy"]["tri_sem"] = {"result": result.to_dict()}
+
+    rows = [table["systems"][n]["result"] for n in SYSTEMS if n in table["systems"]]
+    summary_rows = [{"annotation": r["annotation"], "search": r["search"],
+                     "judgments": r.get("extras", {}).get("judgments", {})} for r in rows]
+    if len(summary_rows) >= 3:
+        table["metric_agreement"] = rank_agreement(summary_rows)
+    table["wall_s_this_run"] = time.perf_counter() - start
+    _save(args.out, table)
+
+    ordered = [Result.from_dict(table["systems"][n]["result"]) for n in SYSTEMS if n in table["systems"]]
+    ordered += [Result.from_dict(v["result"]) for v in table["karpathy"].values()]
+    markdown = to_markdown(ordered, ci=True)
+    args.out.with_suffix(".md").write_text(markdown)
+    print(markdown)
+    print(f"wall time of this run: {table['wall_s_this_run']:.0f} s; wrote {args.out}")
+    return table
+
+
+if __name__ == "__main__":
+    main()
