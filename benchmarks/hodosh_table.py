@@ -48,6 +48,7 @@ from kcca_desc.evaluate import (
 )
 from kcca_desc.text import Preprocessor
 from kcca_desc.text.named_kernels import TEXT_KERNELS
+from kernels.text.similarity.wordnet import WordNetUnavailableError
 
 RESULTS = Path(__file__).resolve().parent / "results" / "hodosh_table.json"
 REFERENCE = "tri_sem"
@@ -141,6 +142,58 @@ def rank_agreement(rows: list[dict]) -> dict:
     return pairs
 
 
+def run_system(name: str, args, train, dev, test, judgments, refs) -> dict:
+    """Fit one system, evaluate it on test (hodosh) with judgments and bootstrap intervals."""
+    spec = SYSTEMS[name]
+    method = build(spec, args)
+    t0 = time.perf_counter()
+    method.fit(train, dev=dev) if spec["method"] == "kcca" else method.fit(train)
+    fit_s = time.perf_counter() - t0
+    result = evaluate_fitted(method, test, system=DISPLAY.get(name, name), params={"table_name": name, **spec},
+                             timings={"fit": fit_s, **getattr(method, "timings_s_", {})},
+                             judgments=judgments, references=refs)
+    add_confidence_intervals(result)
+    a, s = result.annotation, result.search
+    print(f"{name}: {fit_s:.0f} s fit; annotation R@1/5/10 {a['R@1']:.1f}/{a['R@5']:.1f}/{a['R@10']:.1f} "
+          f"med {a['median_rank']}; search {s['R@1']:.1f}/{s['R@5']:.1f}/{s['R@10']:.1f} med {s['median_rank']}",
+          flush=True)
+    return {"result": result.to_dict(include_ranks=True),
+            "per_query": {t: {k: np.asarray(v, float).tolist() for k, v in q.items()}
+                          for t, q in result.per_query.items()},
+            "selected": getattr(method, "selected_", None),
+            "wall_s": time.perf_counter() - t0}
+
+
+def _with_per_query(entry: dict) -> Result:
+    result = Result.from_dict(entry["result"])
+    result.per_query = {t: {k: np.asarray(v) for k, v in q.items()} for t, q in entry["per_query"].items()}
+    return result
+
+
+def compare_to_reference(table: dict) -> None:
+    """p-values of every system against Tri5Sem, stored in each result's extras."""
+    baseline = _with_per_query(table["systems"][REFERENCE])
+    for name, entry in table["systems"].items():
+        if name == REFERENCE:
+            continue
+        result = _with_per_query(entry)
+        add_significance(result, baseline)
+        result.extras["judgment_significance"] = judgment_significance(result, baseline)
+        entry["result"] = result.to_dict(include_ranks=True)
+
+
+def run_karpathy(args, dataset, train) -> dict:
+    """Tri5Sem selected on dev and evaluated on test under the karpathy protocol (5 captions per image)."""
+    method = build(SYSTEMS[REFERENCE], args)
+    t0 = time.perf_counter()
+    method.fit(train, dev=dataset.view("dev", "karpathy"))
+    result = evaluate_fitted(method, dataset.view("test", "karpathy"), system="Tri5Sem",
+                             timings={"fit": time.perf_counter() - t0, **method.timings_s_})
+    add_confidence_intervals(result)
+    print(f"tri_sem karpathy: annotation {result.annotation}, search {result.search}", flush=True)
+    return {"result": result.to_dict()}
+
+
 def _load(path: Path) -> dict:
     if path.exists():
         return json.loads(path.read_text())
@@ -188,53 +241,24 @@ def main(argv=None) -> dict:
     table["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(),
                         "load_average_at_start": os.getloadavg()}
 
-    results = {}
     for name in names:
         if name in table["systems"] and not args.force:
-            results[name] = Result.from_dict(table["systems"][name]["result"])
             print(f"{name}: already in {args.out.name}, skipped")
-            continue
-        spec = SYSTEMS[name]
-        method = build(spec, args)
-        t0 = time.perf_counter()
-        method.fit(train, dev=dev) if spec["method"] == "kcca" else method.fit(train)
-        fit_s = time.perf_counter() - t0
-        result = evaluate_fitted(method, test, system=DISPLAY.get(name, name), params={"table_name": name, **spec},
-                                 timings={"fit": fit_s, **getattr(method, "timings_s_", {})},
-                                 judgments=judgments, references=refs)
-        add_confidence_intervals(result)
-        results[name] = result
-        table["systems"][name] = {"result": result.to_dict(include_ranks=True),
-                                  "per_query": {t: {k: np.asarray(v, float).tolist() for k, v in q.items()}
-                                                for t, q in result.per_query.items()},
-                                  "wall_s": time.perf_counter() - t0}
-        print(f"{name}: {fit_s:.0f} s fit; annotation R@1/5/10 {result.annotation['R@1']:.1f}/"
-              f"{result.annotation['R@5']:.1f}/{result.annotation['R@10']:.1f} med {result.annotation['median_rank']}"
-              f"; search {result.search['R@1']:.1f}/{result.search['R@5']:.1f}/{result.search['R@10']:.1f}"
-              f" med {result.search['median_rank']}", flush=True)
-        _save(args.out, table)
-
-    if REFERENCE in results:
-        baseline = results[REFERENCE]
-        for name, result in results.items():
-            if name == REFERENCE:
+        else:
+            try:
+                table["systems"][name] = run_system(name, args, train, dev, test, judgments, refs)
+            except (ImportError, LookupError, OSError, WordNetUnavailableError) as exc:
+                # e.g. tri5_lin without the WordNet data: recorded, the other systems still run.
+                table.setdefault("unavailable", {})[name] = f"{type(exc).__name__}: {exc}"
+                print(f"{name}: not run: {exc}", flush=True)
                 continue
-            stored = table["systems"][name]
-            result.per_query = {t: {k: np.asarray(v) for k, v in q.items()} for t, q in stored["per_query"].items()}
-            baseline.per_query = {t: {k: np.asarray(v) for k, v in q.items()}
-                                  for t, q in table["systems"][REFERENCE]["per_query"].items()}
-            add_significance(result, baseline)
-            result.extras["judgment_significance"] = judgment_significance(result, baseline)
-            stored["result"] = result.to_dict(include_ranks=True)
-
-    if not args.no_karpathy and ("tri_sem" not in table["karpathy"] or args.force):
-        method = build(SYSTEMS["tri_sem"], args)
-        t0 = time.perf_counter()
-        method.fit(train, dev=dataset.view("dev", "karpathy"))
-        result = evaluate_fitted(method, dataset.view("test", "karpathy"), system="Tri5Sem",
-                                 timings={"fit": time.perf_counter() - t0, **method.timings_s_})
-        add_confidence_intervals(result)
-        table["karpathy"]["tri_sem"] = {"result": result.to_dict()}
+            table.get("unavailable", {}).pop(name, None)
+        if REFERENCE in table["systems"]:
+            compare_to_reference(table)
+        _save(args.out, table)
+        if name == REFERENCE and not args.no_karpathy and ("tri_sem" not in table["karpathy"] or args.force):
+            table["karpathy"]["tri_sem"] = run_karpathy(args, dataset, train)
+            _save(args.out, table)
 
     rows = [table["systems"][n]["result"] for n in SYSTEMS if n in table["systems"]]
     summary_rows = [{"annotation": r["annotation"], "search": r["search"],
