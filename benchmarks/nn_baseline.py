@@ -26,7 +26,7 @@ import numpy as np
 
 from kcca_desc import NearestNeighbour, load_dataset
 from kcca_desc.data import PROTOCOLS
-from kcca_desc.evaluate import evaluate_fitted, format_table, result_from_scores
+from kcca_desc.evaluate import evaluate_fitted, evaluate_scores, format_table, result_from_scores
 
 RESULTS = Path(__file__).resolve().parent / "results" / "nn_baseline.json"
 
@@ -54,20 +54,38 @@ def run(dataset, seed: int = 0) -> list:
     return results
 
 
+def random_over_seeds(dataset, n_seeds: int) -> dict:
+    """Mean and spread of random-score metrics over seeds 0..n_seeds-1 (hodosh test view)."""
+    view = dataset.view("test", "hodosh")
+    rows = [evaluate_scores(np.random.default_rng(seed).random((view.n_images, view.n_captions)), view)
+            for seed in range(n_seeds)]
+    return {task: {key: {"mean": float(np.mean([r[task][key] for r in rows])),
+                         "std": float(np.std([r[task][key] for r in rows]))}
+                   for key in ("R@1", "R@5", "R@10", "median_rank")}
+            for task in ("annotation", "search")} | {"n_seeds": n_seeds}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--no-flickr8k", action="store_true")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--random-seeds", type=int, default=20, help="seeds averaged for the random-score sanity check")
     args = p.parse_args(argv)
     out = {"load_average_at_start": os.getloadavg()}
     for name in ("synthetic",) + (() if args.no_flickr8k else ("flickr8k",)):
         dataset = load_dataset(name, root=args.data_root if name == "flickr8k" else None, seed=args.seed)
         start = time.perf_counter()
         results = run(dataset, args.seed)
-        out[name] = {"results": [r.to_dict() for r in results], "wall_s": time.perf_counter() - start}
+        out[name] = {"results": [r.to_dict() for r in results], "wall_s": time.perf_counter() - start,
+                     "random_over_seeds": random_over_seeds(dataset, n_seeds=args.random_seeds)}
         print(f"{name} ({out[name]['wall_s']:.0f} s)")
         print(format_table(results))
+        chance = out[name]["random_over_seeds"]
+        print(f"random scores over {args.random_seeds} seeds (hodosh): annotation R@10 "
+              f"{chance['annotation']['R@10']['mean']:.2f} ± {chance['annotation']['R@10']['std']:.2f}, "
+              f"median rank {chance['annotation']['median_rank']['mean']:.0f}; search R@10 "
+              f"{chance['search']['R@10']['mean']:.2f} ± {chance['search']['R@10']['std']:.2f}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=1))
     print(f"wrote {RESULTS}")

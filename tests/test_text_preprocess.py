@@ -96,3 +96,14 @@ def test_spelling_correction_is_an_optional_extra():
             run("a dgo runs", spelling=True)
     else:
         assert run("a dgo runs", spelling=True, lemmatise=False)[0][0] in {"dog", "ego", "go", "do"}
+
+
+def test_process_items_groups_like_the_input():
+    pre = Preprocessor(cache=False)
+    items = [["A dog runs .", "Two dogs play"], [], ["A red T-shirt"]]
+    tokens, tags = pre.process_items(items)
+    assert [len(t) for t in tokens] == [2, 0, 1]
+    flat_tokens, flat_tags = pre.process([c for caps in items for c in caps])
+    assert [s for item in tokens for s in item] == flat_tokens
+    assert [s for item in tags for s in item] == flat_tags
+    assert "pos_tags=True" in repr(pre)
