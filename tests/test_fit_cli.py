@@ -41,3 +41,12 @@ def test_unknown_names_are_rejected_with_the_choices(capsys):
 def test_missing_data_directory_is_a_clear_error(tmp_path, capsys):
     assert main(["--data", "flickr8k", "--data-root", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_sampling_options_reach_the_featurizer():
+    from kcca_desc.fit import _make_method, build_parser
+
+    method = _make_method(build_parser().parse_args(["--pixel-step", "1", "--sift-step", "4"]))
+    assert method.image_kernel_params["featurizer_params"] == {"pixel_step": 1, "sift_step": 4}
+    default = _make_method(build_parser().parse_args([]))
+    assert "featurizer_params" not in default.image_kernel_params
