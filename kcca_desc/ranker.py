@@ -150,6 +150,10 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
                 f"ImageSentenceRanker: a grid of {len(grid)} (n, reg) settings needs a dev view for "
                 "model selection; pass dev=... or give one n_components and one reg"
             )
+        n_max = max(n for n, _ in grid)
+        if n_max >= len(train):
+            raise ValueError(f"ImageSentenceRanker: n_components up to {n_max} needs more than {n_max} "
+                             f"training images, got {len(train)}")
         self.timings_s_ = {}
         self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor()
         self.train_captions_ = train.captions
@@ -168,10 +172,6 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
         Ky = self._timed("text_gram", self._cached_text_kernel, "gram", self.text_kernel_.train_gram)
         Ky = scale_diagonal(Ky, self.diag)
 
-        n_max = max(n for n, _ in grid)
-        if n_max >= len(train):
-            raise ValueError(f"ImageSentenceRanker: n_components up to {n_max} needs more than {n_max} "
-                             f"training images, got {len(train)}")
         params = dict(self.kcca_params or {})
         if self.cache:
             params.setdefault("memory", str(cache_dir("kcca_spectra")))
@@ -191,13 +191,10 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
             # One solve per reg serves every n, in selection and in scoring alike.
             if reg not in self._models:
                 self._models[reg] = self.kcca_.with_params(reg=reg)
-            model = self._models[reg]
+            # weight_power is read at projection time, so it may change after fit (no new solve).
+            model = self._models[reg].with_params(weight_power=self.weight_power)
             for n in sorted({n for n, r in settings if r == reg}):
-                x, y = model.transform(Kx_new, Ky_new, n_components=n)
-                if self.weight_power:
-                    w = np.clip(model.canonical_correlations_[:n], 0, None) ** self.weight_power
-                    x, y = x * w, y * w
-                out[(n, reg)] = cosine_scores(x, y)
+                out[(n, reg)] = cosine_scores(*model.transform(Kx_new, Ky_new, n_components=n))
         return out
 
     def _select(self, dev: RetrievalView, grid) -> None:

@@ -116,3 +116,16 @@ def test_nearest_neighbour_with_a_text_kernel(data):
     view = data.view("test")
     scores = nn.score(view.images, view.captions)
     assert all(np.all(np.isfinite(m)) for m in scores)
+
+
+def test_weight_power_scales_dimensions_by_correlation(data):
+    ranker = small_ranker(n_components=(6,), regs=(0.5,), weight_power=2.0).fit(data.subset("train"))
+    view = data.view("test")
+    scores = ranker.score(view.images, view.captions)
+    x, y = ranker.kcca_.with_params(weight_power=0.0).transform(
+        ranker.image_kernel_.cross(view.images), ranker._query_text_kernel(view.captions), n_components=6)
+    w = ranker.kcca_.canonical_correlations_[:6] ** 2
+    x, y = x * w, y * w
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    np.testing.assert_allclose(scores.annotation, x @ y.T, atol=1e-10)
