@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
+from kcca_desc.cache import atomic_write_bytes
 from kcca_desc.data import load_flickr8k_judgments
 from kcca_desc.evaluate import (
     Result,
@@ -94,12 +95,7 @@ def references(view, dataset, preprocessor: Preprocessor) -> list:
         k = int(pool_id.rsplit("#", 1)[1])
         captions = dataset.captions[dataset.index_of(image_id)]
         others.append([c for j, c in enumerate(captions) if j != k])
-    flat, _ = preprocessor.process([c for caps in others for c in caps])
-    out, pos = [], 0
-    for caps in others:
-        out.append(flat[pos:pos + len(caps)])
-        pos += len(caps)
-    return out
+    return preprocessor.process_items(others)[0]
 
 
 def judgment_significance(result: Result, baseline: Result, seed: int = 0) -> dict:
@@ -201,10 +197,7 @@ def _load(path: Path) -> dict:
 
 
 def _save(path: Path, table: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(table, indent=1, default=float))
-    os.replace(tmp, path)
+    atomic_write_bytes(path, lambda f: f.write(json.dumps(table, indent=1, default=float).encode()))
 
 
 def main(argv=None) -> dict:

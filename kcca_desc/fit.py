@@ -24,6 +24,7 @@ from .data.dataset import PROTOCOLS
 from .data.registry import DATASETS, load_dataset
 from .evaluate.harness import evaluate_fitted
 from .evaluate.results import format_table, to_csv, to_latex, to_markdown, save_results
+from .image_features import ImageFeaturizer
 from .image_kernel import IMAGE_KERNELS
 from .methods.nn import NearestNeighbour
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
@@ -32,6 +33,8 @@ from .text.named_kernels import TEXT_KERNELS
 __all__ = ["main", "build_parser"]
 
 METHODS = ("kcca", "nn")
+# The featurizer's own sampling defaults, so the CLI cannot drift from them.
+_SAMPLING = {name: ImageFeaturizer().get_params()[name] for name in ("pixel_step", "sift_step")}
 NN_TEXT = ("idf_f1", "f1")
 
 
@@ -90,10 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--colour-words", type=int, default=128, help="colour codebook size")
     g.add_argument("--texture-words", type=int, default=256, help="texture codebook size")
     g.add_argument("--sift-words", type=int, default=256, help="SIFT codebook size")
-    g.add_argument("--pixel-step", type=int, default=2,
+    g.add_argument("--pixel-step", type=int, default=_SAMPLING["pixel_step"],
                    help="colour and texture sampled every this many pixels (1: every pixel, ~4x slower, "
                         "better on small images)")
-    g.add_argument("--sift-step", type=int, default=8, help="dense SIFT grid spacing in pixels")
+    g.add_argument("--sift-step", type=int, default=_SAMPLING["sift_step"], help="dense SIFT grid spacing in pixels")
     g.add_argument("--power", type=float, default=1.0, help="image kernel power p")
     g.add_argument("--diag", type=float, default=1.0, help="text kernel diagonal multiplier d (>= 1)")
     g.add_argument("--n-components", type=_number_list(int), default=list(DEFAULT_N_COMPONENTS),
@@ -118,9 +121,10 @@ def _make_method(args):
     image_params = {"levels": args.levels,
                     "n_words": {"colour": args.colour_words, "texture": args.texture_words,
                                 "sift": args.sift_words}}
-    if (args.pixel_step, args.sift_step) != (2, 8):
+    sampling = {"pixel_step": args.pixel_step, "sift_step": args.sift_step}
+    if sampling != _SAMPLING:
         # Only non-default sampling enters the parameters, so default runs share cached features.
-        image_params["featurizer_params"] = {"pixel_step": args.pixel_step, "sift_step": args.sift_step}
+        image_params["featurizer_params"] = sampling
     if args.method == "nn":
         text = args.text_kernel if args.nn_text == "kernel" else args.nn_text
         return NearestNeighbour(text_similarity=text, image_kernel=args.image_kernel,
