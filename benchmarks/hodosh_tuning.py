@@ -59,8 +59,7 @@ def main(argv=None) -> dict:
         fit_s = time.perf_counter() - t0
         for q in args.weight_powers:
             t0 = time.perf_counter()
-            ranker.set_params(weight_power=q)
-            ranker._select(dev, sorted(itertools.product(args.n_components, args.regs)))
+            ranker.set_params(weight_power=q).select(dev)
             metrics = evaluate_scores(ranker.score(dev.images, dev.captions), dev)
             fused = {task: {k: metrics[task][k] for k in ("R@1", "R@5", "R@10", "median_rank")}
                      for task in ("annotation", "search")}

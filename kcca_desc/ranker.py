@@ -142,7 +142,7 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
     # -------------------------------------------------------------------- fit
     def fit(self, train: Dataset, dev: RetrievalView | None = None) -> "ImageSentenceRanker":
         """Fit on ``train``; with ``dev``, select the fused models on it (SPEC §5)."""
-        grid = list(itertools.product(sorted(self.n_components), sorted(self.regs)))
+        grid = self._grid()
         if not grid:
             raise ValueError("ImageSentenceRanker: n_components and regs must not be empty")
         if dev is None and len(grid) > 1:
@@ -181,7 +181,19 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
             self.selected_ = {"annotation": grid, "search": grid}
             self.dev_results_ = []
             return self
-        self._timed("model_selection", self._select, dev, grid)
+        return self.select(dev)
+
+    def _grid(self) -> list[tuple[int, float]]:
+        return list(itertools.product(sorted(self.n_components), sorted(self.regs)))
+
+    def select(self, dev: RetrievalView) -> "ImageSentenceRanker":
+        """(Re-)select the fused models on ``dev`` from the fitted decomposition (SPEC §5).
+
+        Called by :meth:`fit`; call it again after ``set_params(weight_power=...)`` to re-select
+        without refitting: each κ is solved once and kept.
+        """
+        check_is_fitted(self, "kcca_")
+        self._timed("model_selection", self._select, dev, self._grid())
         return self
 
     def _projections(self, Kx_new, Ky_new, settings):

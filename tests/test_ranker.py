@@ -129,3 +129,12 @@ def test_weight_power_scales_dimensions_by_correlation(data):
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y /= np.linalg.norm(y, axis=1, keepdims=True)
     np.testing.assert_allclose(scores.annotation, x @ y.T, atol=1e-10)
+
+
+def test_reselecting_after_set_params_equals_a_fresh_fit(data):
+    train, dev, view = data.subset("train"), data.view("dev"), data.view("test")
+    refit = small_ranker(weight_power=2.0).fit(train, dev=dev)
+    reselected = small_ranker().fit(train, dev=dev).set_params(weight_power=2.0).select(dev)
+    assert reselected.selected_ == refit.selected_
+    np.testing.assert_allclose(reselected.score(view.images, view.captions).annotation,
+                               refit.score(view.images, view.captions).annotation, atol=1e-10)
