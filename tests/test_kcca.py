@@ -36,12 +36,14 @@ def _max_principal_angle(A: np.ndarray, B: np.ndarray) -> float:
     return float(np.max(linalg.subspace_angles(A, B)))
 
 
-@pytest.mark.parametrize("method", ["exact", "lowrank"])
+@pytest.mark.parametrize("method, solve_dtype", [("exact", np.float64), ("lowrank", np.float64),
+                                                ("exact", np.float32)])
 @pytest.mark.parametrize("reg_form, reg", [("ridge", 0.3), ("ridge", 5.0), ("hardoon", 0.1)])
-def test_matches_dense_reference(method, reg_form, reg):
+def test_matches_dense_reference(method, solve_dtype, reg_form, reg):
     Kx, Ky = _kernels(0)
     k = 5
-    model = KCCA(n_components=k, reg=reg, reg_form=reg_form, method=method, tol=0).fit(Kx, Ky)
+    model = KCCA(n_components=k, reg=reg, reg_form=reg_form, method=method, tol=0,
+                 solve_dtype=solve_dtype).fit(Kx, Ky)
     rho, alpha, beta = reference_kcca(Kx, Ky, reg, k, reg_form=reg_form)
     np.testing.assert_allclose(model.canonical_correlations_, rho, atol=1e-6)
     Kxc, Kyc = center_kernel(Kx), center_kernel(Ky)
@@ -63,6 +65,37 @@ def test_lowrank_at_full_rank_equals_exact(seed, n, reg):
     lowrank = KCCA(n_components=3, reg=reg, method="lowrank", tol=0).fit(Kx, Ky)
     np.testing.assert_allclose(lowrank.canonical_correlations_, exact.canonical_correlations_, atol=1e-6)
     assert np.all(np.isfinite(lowrank.transform(Kx, Ky)[0]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(8, 60), reg=st.floats(1e-3, 1e2),
+       k=st.integers(1, 6), form=st.sampled_from(["ridge", "hardoon"]))
+def test_single_precision_solve_matches_double(seed, n, reg, k, form):
+    # Single precision only locates the subspace; the pairs are computed in double precision,
+    # so correlations agree far below float32's eps and the directions span the same subspace.
+    reg = min(reg, 1.0) if form == "hardoon" else reg
+    Kx, Ky = _kernels(seed, n)
+    double = KCCA(n_components=k, reg=reg, reg_form=form).fit(Kx, Ky)
+    single = KCCA(n_components=k, reg=reg, reg_form=form, solve_dtype=np.float32).fit(Kx, Ky)
+    assert single.alpha_.dtype == np.float64
+    np.testing.assert_allclose(single.canonical_correlations_, double.canonical_correlations_, atol=1e-8)
+    rho = double.canonical_correlations_
+    # Compare only subspaces closed under near-ties (an arbitrary basis inside a tie is fine).
+    if k < min(double.rank_x_, double.rank_y_) and rho[-1] > 0.01:
+        full = KCCA(n_components=k + 1, reg=reg, reg_form=form).fit(Kx, Ky).canonical_correlations_
+        if full[k - 1] - full[k] > 1e-3:
+            Kxc = center_kernel(Kx)
+            assert _max_principal_angle(Kxc @ single.alpha_, Kxc @ double.alpha_) < 1e-4
+
+
+def test_single_precision_solve_with_numerically_zero_correlations():
+    # sigma = 0 breaks the double-precision route's M'p / sigma (it falls back to a full SVD);
+    # the single-precision route's Rayleigh-Ritz step has no division and must stay finite.
+    basis = np.linalg.qr(center_kernel(np.eye(30))[:, :7])[0][:, 1:7]
+    Kx, Ky = basis[:, :3] @ basis[:, :3].T, basis[:, 3:] @ basis[:, 3:].T
+    model = KCCA(n_components=2, reg=0.1, solve_dtype="float32").fit(Kx, Ky)
+    np.testing.assert_allclose(model.canonical_correlations_, 0.0, atol=1e-12)
+    assert np.all(np.isfinite(model.transform(Kx, Ky)[0]))
 
 
 def test_linear_kernels_reproduce_regularised_primal_cca():
@@ -184,6 +217,8 @@ def test_get_set_params_clone_and_pickle():
         ({"rank": 0}, "rank"),
         ({"tol": -1.0}, "tol"),
         ({"kernel_x": "nonsense"}, "kernel_x"),
+        ({"solve_dtype": np.float16}, "solve_dtype"),
+        ({"solve_dtype": "double-ish"}, "solve_dtype"),
     ],
 )
 def test_bad_parameters_are_named(params, message):
