@@ -34,7 +34,7 @@ from .fusion import borda_fuse, select_models
 from .image_kernel import ImageKernel
 from .kcca import KCCA, scale_diagonal
 from .methods.base import DirectionalScores, RetrievalMethod, cosine_scores
-from .text.named_kernels import make_text_kernel
+from .text.named_kernels import TEXT_KERNELS, make_text_kernel
 from .text.preprocess import Preprocessor
 
 __all__ = ["ImageSentenceRanker", "DEFAULT_N_COMPONENTS", "DEFAULT_REGS"]
@@ -124,6 +124,8 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
     def _text_cache_params(self) -> dict:
         params = self.text_kernel_.get_params()
         params.pop("preprocessor")
+        # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
+        params["name"] = TEXT_KERNELS[params["name"]]
         return {"text_kernel": params, "preprocessor": self.preprocessor_.cache_params(),
                 "train": [list(c) for c in self.train_captions_]}
 

@@ -138,3 +138,25 @@ def test_reselecting_after_set_params_equals_a_fresh_fit(data):
     assert reselected.selected_ == refit.selected_
     np.testing.assert_allclose(reselected.score(view.images, view.captions).annotation,
                                refit.score(view.images, view.captions).annotation, atol=1e-10)
+
+
+def test_text_kernel_aliases_share_cached_grams(data, monkeypatch):
+    # Grams are keyed by what a kernel computes, not its name: an alias (as tri_sem is of
+    # tri5_a_dext_ic_idf) reuses every cached Gram, a different kernel does not.
+    from kcca_desc.cache import cache_dir
+    from kcca_desc.text.named_kernels import TEXT_KERNELS
+
+    monkeypatch.setitem(TEXT_KERNELS, "bow5_alias", dict(TEXT_KERNELS["bow5"]))
+    train, view = data.subset("train"), data.view("test")
+    stored = lambda: sorted(p.name for p in cache_dir("text_gram").rglob("*") if p.is_file())
+
+    def fit_and_score(text_kernel):
+        ranker = small_ranker(text_kernel=text_kernel, n_components=(6,), regs=(0.5,)).fit(train)
+        return ranker.score(view.images, view.captions).annotation
+
+    original = fit_and_score("bow5")
+    before = stored()
+    np.testing.assert_array_equal(fit_and_score("bow5_alias"), original)
+    assert stored() == before
+    fit_and_score("bow5_idf")
+    assert len(stored()) > len(before)
