@@ -279,6 +279,43 @@ def test_bridge_cca_recovers_shared_latent(kernel):
     assert method.name == ("kcca_latent" if kernel == "rbf" else "cca_latent")
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_bridge_with_params_matches_a_fresh_fit(kernel):
+    latents = np.random.default_rng(1).normal(size=(80, 4))
+    data = latent_dataset()
+    train, view = data.subset("train"), data.view("test", "hodosh")
+    kwargs = dict(n_components=3, kernel=kernel, rank=40)
+    base = FeatureBridgeMethod(LatentEncoder(latents), reg=1e-2, weight_power=1.0, **kwargs).fit(train)
+    before = base.project_images(view.images)
+    changes = {"weight_power": 3.0, **({"reg": 0.5} if kernel == "rbf" else {})}
+    copy_ = base.with_params(**changes)
+    fresh = FeatureBridgeMethod(LatentEncoder(latents), **{"reg": 1e-2, **changes}, **kwargs).fit(train)
+    for side in ("project_images", "project_texts"):
+        items = view.images if side == "project_images" else view.captions
+        np.testing.assert_allclose(getattr(copy_, side)(items), getattr(fresh, side)(items), atol=1e-8)
+    assert (copy_.weight_power, copy_.reg) == (fresh.weight_power, fresh.reg)
+    np.testing.assert_array_equal(base.project_images(view.images), before)  # the original is unchanged
+    assert base.weight_power == 1.0 and base.reg == 1e-2
+    if kernel == "linear":
+        # p = 0: the unweighted canonical projections.
+        plain = base.with_params(weight_power=0.0).project_texts(view.captions)
+        np.testing.assert_allclose(plain, base.cca_.transform_y(LatentEncoder(latents).embed_texts(view.captions)))
+
+
+def test_bridge_with_params_rejects_what_needs_a_refit():
+    data = latent_dataset()
+    enc = LatentEncoder(np.random.default_rng(2).normal(size=(80, 4)))
+    linear = FeatureBridgeMethod(enc, n_components=2).fit(data.subset("train"))
+    with pytest.raises(ValueError, match="refit to change \\['reg'\\]"):
+        linear.with_params(reg=0.5)
+    with pytest.raises(ValueError, match="refit to change \\['n_components'\\]"):
+        linear.with_params(n_components=1)
+    with pytest.raises(ValueError, match="fitted CCA bridge"):
+        FeatureBridgeMethod(enc, n_components=2).with_params(weight_power=2.0)
+    with pytest.raises(ValueError, match="fitted CCA bridge"):
+        FeatureBridgeMethod(enc, model="nn").fit(data.subset("train")).with_params(weight_power=2.0)
+
+
 def test_bridge_nn_scores_follow_definition():
     latents = np.random.default_rng(0).normal(size=(80, 4))
     data = latent_dataset()

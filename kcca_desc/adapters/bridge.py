@@ -153,13 +153,38 @@ class FeatureBridgeMethod(RetrievalMethod):
                           kernel_y="precomputed", method="lowrank", rank=self.rank,
                           weight_power=self.weight_power).fit(*columns)
 
-    def with_reg(self, reg: float) -> "FeatureBridgeMethod":
-        """A fitted copy with another ``reg``, re-using the kernel factorisation (RBF) or refitting (linear)."""
-        if self.kernel != "rbf" or not hasattr(self, "kcca_"):
-            raise ValueError("with_reg needs a fitted RBF-kernel CCA bridge")
+    def with_params(self, **params) -> "FeatureBridgeMethod":
+        """A fitted copy with another ``weight_power`` and, for the RBF kernel, another ``reg``.
+
+        Changing ``weight_power`` only re-weights the canonical dimensions;
+        changing ``reg`` of an RBF bridge re-solves KCCA on the same incomplete
+        Cholesky factors (:meth:`kcca_desc.kcca.KCCA.with_params`).  The linear
+        bridge must be refitted to change ``reg``.
+
+        Parameters
+        ----------
+        **params
+            ``weight_power`` (both kernels) and ``reg`` (``kernel="rbf"`` only).
+
+        Returns
+        -------
+        FeatureBridgeMethod
+            A shallow copy sharing the fitted model's training data and factors;
+            ``self`` is unchanged.
+        """
+        if self.model != "cca" or not any(hasattr(self, a) for a in ("cca_", "kcca_")):
+            raise ValueError("with_params needs a fitted CCA bridge (model='cca')")
+        allowed = {"weight_power", "reg"} if self.kernel == "rbf" else {"weight_power"}
+        if not set(params) <= allowed:
+            raise ValueError(f"with_params changes only {sorted(allowed)} of a {self.kernel}-kernel bridge; "
+                             f"refit to change {sorted(set(params) - allowed)}")
         clone = copy.copy(self)
-        clone.reg = reg
-        clone.kcca_ = self.kcca_.with_params(reg=reg)
+        for name, value in params.items():
+            setattr(clone, name, value)
+        if self.kernel == "rbf":
+            clone.kcca_ = self.kcca_.with_params(**params)
+        else:
+            clone.dimension_weights_ = self.cca_.correlations_ ** clone.weight_power
         return clone
 
     # ---------------------------------------------------------------- score
