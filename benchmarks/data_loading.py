@@ -12,7 +12,6 @@ figures are skipped when the data is not found (``--flickr8k`` or
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -24,7 +23,9 @@ import numpy as np
 
 from kcca_desc.data import load_flickr8k, load_flickr8k_judgments, make_synthetic
 
-RESULTS = Path(__file__).resolve().parent / "results" / "data_loading.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("data_loading")
 
 
 def median_time(function, repeats: int) -> float:
@@ -69,9 +70,7 @@ def main() -> None:
     figures["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(),
                           "load_average_1min": os.getloadavg()[0]}
     figures["repeats"] = args.repeats
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, figures)
 
 
 if __name__ == "__main__":

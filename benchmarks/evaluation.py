@@ -18,7 +18,6 @@ Each time is the median wall time of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import tempfile
@@ -35,7 +34,9 @@ from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.evaluate.statistics import mcnemar_test, metric_cis, paired_randomization_test
 from kcca_desc.fusion import borda_fuse
 
-RESULTS = Path(__file__).resolve().parent / "results" / "evaluation.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("evaluation")
 
 
 def median_time(function, repeats: int) -> float:
@@ -132,9 +133,7 @@ def main() -> None:
 
     figures["machine"] = {"python": platform.python_version(), "numpy": np.__version__,
                           "processor": platform.processor() or platform.machine()}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, figures)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
-from kcca_desc.cache import atomic_write_bytes
+from kcca_desc.cache import atomic_write_text
 from kcca_desc.data import load_flickr8k_judgments
 from kcca_desc.evaluate import (
     Result,
@@ -51,7 +51,9 @@ from kcca_desc.text import Preprocessor
 from kcca_desc.text.named_kernels import TEXT_KERNELS
 from kernels.text.similarity.wordnet import WordNetUnavailableError
 
-RESULTS = Path(__file__).resolve().parent / "results" / "hodosh_table.json"
+from _results import results_path
+
+RESULTS = results_path("hodosh_table")
 REFERENCE = "tri_sem"
 DISPLAY = {"tri_sem": "Tri5Sem", "bow5_sqrtidf": "BoW5 sqrt-idf"}
 
@@ -197,7 +199,7 @@ def _load(path: Path) -> dict:
 
 
 def _save(path: Path, table: dict) -> None:
-    atomic_write_bytes(path, lambda f: f.write(json.dumps(table, indent=1, default=float).encode()))
+    atomic_write_text(path, json.dumps(table, indent=1, default=float))
 
 
 def main(argv=None) -> dict:
@@ -266,7 +268,7 @@ def main(argv=None) -> dict:
     ordered = [Result.from_dict(table["systems"][n]["result"]) for n in SYSTEMS if n in table["systems"]]
     ordered += [Result.from_dict(v["result"]) for v in table["karpathy"].values()]
     markdown = to_markdown(ordered, ci=True)
-    args.out.with_suffix(".md").write_text(markdown)
+    atomic_write_text(args.out.with_suffix(".md"), markdown)
     print(markdown)
     print(f"wall time of this run: {table['wall_s_this_run']:.0f} s; wrote {args.out}")
     return table

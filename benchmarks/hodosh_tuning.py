@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import time
 from pathlib import Path
@@ -26,7 +25,9 @@ from pathlib import Path
 from kcca_desc import ImageSentenceRanker, load_dataset
 from kcca_desc.evaluate import evaluate_scores
 
-RESULTS = Path(__file__).resolve().parent / "results" / "hodosh_tuning.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("hodosh_tuning")
 
 
 def _floats(text: str) -> list[float]:
@@ -71,12 +72,11 @@ def main(argv=None) -> dict:
             print(f"p={power:g} d={diag:g} q={q:g}: dev annotation {a['R@1']:.1f}/{a['R@5']:.1f}/{a['R@10']:.1f}"
                   f" med {a['median_rank']}, search {s['R@1']:.1f}/{s['R@5']:.1f}/{s['R@10']:.1f}"
                   f" med {s['median_rank']} (sum {total:.1f}; fit {fit_s:.0f} s)", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         best = max(rows, key=lambda r: r["sum_recall"])
         out = {"text_kernel": args.text_kernel, "image_kernel": args.image_kernel, "rows": rows,
                "best": {k: best[k] for k in ("power", "diag", "weight_power", "dev_fused", "sum_recall")}}
-        args.out.write_text(json.dumps(out, indent=1, default=lambda o: list(o) if isinstance(o, tuple) else str(o)))
-    print(f"best on dev: p={best['power']:g} d={best['diag']:g} q={best['weight_power']:g}; wrote {args.out}")
+        write_results(args.out, out, indent=1, default=lambda o: list(o) if isinstance(o, tuple) else str(o))
+    print(f"best on dev: p={best['power']:g} d={best['diag']:g} q={best['weight_power']:g}")
     return out
 
 

@@ -20,7 +20,6 @@ Measured:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import tempfile
@@ -37,7 +36,9 @@ from kcca_desc.image_features import ImageFeaturizer
 from kernels.image.codebook import nearest_centres
 from kernels.image.histograms import pyramid_histograms
 
-RESULTS = Path(__file__).resolve().parent / "results" / "image_features.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("image_features")
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "flickr8k"
 
 
@@ -145,9 +146,7 @@ def main() -> None:
     print("dev -> nearest training image (level-0 intersection):", record["sanity_level0_nearest_neighbour"])
     record["machine"]["load_average_1_5_15_after"] = [round(v, 2) for v in os.getloadavg()]
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, record)
 
 
 if __name__ == "__main__":

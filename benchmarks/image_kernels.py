@@ -30,7 +30,6 @@ an otherwise idle machine with that many cores.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -45,7 +44,9 @@ from numba import njit, prange
 from kernels.image.intersection import histogram_intersection
 from kernels.image.pyramid import image_kernel, pyramid_cell_weights
 
-RESULTS = Path(__file__).resolve().parent / "results" / "image_kernels.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("image_kernels")
 
 #: Feature type -> (vocabulary size, features per 224 x 224 image, image alpha, cell concentration).
 FEATURE_TYPES = {"colour": (128, 112 * 112, 0.3, 10.0), "texture": (256, 112 * 112, 1.0, 20.0),
@@ -206,8 +207,7 @@ def main() -> None:
                                      "sparse_cpu_seconds": sparse_l2_cpu,
                                      "max_abs_difference": sparse_agreement},
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
+    write_results(RESULTS, figures)
 
     print(f"inputs: synthetic sparse pyramids, {args.n} images x {dims} dims; non-zero fraction "
           + ", ".join(f"{k} L2 {v['level_2']:.2f}" for k, v in density.items()))

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import time
-from pathlib import Path
 from typing import Sequence
 
 import cv2
@@ -32,7 +30,9 @@ import numpy as np
 from kcca_desc import ImageSentenceRanker, evaluate_fitted, format_table, load_dataset
 from kcca_desc.data import ImageSource
 
-RESULTS = Path(__file__).resolve().parent / "results" / "image_resolution.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("image_resolution")
 
 
 class DownsampledImages(ImageSource):
@@ -82,10 +82,8 @@ def main(argv=None) -> dict:
         results.append(result)
         out["rows"][label] = {"annotation": result.annotation, "search": result.search, "sampling": sampling,
                               "wall_s": time.perf_counter() - t0}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=1))
     print(format_table(results))
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, out, indent=1)
     return out
 
 

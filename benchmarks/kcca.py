@@ -27,12 +27,10 @@ on real kernels; it is not run here (it needs the Flickr8K kernels).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -43,7 +41,9 @@ from kcca_desc.kcca import KCCA, CallableKernelColumns, kernel_power, scale_diag
 from kcca_desc.methods.base import cosine_scores
 from kernels.image.intersection import histogram_intersection
 
-RESULTS = Path(__file__).resolve().parent / "results" / "kcca.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("kcca")
 SEED = 0
 N_TOPICS = 60
 N_COMPONENTS = 10
@@ -271,9 +271,7 @@ def main() -> None:
     print(f"n={cl['n']} caption-level lowrank(m={caption_rank}): {cl['fit_s']:.1f}s, peak {cl['peak_gib']:.2f} GiB, "
           f"explained trace {cl['explained_trace'][0]:.3f}/{cl['explained_trace'][1]:.3f}")
     if not args.quick:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2))
-        print(f"wrote {RESULTS}")
+        write_results(RESULTS, results)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from pathlib import Path
 
+from _results import results_path, write_results
 from kcca import rank_sweep
 
 from kcca_desc import ImageSentenceRanker, load_dataset
 
-RESULTS = Path(__file__).resolve().parent / "results" / "kcca_rank_sweep.json"
+RESULTS = results_path("kcca_rank_sweep")
 
 
 def main(argv=None) -> dict:
@@ -53,11 +53,9 @@ def main(argv=None) -> dict:
                       weight_power=args.weight_power)
     out = {"text_kernel": args.text_kernel, "reg": args.reg, "n_components": args.n_components,
            "power": args.power, "weight_power": args.weight_power, "rows": rows}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=1))
     for row in rows:
         print(json.dumps(row))
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, out, indent=1)
     return out
 
 

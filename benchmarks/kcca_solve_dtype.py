@@ -23,12 +23,10 @@ Writes ``benchmarks/results/kcca_solve_dtype.json`` (full run only).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy import linalg
@@ -38,7 +36,9 @@ from kcca_desc.ranker import DEFAULT_REGS
 
 from kcca import image_kernel, synthetic_items, text_kernel  # the same kernels as benchmarks/kcca.py
 
-RESULTS = Path(__file__).resolve().parent / "results" / "kcca_solve_dtype.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("kcca_solve_dtype")
 N_COMPONENTS = 256
 
 
@@ -91,9 +91,7 @@ def main() -> None:
     results["grid_float64_s"], results["grid_float32_s"] = total64, total32
     print(f"κ grid of {len(DEFAULT_REGS)}: float64 {total64:.1f} s, float32 {total32:.1f} s ({total64 / total32:.2f}x)")
     if not args.quick:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2))
-        print(f"wrote {RESULTS}")
+        write_results(RESULTS, results)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,9 @@ from kcca_desc.evaluate import evaluate_fitted, to_markdown
 from kcca_desc.tasks import (cosine_similarity_correlations, evaluate_forced_choice, evaluate_off_topic,
                              fit_siamese_regressor, load_vsts, pearson_r, seen_images, siamese_features)
 
-RESULTS = Path(__file__).parent / "results" / "neural.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("neural")
 
 
 def throughput(n_threads: int = 2) -> dict:
@@ -297,8 +299,7 @@ def main() -> None:
             r["params"]["encoder_throughput"] = speed
             r["params"]["n_train_images"] = len(data.splits["train"])
             r["params"]["n_train_pairs"] = sum(len(data.captions[i]) for i in data.splits["train"])
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(kept + payload, indent=1, default=float))
+        write_results(RESULTS, kept + payload, indent=1, default=float)
 
     results, methods = retrieval_results(data, encoder, args)
     save(results, [])

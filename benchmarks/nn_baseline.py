@@ -17,10 +17,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -28,7 +26,9 @@ from kcca_desc import NearestNeighbour, load_dataset
 from kcca_desc.data import PROTOCOLS
 from kcca_desc.evaluate import evaluate_fitted, evaluate_scores, format_table, result_from_scores
 
-RESULTS = Path(__file__).resolve().parent / "results" / "nn_baseline.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("nn_baseline")
 
 
 #: (text similarity, image kernel) of each NN system.
@@ -86,9 +86,7 @@ def main(argv=None) -> dict:
               f"{chance['annotation']['R@10']['mean']:.2f} ± {chance['annotation']['R@10']['std']:.2f}, "
               f"median rank {chance['annotation']['median_rank']['mean']:.0f}; search R@10 "
               f"{chance['search']['R@10']['mean']:.2f} ± {chance['search']['R@10']['std']:.2f}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=1))
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, out, indent=1)
     return out
 
 

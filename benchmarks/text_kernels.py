@@ -21,7 +21,6 @@ import resource
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
@@ -29,7 +28,9 @@ from kcca_desc.data.flickr8k import load_flickr8k
 from kcca_desc.text.named_kernels import make_text_kernel
 from kcca_desc.text.preprocess import Preprocessor
 
-RESULTS = Path(__file__).resolve().parent / "results" / "text_kernels.json"
+from _results import results_path, write_results
+
+RESULTS = results_path("text_kernels")
 
 
 def peak_rss_mib() -> float:
@@ -182,9 +183,7 @@ def main(argv=None) -> int:
     results["neighbours_seconds"] = seconds
     print(json.dumps(results["neighbours"], indent=1))
     results["peak_rss_mib"] = peak_rss_mib()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, results)
     return 0
 
 

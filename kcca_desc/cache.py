@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["cache_dir", "cache_key", "atomic_write_bytes", "NpzCache", "PickleCache"]
+__all__ = ["cache_dir", "cache_key", "atomic_write_bytes", "atomic_write_text", "NpzCache", "PickleCache"]
 
 
 def cache_dir(subdir: str = "") -> Path:
@@ -72,6 +72,13 @@ def atomic_write_bytes(path: str | os.PathLike, write: Callable[[Any], None]) ->
         except FileNotFoundError:
             pass
         raise
+
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write_bytes`."""
+    data = text.encode("utf-8")
+    atomic_write_bytes(path, lambda f: f.write(data))
 
 
 class NpzCache:

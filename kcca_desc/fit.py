@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from .cache import atomic_write_text
 from .data.dataset import PROTOCOLS
 from .data.registry import DATASETS, load_dataset
 from .evaluate.harness import evaluate_fitted
@@ -169,9 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         out = Path(args.out)
         save_results(results, out)
-        out.with_suffix(".md").write_text(to_markdown(results))
-        out.with_suffix(".csv").write_text(to_csv(results))
-        out.with_suffix(".tex").write_text(to_latex(results))
+        atomic_write_text(out.with_suffix(".md"), to_markdown(results))
+        atomic_write_text(out.with_suffix(".csv"), to_csv(results))
+        atomic_write_text(out.with_suffix(".tex"), to_latex(results))
         print(f"wrote {out} (+ .md, .csv, .tex)")
     return 0
 

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..cache import atomic_write_bytes
+from ..cache import atomic_write_text
 from ..data.dataset import PROTOCOLS
 from .ranks import METRIC_KEYS, TASKS
 
@@ -181,14 +181,12 @@ class Result:
 
     def save(self, path: str | os.PathLike, include_ranks: bool = False) -> None:
         """Write the JSON form to ``path`` atomically."""
-        text = self.to_json(include_ranks) + "\n"
-        atomic_write_bytes(path, lambda f: f.write(text.encode()))
+        atomic_write_text(path, self.to_json(include_ranks) + "\n")
 
 
 def save_results(results: Sequence[Result], path: str | os.PathLike, include_ranks: bool = False) -> None:
     """Write a JSON list of results to ``path`` atomically."""
-    text = json.dumps([r.to_dict(include_ranks) for r in results], indent=2, allow_nan=False) + "\n"
-    atomic_write_bytes(path, lambda f: f.write(text.encode()))
+    atomic_write_text(path, json.dumps([r.to_dict(include_ranks) for r in results], indent=2, allow_nan=False) + "\n")
 
 
 def load_results(path: str | os.PathLike) -> list[Result]:
