@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kernels.text._items import document_idf
 from kernels.text.bow import bow_kernel
 from kernels.text.tagrank import TagRank, tagrank_kernel
-from kernels.text.trigram import trigram_kernel
+from kernels.text.trigram import _LANES, trigram_kernel
 
 WORDS = ["a", "b", "c", "d", "e"]
 sentences = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6)
@@ -97,6 +97,47 @@ def test_soft_trigram_matches_enumeration(items_a, items_b, use_idf, seed):
     idf = document_idf(items_b) if use_idf else None
     expected = reference_gram(items_a, items_b, idf=idf, sigma=similarity._sigma)
     np.testing.assert_allclose(trigram_kernel(items_a, items_b, idf=idf, similarity=similarity), expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("max_len, use_idf", [(1, True), (2, True), (4, True), (5, True), (2, False), (4, False)])
+def test_soft_trigram_other_lengths_match_enumeration(max_len, use_idf):
+    rng = np.random.default_rng(max_len)
+
+    def draw(n):
+        return [[list(rng.choice(WORDS, rng.integers(0, 7))) for _ in range(rng.integers(1, 4))] for _ in range(n)]
+
+    items_a, items_b = draw(5), draw(4)
+    similarity = random_similarity(max_len)
+    idf = document_idf(items_b) if use_idf else None
+    expected = reference_gram(items_a, items_b, max_len=max_len, idf=idf, sigma=similarity._sigma)
+    np.testing.assert_allclose(trigram_kernel(items_a, items_b, max_len=max_len, idf=idf, similarity=similarity),
+                               expected, atol=1e-9)
+
+
+def test_soft_trigram_with_more_sentences_of_one_length_than_lanes():
+    # The DP runs up to _LANES column sentences of one length side by side: cover full and
+    # partial lane blocks, the symmetric upper triangle (rows near both ends, and the mirrored
+    # lower triangle) and the diagonal self-kernels of a cross Gram.
+    rng = np.random.default_rng(7)
+    n_items = 3 * _LANES
+    items_all = [[list(rng.choice(WORDS, rng.integers(1, 4))) for _ in range(rng.integers(1, 4))]
+                 for _ in range(n_items)]
+    assert min(Counter(len(s) for item in items_all for s in item).values()) > _LANES
+    similarity = random_similarity(3)
+    idf = document_idf(items_all)
+
+    def raw(a, b):
+        return sum(reference_sentence_kernel(x, y, 0.5, 3, idf, similarity._sigma) for x in a for y in b)
+
+    self_values = np.array([raw(a, a) for a in items_all])
+    rows = [0, 1, 5, n_items - 2, n_items - 1]
+    expected = np.array([[raw(items_all[r], b) for b in items_all] for r in rows])
+    expected /= np.sqrt(np.outer(self_values[rows], self_values))
+    symmetric = trigram_kernel(items_all, idf=idf, similarity=similarity)
+    np.testing.assert_allclose(symmetric[rows], expected, atol=1e-9)
+    np.testing.assert_allclose(symmetric[:, rows], expected.T, atol=1e-9)
+    cross = trigram_kernel([items_all[r] for r in rows], items_all, idf=idf, similarity=similarity)
+    np.testing.assert_allclose(cross, expected, atol=1e-9)
 
 
 @settings(max_examples=20, deadline=None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from itertools import combinations
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -112,105 +113,193 @@ def _exact_gram(items_a, items_b, symmetric, column_of, word_weight, lam, max_le
 # D_1 = E, D_l(i, j) = E(i, j) * sum_{i' < i, j' < j} D_{l-1}(i', j'), and k_n = sum_ij D_n(i, j).
 # Without idf, E does not depend on n and one chain of max_len levels gives every length; with
 # idf, the chain for length n runs n levels and only its last is counted.
+#
+# One sentence pair is a few dozen cells whose prefix sums form chains of dependent loads and
+# stores. The column sentences are therefore grouped by length and each row sentence runs the
+# programme against up to _LANES column sentences of one length at once: every lane follows the
+# same (i, j) loop, so the innermost loop runs over lanes, contiguous in memory, and vectorises
+# (1.75x the pairwise loop on Flickr8K, measured side by side; narrower blocks pay more loop
+# set-up per cell: 16 lanes were slower than one pair at a time). sigma is gathered once per
+# distinct word of the row item, whose captions share many words, and a level stores D_l only
+# when another level reads it and sums it only when it is counted.
 # ---------------------------------------------------------------------------------------------
 
+_LANES = 128
+
+
+class _ColumnLayout(NamedTuple):
+    """Column sentences grouped by length (then item), tokens stored ``[j, lane]`` per group."""
+
+    lengths: np.ndarray   # (K,) sentence length of each group
+    bounds: np.ndarray    # (K + 1,) group k holds sorted sentences bounds[k]..bounds[k+1]-1
+    offsets: np.ndarray   # (K + 1,) group k's tokens are tokens[offsets[k]:offsets[k+1]], shape (L, G)
+    tokens: np.ndarray    # word ids
+    factors: np.ndarray   # (chains, len(tokens)) idf factor of each token per chain
+    items: np.ndarray     # (bounds[-1],) item of each sorted sentence, ascending within a group
+
+
+def _column_layout(tok: np.ndarray, sent_ptr: np.ndarray, item_ptr: np.ndarray, factor: np.ndarray) -> _ColumnLayout:
+    sentences = np.arange(item_ptr[0], item_ptr[-1])
+    items = np.repeat(np.arange(item_ptr.size - 1), np.diff(item_ptr))
+    lengths = sent_ptr[sentences + 1] - sent_ptr[sentences]
+    # Empty sentences match nothing.
+    keep = lengths > 0
+    order = np.lexsort((items[keep], lengths[keep]))
+    sentences, items, lengths = sentences[keep][order], items[keep][order], lengths[keep][order]
+    group_lengths, starts = np.unique(lengths, return_index=True)
+    bounds = np.append(starts, sentences.size)
+    offsets = np.concatenate([[0], np.cumsum(group_lengths * np.diff(bounds))])
+    tokens = np.concatenate([tok[sent_ptr[sentences[a:b]][None, :] + np.arange(n)[:, None]].ravel()
+                             for n, a, b in zip(group_lengths, bounds[:-1], bounds[1:])] or [np.zeros(0, np.int64)])
+    return _ColumnLayout(group_lengths.astype(np.int64), bounds.astype(np.int64), offsets.astype(np.int64),
+                         tokens.astype(np.int64), np.ascontiguousarray(factor[:, tokens]), items.astype(np.int64))
+
 
 @numba.njit(cache=True, nogil=True)
-def _sentence_pair(sim, factor, tok, a0, a1, b0, b1, lam, max_len, per_length, base, cur, work):
-    m = a1 - a0
-    n = b1 - b0
-    for i in range(m):
-        row = sim[tok[a0 + i]]
+def _first_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur, store,
+                 level_sum):
+    """D_1 = E of one chain into ``cur`` (if ``store``), else its sum into ``level_sum``."""
+    for i in range(slots.size):
+        fi = lam * factor[chain, row_tok[i]]
+        si = slots[i]
         for j in range(n):
-            base[i, j] = lam * row[tok[b0 + j]]
-    total = 0.0
-    n_chains = max_len if per_length else 1
-    acc = work[0]
-    column_factor = work[1]
-    for chain in range(n_chains):
+            column = first + j * stride
+            if store:
+                for g in range(lanes):
+                    cur[i, j, g] = word_rows[si, j, g] * fi * column_factor[column + g]
+            else:
+                for g in range(lanes):
+                    level_sum[g] += word_rows[si, j, g] * fi * column_factor[column + g]
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur, store, add,
+                acc, running, level_sum):
+    """D_l from D_{l-1} in ``cur``: overwritten with D_l if ``store``; its sum added to ``level_sum`` if ``add``."""
+    # acc[j] holds the sum of D_{l-1} over the rows above and the columns left of j, updated in
+    # place once cell (i, j) has used it; running is the prefix sum of D_{l-1} along the row.
+    acc[:n, :lanes] = 0.0
+    for i in range(slots.size):
+        fi = lam * factor[chain, row_tok[i]]
+        si = slots[i]
+        running[:lanes] = 0.0
+        for j in range(n):
+            column = first + j * stride
+            if store and add:
+                for g in range(lanes):
+                    previous = cur[i, j, g]
+                    value = word_rows[si, j, g] * fi * column_factor[column + g] * acc[j, g]
+                    acc[j, g] += running[g]
+                    running[g] += previous
+                    cur[i, j, g] = value
+                    level_sum[g] += value
+            elif store:
+                for g in range(lanes):
+                    previous = cur[i, j, g]
+                    value = word_rows[si, j, g] * fi * column_factor[column + g] * acc[j, g]
+                    acc[j, g] += running[g]
+                    running[g] += previous
+                    cur[i, j, g] = value
+            else:
+                for g in range(lanes):
+                    level_sum[g] += word_rows[si, j, g] * fi * column_factor[column + g] * acc[j, g]
+                    acc[j, g] += running[g]
+                    running[g] += cur[i, j, g]
+
+
+@numba.njit(cache=True, nogil=True)
+def _lane_block(word_rows, slots, row_tok, factor, lam, col_factors, first, stride, n, lanes, max_len, per_length,
+                cur, acc, running, level_sum, totals):
+    """Kernel values of one row sentence against ``lanes`` column sentences of length ``n``."""
+    totals[:lanes] = 0.0
+    for chain in range(max_len if per_length else 1):
         depth = chain + 1 if per_length else max_len
-        for j in range(n):
-            column_factor[j] = factor[chain, tok[b0 + j]]
-        level_sum = 0.0
-        for i in range(m):
-            fi = factor[chain, tok[a0 + i]]
-            for j in range(n):
-                value = base[i, j] * fi * column_factor[j]
-                cur[i, j] = value
-                level_sum += value
-        if depth == 1 or not per_length:
-            total += level_sum
-        for level in range(2, depth + 1):
-            # One pass per level: acc[j] holds the sum of D_{level-1} over the rows above and the
-            # columns left of j, updated in place once cell (i, j) has used it.
-            acc[:n] = 0.0
-            level_sum = 0.0
-            for i in range(m):
-                fi = factor[chain, tok[a0 + i]]
-                running = 0.0
+        column_factor = col_factors[chain]
+        level_sum[:lanes] = 0.0
+        _first_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur,
+                     depth > 1, level_sum)
+        if not per_length and depth > 1:
+            # Without idf every level counts, the first one included.
+            for i in range(slots.size):
                 for j in range(n):
-                    previous = cur[i, j]
-                    value = base[i, j] * fi * column_factor[j] * acc[j]
-                    acc[j] += running
-                    running += previous
-                    cur[i, j] = value
-                    level_sum += value
-            if level == depth or not per_length:
-                total += level_sum
-    return total
+                    for g in range(lanes):
+                        level_sum[g] += cur[i, j, g]
+        for level in range(2, depth + 1):
+            _next_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur,
+                        level < depth, level == depth or not per_length, acc, running, level_sum)
+        totals[:lanes] += level_sum[:lanes]
 
 
 @numba.njit(cache=True, nogil=True)
-def _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam, max_len, per_length,
-               base, cur, work):
-    total = 0.0
-    for sa in range(item_ptr_a[ia], item_ptr_a[ia + 1]):
-        for sb in range(item_ptr_b[ib], item_ptr_b[ib + 1]):
-            total += _sentence_pair(sim, factor, tok, sent_ptr[sa], sent_ptr[sa + 1], sent_ptr[sb],
-                                    sent_ptr[sb + 1], lam, max_len, per_length, base, cur, work)
-    return total
-
-
-@numba.njit(cache=True)
-def _scratch(longest):
-    """Per-thread buffers: lam * sigma of a sentence pair, the current level, and the running
-    prefix sums and column idf factors."""
-    return np.empty((longest, longest)), np.empty((longest, longest)), np.empty((2, longest))
+def _soft_row(sim, factor, tok, sent_ptr, item_ptr_a, ia, layout, first_item, stop_item, out_row, shift, lam,
+              max_len, per_length, longest):
+    """Add S(A_ia, B_ib) to ``out_row[ib - shift]`` for every column item first_item <= ib < stop_item."""
+    lengths, bounds, offsets, col_tokens, col_factors, col_items = layout
+    item_tok = tok[sent_ptr[item_ptr_a[ia]]:sent_ptr[item_ptr_a[ia + 1]]]
+    if item_tok.size == 0:
+        return
+    # The captions of one item share words: sigma rows are gathered once per distinct word.
+    words = np.unique(item_tok)
+    slots = np.searchsorted(words, item_tok)
+    word_rows = np.empty((words.size, longest, _LANES), dtype=np.float32)
+    cur = np.empty((longest, longest, _LANES))
+    acc = np.empty((longest, _LANES))
+    running = np.empty(_LANES)
+    level_sum = np.empty(_LANES)
+    totals = np.empty(_LANES)
+    item_first_token = sent_ptr[item_ptr_a[ia]]
+    for k in range(lengths.size):
+        n = lengths[k]
+        items = col_items[bounds[k]:bounds[k + 1]]
+        stop = np.searchsorted(items, stop_item)
+        for g0 in range(np.searchsorted(items, first_item), stop, _LANES):
+            lanes = min(_LANES, stop - g0)
+            first = offsets[k] + g0
+            for w in range(words.size):
+                row = sim[words[w]]
+                for j in range(n):
+                    column = first + j * items.size
+                    for g in range(lanes):
+                        word_rows[w, j, g] = row[col_tokens[column + g]]
+            for sa in range(item_ptr_a[ia], item_ptr_a[ia + 1]):
+                a0 = sent_ptr[sa] - item_first_token
+                a1 = sent_ptr[sa + 1] - item_first_token
+                if a1 == a0:
+                    continue
+                _lane_block(word_rows, slots[a0:a1], item_tok[a0:a1], factor, lam, col_factors, first, items.size, n,
+                            lanes, max_len, per_length, cur, acc, running, level_sum, totals)
+                for g in range(lanes):
+                    out_row[items[g0 + g] - shift] += totals[g]
 
 
 @numba.njit(parallel=True, cache=True)
-def _soft_cross(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, lam, max_len, per_length, longest,
+def _soft_cross(sim, factor, tok, sent_ptr, item_ptr_a, layout_b, n_b, lam, max_len, per_length, longest,
                 symmetric):
     n_a = item_ptr_a.size - 1
-    n_b = item_ptr_b.size - 1
     out = np.zeros((n_a, n_b))
     # Symmetric: row r is paired with row n_a-1-r so that every task has about the same share of
-    # the upper triangle.
+    # the upper triangle, which is then mirrored.
     n_tasks = (n_a + 1) // 2 if symmetric else n_a
     for task in numba.prange(n_tasks):
-        base, cur, work = _scratch(longest)
         first_row = np.int64(task)
         mirror = n_a - 1 - first_row
         for r in range(2 if symmetric and mirror != first_row else 1):
             ia = first_row if r == 0 else mirror
-            start = ia if symmetric else 0
-            for ib in range(start, n_b):
-                value = _item_pair(sim, factor, tok, sent_ptr, item_ptr_a, item_ptr_b, ia, ib, lam, max_len,
-                                   per_length, base, cur, work)
-                out[ia, ib] = value
-                if symmetric:
-                    out[ib, ia] = value
+            _soft_row(sim, factor, tok, sent_ptr, item_ptr_a, ia, layout_b, ia if symmetric else 0, n_b, out[ia], 0,
+                      lam, max_len, per_length, longest)
+            if symmetric:
+                for ib in range(ia + 1, n_b):
+                    out[ib, ia] = out[ia, ib]
     return out
 
 
 @numba.njit(parallel=True, cache=True)
-def _soft_self(sim, factor, tok, sent_ptr, item_ptr, lam, max_len, per_length, longest):
+def _soft_self(sim, factor, tok, sent_ptr, item_ptr, layout, lam, max_len, per_length, longest):
     n = item_ptr.size - 1
     out = np.zeros(n)
     for ia in numba.prange(n):
-        base, cur, work = _scratch(longest)
-        out[ia] = _item_pair(sim, factor, tok, sent_ptr, item_ptr, item_ptr, ia, ia, lam, max_len, per_length,
-                             base, cur, work)
+        _soft_row(sim, factor, tok, sent_ptr, item_ptr, ia, layout, ia, ia + 1, out[ia:ia + 1], ia, lam, max_len,
+                  per_length, longest)
     return out
 
 
@@ -255,12 +344,13 @@ def _soft_gram(items_a, items_b, symmetric, vocabulary, column_of, word_weight, 
     longest = max(int(np.diff(sent_ptr).max(initial=0)), 1)
     args = (sim, factor, tok, sent_ptr)
     params = (float(lam), int(max_len), per_length, longest)
-    cross = _soft_cross(*args, item_ptr_a, item_ptr_b, *params, symmetric)
+    layout_b = tuple(_column_layout(tok, sent_ptr, item_ptr_b, factor))
+    cross = _soft_cross(*args, item_ptr_a, layout_b, item_ptr_b.size - 1, *params, symmetric)
     if symmetric:
         self_a = self_b = np.diag(cross).copy()
     else:
-        self_a = _soft_self(*args, item_ptr_a, *params)
-        self_b = _soft_self(*args, item_ptr_b, *params)
+        self_a = _soft_self(*args, item_ptr_a, tuple(_column_layout(tok, sent_ptr, item_ptr_a, factor)), *params)
+        self_b = _soft_self(*args, item_ptr_b, layout_b, *params)
     return cross, self_a, self_b
 
 
