@@ -74,7 +74,6 @@ def atomic_write_bytes(path: str | os.PathLike, write: Callable[[Any], None]) ->
         raise
 
 
-
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write_bytes`."""
     data = text.encode("utf-8")

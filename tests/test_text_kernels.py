@@ -63,9 +63,14 @@ def reference_sentence_kernel(s, t, lam, max_len, idf, sigma):
     return total
 
 
+def reference_item_kernel(a, b, lam=0.5, max_len=3, idf=None, sigma=lambda x, y: float(x == y)):
+    """Unnormalised S(A, B): the sentence kernel summed over all caption pairs."""
+    return sum(reference_sentence_kernel(x, y, lam, max_len, idf, sigma) for x in a for y in b)
+
+
 def reference_gram(items_a, items_b, lam=0.5, max_len=3, idf=None, sigma=lambda x, y: float(x == y)):
     def s(a, b):
-        return sum(reference_sentence_kernel(x, y, lam, max_len, idf, sigma) for x in a for y in b)
+        return reference_item_kernel(a, b, lam, max_len, idf, sigma)
 
     gram = np.zeros((len(items_a), len(items_b)))
     for i, a in enumerate(items_a):
@@ -127,7 +132,7 @@ def test_soft_trigram_with_more_sentences_of_one_length_than_lanes():
     idf = document_idf(items_all)
 
     def raw(a, b):
-        return sum(reference_sentence_kernel(x, y, 0.5, 3, idf, similarity._sigma) for x in a for y in b)
+        return reference_item_kernel(a, b, idf=idf, sigma=similarity._sigma)
 
     self_values = np.array([raw(a, a) for a in items_all])
     rows = [0, 1, 5, n_items - 2, n_items - 1]
