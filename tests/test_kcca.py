@@ -313,3 +313,24 @@ def test_memory_caches_the_exact_decomposition(tmp_path):
         np.testing.assert_allclose(model.canonical_correlations_, plain.canonical_correlations_, rtol=1e-12)
         np.testing.assert_allclose(model.transform(Kx[:5], Ky[:5])[0], plain.transform(Kx[:5], Ky[:5])[0],
                                    atol=1e-10)
+
+
+def test_memory_caches_solutions_per_setting(tmp_path):
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(40, 5)), rng.normal(size=(40, 4))
+    Kx, Ky = X @ X.T + np.eye(40), Y @ Y.T + np.eye(40)
+    plain = [KCCA(n_components=3, reg=reg, method="exact").fit(Kx, Ky) for reg in (0.5, 2.0)]
+    first = KCCA(n_components=3, reg=0.5, method="exact", memory=str(tmp_path)).fit(Kx, Ky)
+    first.with_params(reg=2.0)
+    # A refit finds both solutions: it never needs Ux'Uy.
+    again = KCCA(n_components=3, reg=0.5, method="exact", memory=str(tmp_path)).fit(Kx, Ky)
+    other = again.with_params(reg=2.0)
+    assert "cross" not in vars(again._decomposition)
+    for model, reference in ((again, plain[0]), (other, plain[1])):
+        np.testing.assert_array_equal(model.canonical_correlations_, reference.canonical_correlations_)
+        np.testing.assert_array_equal(model.alpha_, reference.alpha_)
+    # A setting not solved before is computed (and the cross product with it).
+    third = again.with_params(reg=1.0)
+    assert "cross" in vars(again._decomposition)
+    np.testing.assert_allclose(third.canonical_correlations_,
+                               KCCA(n_components=3, reg=1.0).fit(Kx, Ky).canonical_correlations_, rtol=1e-12)

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcca_desc.kcca import KernelCentering, kernel_power, scale_diagonal
+from kcca_desc.kcca.preprocessing import symmetrised
 from kcca_desc.kcca.reference import center_kernel
 
 
@@ -55,3 +58,22 @@ def test_centring_rejects_wrong_width():
     centering = KernelCentering().fit(np.eye(4))
     with pytest.raises(ValueError, match="one column per training item"):
         centering.transform(np.ones((2, 3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 150), seed=st.integers(0, 2**32 - 1), bump=st.sampled_from([0.0, 1e-9, 1e-3]))
+def test_symmetrised_matches_numpy(n, seed, bump):
+    # Sizes around the 64-wide tiles, one perturbed entry anywhere (above or below the diagonal).
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n))
+    K = A + A.T
+    i, j = rng.integers(0, n, 2)
+    K[i, j] += bump
+    S, symmetric = symmetrised(K, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(S, (K + K.T) / 2)
+    assert symmetric == np.allclose(K, K.T, rtol=1e-6, atol=1e-8)
+
+
+def test_symmetrised_rejects_non_square():
+    with pytest.raises(ValueError, match="square"):
+        symmetrised(np.ones((2, 3)))

@@ -274,6 +274,20 @@ def test_tagrank_matches_reference(train, items_a, items_b):
     np.testing.assert_allclose(tagrank_kernel(items_a, items_b, model=model), expected, atol=1e-12)
 
 
+@settings(max_examples=10, deadline=None)
+@given(st.lists(sentences, min_size=3, max_size=12).filter(lambda s: len({tuple(x) for x in s}) > 1),
+       st.lists(st.lists(sentences, min_size=1, max_size=3), min_size=1, max_size=7))
+def test_tagrank_gram_matches_reference(train, items_a):
+    # The Gram of items against themselves runs the mirrored upper triangle, rows paired from both ends.
+    try:
+        model = TagRank(n_pairs=50).fit(train)
+    except ValueError:
+        assume(False)
+    expected = np.array([[np.mean([tagrank_reference(model, train, s, t) for s in a for t in b]) for b in items_a]
+                         for a in items_a])
+    np.testing.assert_allclose(tagrank_kernel(items_a, model=model), expected, atol=1e-12)
+
+
 def test_tagrank_bandwidths_are_mean_chi2_and_seeded():
     train = [["dog", "run", "park"], ["man", "dog"], ["park", "man", "run", "dog"], ["cat"]]
     first = TagRank(n_pairs=200, random_state=3).fit(train)

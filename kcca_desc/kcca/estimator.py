@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
 import numbers
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
@@ -18,8 +19,9 @@ from .incomplete_cholesky import (
     MatrixColumns,
     incomplete_cholesky,
 )
-from .preprocessing import KernelCentering
+from .preprocessing import KernelCentering, symmetrised
 from .spectral import (
+    CanonicalSolution,
     KernelSpectrum,
     solve_canonical,
     spectrum_from_factor,
@@ -32,13 +34,32 @@ __all__ = ["KCCA"]
 EXACT_MAX_SAMPLES = 10_000
 
 
-@dataclass(frozen=True)
 class _Decomposition:
-    """What every (reg, n_components) setting shares: the two spectra and ``Ux'Uy``."""
+    """What every (reg, n_components) setting shares: the two spectra and ``Ux'Uy``.
 
-    spectrum_x: KernelSpectrum
-    spectrum_y: KernelSpectrum
-    cross: np.ndarray
+    ``key`` identifies the two centred kernels (hashes of their bytes) when
+    solutions are cached; ``cross`` is then computed only if one is not.
+    """
+
+    def __init__(self, spectrum_x: KernelSpectrum, spectrum_y: KernelSpectrum,
+                 key: tuple[str, str] | None = None):
+        self.spectrum_x, self.spectrum_y, self.key = spectrum_x, spectrum_y, key
+
+    @functools.cached_property
+    def cross(self) -> np.ndarray:
+        return self.spectrum_x.vectors.T @ self.spectrum_y.vectors
+
+
+def _cached_spectrum(kernel_hash: str, K_centred: np.ndarray, name: str) -> KernelSpectrum:
+    """:func:`spectrum_from_kernel` keyed by ``kernel_hash`` (for ``joblib.Memory``, which ignores K)."""
+    return spectrum_from_kernel(K_centred, name)
+
+
+def _cached_solution(key: tuple[str, str], decomposition: _Decomposition, reg: float, form: str,
+                     n_components: int, dtype: np.dtype) -> CanonicalSolution:
+    """:func:`solve_canonical` keyed by the kernels' hashes (``decomposition`` is not hashed)."""
+    return solve_canonical(decomposition.spectrum_x, decomposition.spectrum_y, decomposition.cross,
+                           reg, form, n_components, dtype)
 
 
 class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -98,11 +119,14 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         Multiply projected dimension ``k`` by ``rho_k ** weight_power`` in
         :meth:`transform`; ``4`` helped retrieval on Flickr8K (SPEC Section 7).
     memory : str, joblib.Memory or None, default=None
-        Cache of the exact solver's kernel eigendecompositions (as in
-        :class:`sklearn.pipeline.Pipeline`): a directory or a
-        ``joblib.Memory``.  Keyed by the centred kernel's bytes, so systems
-        that share one kernel (e.g. the image kernel of every text kernel)
-        decompose it once.  None caches nothing.
+        Cache of the exact solver's kernel eigendecompositions and canonical
+        solutions (as in :class:`sklearn.pipeline.Pipeline`): a directory or
+        a ``joblib.Memory``.  Eigendecompositions are keyed by the centred
+        kernel's bytes, so systems that share one kernel (e.g. the image
+        kernel of every text kernel) decompose it once; solutions by both
+        kernels' bytes, ``reg``, ``reg_form``, ``n_components`` and
+        ``solve_dtype``, so a refit or :meth:`with_params` of a setting
+        solved before costs no eigensolve.  None caches nothing.
     solve_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the canonical eigensolve that each ``reg`` needs (the
         ``syevr`` of the whitened cross-covariance's Gram matrix, the costly
@@ -146,7 +170,8 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     ``n_components`` may not exceed the smaller remaining rank.
 
     A fitted model keeps the decomposition (two n x rank eigenvector
-    matrices and their rank_x x rank_y cross product) so that
+    matrices and, once a setting has been solved rather than read from
+    ``memory``, their rank_x x rank_y cross product) so that
     :meth:`with_params` and :meth:`path` stay cheap; it dominates the model's
     memory and pickle size (about 0.9 GB for the exact solver at n = 6,000).
 
@@ -264,10 +289,10 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         K = check_array(data, dtype=np.float64, input_name=name)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"precomputed training kernel {name} must be square, got shape {K.shape}")
-        scale = np.abs(K).max()
-        if not np.allclose(K, K.T, rtol=1e-6, atol=1e-8 * scale):
+        K, symmetric = symmetrised(np.ascontiguousarray(K), rtol=1e-6, atol=1e-8 * np.abs(K).max())
+        if not symmetric:
             raise ValueError(f"precomputed training kernel {name} is not symmetric")
-        return (K + K.T) / 2.0
+        return K
 
     def _resolve_method(self, kernels: Sequence[Any], n: int) -> str:
         oracle = any(isinstance(K, KernelColumns) for K in kernels)
@@ -280,10 +305,12 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         return "exact"
 
     # ------------------------------------------------------------------ fitting
-    def _decompose(self, K: np.ndarray | KernelColumns, view: str, method: str) -> KernelSpectrum:
-        """Spectrum of one centred training kernel; sets the view's centring."""
+    def _decompose(self, K: np.ndarray | KernelColumns, view: str,
+                   method: str) -> tuple[KernelSpectrum, str | None]:
+        """Spectrum of one centred training kernel and, when cached, its hash; sets the view's centring."""
         name = f"training kernel {view.upper()}"
         centering = None
+        kernel_hash = None
         if isinstance(K, KernelColumns):
             G, _ = incomplete_cholesky(K, tol=self.tol, rank=self.rank)
             uncentred_trace = float(np.sum(K.diagonal()))
@@ -303,13 +330,19 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
                     K -= centering.column_means_[None, :]
                     K -= centering.column_means_[:, None]
                     K += centering.grand_mean_
-                spectrum = check_memory(self.memory).cache(spectrum_from_kernel)(K, name)
+                memory = check_memory(self.memory)
+                if memory.location is None:
+                    spectrum = spectrum_from_kernel(K, name)
+                else:
+                    kernel_hash = joblib.hash(K)
+                    spectrum = memory.cache(_cached_spectrum, ignore=["K_centred", "name"])(
+                        kernel_hash, K, name)
             else:
                 columns = MatrixColumns(K) if centering is None else CenteredMatrixColumns(K)
                 G, _ = incomplete_cholesky(columns, tol=self.tol, rank=self.rank)
                 spectrum = spectrum_from_factor(G, float(np.sum(columns.diagonal())), name)
         setattr(self, f"{view}_centering_", centering)
-        return spectrum
+        return spectrum, kernel_hash
 
     def fit(self, X, Y) -> "KCCA":
         """Fit the canonical directions on paired training views.
@@ -339,12 +372,11 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         self.n_features_in_ = self._x_fit.shape[1] if self.kernel_x != "precomputed" else n_x
         self.n_samples_fit_ = n_x
         self.method_ = self._resolve_method((Kx, Ky), n_x)
-        spectrum_x = self._decompose(Kx, "x", self.method_)
-        spectrum_y = self._decompose(Ky, "y", self.method_)
+        spectrum_x, hash_x = self._decompose(Kx, "x", self.method_)
+        spectrum_y, hash_y = self._decompose(Ky, "y", self.method_)
         del Kx, Ky
-        self._decomposition = _Decomposition(
-            spectrum_x, spectrum_y, spectrum_x.vectors.T @ spectrum_y.vectors
-        )
+        key = None if hash_x is None or hash_y is None else (hash_x, hash_y)
+        self._decomposition = _Decomposition(spectrum_x, spectrum_y, key)
         self.rank_x_, self.rank_y_ = spectrum_x.rank, spectrum_y.rank
         self.explained_trace_x_ = float(spectrum_x.values.sum() / spectrum_x.trace)
         self.explained_trace_y_ = float(spectrum_y.values.sum() / spectrum_y.trace)
@@ -361,10 +393,13 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
                 f"min(rank of centred Kx, rank of centred Ky) = "
                 f"min({dec.spectrum_x.rank}, {dec.spectrum_y.rank}) = {max_components}"
             )
-        solution = solve_canonical(
-            dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg, self.reg_form, self.n_components,
-            np.dtype(self.solve_dtype),
-        )
+        dtype = np.dtype(self.solve_dtype)
+        if dec.key is None:
+            solution = solve_canonical(dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg,
+                                       self.reg_form, self.n_components, dtype)
+        else:
+            solution = check_memory(self.memory).cache(_cached_solution, ignore=["decomposition"])(
+                dec.key, dec, float(self.reg), self.reg_form, int(self.n_components), dtype)
         self.canonical_correlations_ = solution.correlations
         self.alpha_ = dec.spectrum_x.vectors @ solution.coef_x
         self.beta_ = dec.spectrum_y.vectors @ solution.coef_y

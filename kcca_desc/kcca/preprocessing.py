@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import numbers
 
+import numba
 import numpy as np
 
-__all__ = ["kernel_power", "scale_diagonal", "KernelCentering"]
+__all__ = ["kernel_power", "scale_diagonal", "symmetrised", "KernelCentering"]
+
+#: Side of the square tiles in which :func:`symmetrised` pairs ``K[i, j]`` with ``K[j, i]``.
+_TILE = 64
 
 
 def _check_finite_matrix(K, name: str, *, square: bool) -> np.ndarray:
@@ -31,6 +35,50 @@ def _check_finite_matrix(K, name: str, *, square: bool) -> np.ndarray:
     if not np.all(np.isfinite(K)):
         raise ValueError(f"{name} contains NaN or infinite entries")
     return K
+
+
+@numba.njit(parallel=True, cache=True)
+def _symmetrise_tiles(K, rtol, atol, tiles_i, tiles_j, out):
+    # Tiles keep the transposed reads within cache lines; one pass replaces numpy's four
+    # (K.T copy, |K - K.T|, the tolerance, (K + K.T) / 2), which took seconds at n = 6,000.
+    n = K.shape[0]
+    within = np.ones(tiles_i.size, dtype=np.bool_)
+    for t in numba.prange(tiles_i.size):
+        i0 = tiles_i[t] * _TILE
+        j0 = tiles_j[t] * _TILE
+        for i in range(i0, min(i0 + _TILE, n)):
+            for j in range(j0, min(j0 + _TILE, i + 1)):
+                a = K[i, j]
+                b = K[j, i]
+                if abs(a - b) > atol + rtol * min(abs(a), abs(b)):
+                    within[t] = False
+                out[i, j] = out[j, i] = 0.5 * (a + b)
+    return within.all()
+
+
+def symmetrised(K: np.ndarray, rtol: float = 1e-6, atol: float = 0.0) -> tuple[np.ndarray, bool]:
+    """Symmetric part ``(K + K') / 2`` of a square matrix, and whether ``K`` was symmetric.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Finite float64 matrix.
+    rtol, atol : float
+        ``K`` counts as symmetric when ``|K_ij - K_ji| <= atol + rtol min(|K_ij|, |K_ji|)``
+        for every pair, i.e. ``numpy.allclose(K, K.T, rtol, atol)``.
+
+    Returns
+    -------
+    S : ndarray of shape (n, n)
+        A new array, ``(K + K') / 2``.
+    symmetric : bool
+    """
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"symmetrised needs a square matrix, got shape {K.shape}")
+    tiles_i, tiles_j = np.tril_indices(-(-K.shape[0] // _TILE))
+    out = np.empty_like(K)
+    symmetric = _symmetrise_tiles(K, float(rtol), float(atol), tiles_i, tiles_j, out)
+    return out, bool(symmetric)
 
 
 def kernel_power(K, p: float) -> np.ndarray:

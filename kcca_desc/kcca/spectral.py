@@ -78,8 +78,8 @@ def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float, name: 
     eigenvalues mean the kernel is not positive semi-definite: they are
     dropped too (projection onto the PSD cone) with a warning.
     """
-    order = np.argsort(values)[::-1]
-    values, vectors = values[order], vectors[:, order]
+    # eigh returns ascending eigenvalues, so decreasing order is a reversed view (no copy).
+    values, vectors = values[::-1], vectors[:, ::-1]
     scale = np.abs(values).max() if values.size else 0.0
     cutoff = max(vectors.shape[0], values.size) * np.finfo(np.float64).eps * scale
     if values.size and values[-1] < -np.sqrt(np.finfo(np.float64).eps) * scale:
@@ -89,8 +89,9 @@ def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float, name: 
             RuntimeWarning,
             stacklevel=4,
         )
-    keep = values > cutoff
-    return KernelSpectrum(np.ascontiguousarray(vectors[:, keep]), values[keep].copy(), trace)
+    # Decreasing values: the kept ones are a prefix, and one copy makes them contiguous.
+    rank = int(np.count_nonzero(values > cutoff))
+    return KernelSpectrum(np.ascontiguousarray(vectors[:, :rank]), values[:rank].copy(), trace)
 
 
 def spectrum_from_kernel(K_centred: np.ndarray, name: str = "kernel") -> KernelSpectrum:

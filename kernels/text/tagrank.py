@@ -80,7 +80,8 @@ class TagRank(BaseEstimator):
         first = rng.integers(0, len(sentences), self.n_pairs)
         second = (first + rng.integers(1, len(sentences), self.n_pairs)) % len(sentences)
         ids, absolute, relative, ptr = self._rank_vectors(sentences)
-        chi_a, chi_r = _chi2_pairs(ids, absolute, relative, ptr, first, second)
+        chi_a, chi_r = _chi2_pairs(ids, absolute, relative, ptr, _sentence_sums(absolute, ptr),
+                                   _sentence_sums(relative, ptr), first, second)
         if chi_a.mean() <= 0 or chi_r.mean() <= 0:
             raise ValueError("TagRank.fit: the training sentences have identical rank vectors; "
                              "chi-squared bandwidths would be 0")
@@ -118,54 +119,86 @@ class TagRank(BaseEstimator):
 
 
 @numba.njit(cache=True, nogil=True)
-def _chi2(ids, x, ptr, s, t):
-    """chi^2 = |x|_1 + |y|_1 - sum_{common} 4 x y / (x + y): the terms of words in one sentence only
-    reduce to that sentence's value."""
-    total = 0.0
+def _chi2_both(ids, absolute, relative, ptr, sum_a, sum_r, s, t):
+    """chi^2 of the absolute and of the relative rank vectors of sentences ``s`` and ``t``, in one merge.
+
+    chi^2 = |x|_1 + |y|_1 - sum_{common} 4 x y / (x + y): the terms of words in one sentence only
+    reduce to that sentence's value, so only common words need visiting.
+    """
+    chi_a = sum_a[s] + sum_a[t]
+    chi_r = sum_r[s] + sum_r[t]
     i, i_end = ptr[s], ptr[s + 1]
     j, j_end = ptr[t], ptr[t + 1]
-    for k in range(i, i_end):
-        total += x[k]
-    for k in range(j, j_end):
-        total += x[k]
     while i < i_end and j < j_end:
         if ids[i] == ids[j]:
-            denominator = x[i] + x[j]
+            denominator = absolute[i] + absolute[j]
             if denominator > 0:
-                total -= 4.0 * x[i] * x[j] / denominator
+                chi_a -= 4.0 * absolute[i] * absolute[j] / denominator
+            denominator = relative[i] + relative[j]
+            if denominator > 0:
+                chi_r -= 4.0 * relative[i] * relative[j] / denominator
             i += 1
             j += 1
         elif ids[i] < ids[j]:
             i += 1
         else:
             j += 1
-    return max(total, 0.0)
+    return max(chi_a, 0.0), max(chi_r, 0.0)
+
+
+@numba.njit(cache=True)
+def _sentence_sums(x, ptr):
+    """``|x|_1`` of each sentence's rank vector (its entries are non-negative)."""
+    sums = np.zeros(ptr.size - 1)
+    for s in range(ptr.size - 1):
+        for k in range(ptr[s], ptr[s + 1]):
+            sums[s] += x[k]
+    return sums
 
 
 @numba.njit(parallel=True, cache=True)
-def _chi2_pairs(ids, absolute, relative, ptr, first, second):
+def _chi2_pairs(ids, absolute, relative, ptr, sum_a, sum_r, first, second):
     chi_a = np.empty(first.size)
     chi_r = np.empty(first.size)
     for p in numba.prange(first.size):
-        chi_a[p] = _chi2(ids, absolute, ptr, first[p], second[p])
-        chi_r[p] = _chi2(ids, relative, ptr, first[p], second[p])
+        chi_a[p], chi_r[p] = _chi2_both(ids, absolute, relative, ptr, sum_a, sum_r, first[p], second[p])
     return chi_a, chi_r
 
 
+@numba.njit(cache=True, nogil=True)
+def _gram_row(ids, absolute, relative, ptr, sum_a, sum_r, item_ptr_a, item_ptr_b, alpha, beta, ia,
+              first_column, out, mirror):
+    """Items ``ib >= first_column`` of row ``ia``: the mean of k over the two items' sentence pairs."""
+    s0, s1 = item_ptr_a[ia], item_ptr_a[ia + 1]
+    for ib in range(first_column, item_ptr_b.size - 1):
+        t0, t1 = item_ptr_b[ib], item_ptr_b[ib + 1]
+        total = 0.0
+        for s in range(s0, s1):
+            for t in range(t0, t1):
+                chi_a, chi_r = _chi2_both(ids, absolute, relative, ptr, sum_a, sum_r, s, t)
+                total += 0.5 * (np.exp(-chi_r / beta) + np.exp(-chi_a / alpha))
+        out[ia, ib] = total / ((s1 - s0) * (t1 - t0))
+        if mirror:
+            out[ib, ia] = out[ia, ib]
+
+
 @numba.njit(parallel=True, cache=True)
-def _tagrank_gram(ids, absolute, relative, ptr, item_ptr_a, item_ptr_b, alpha, beta):
+def _tagrank_gram(ids, absolute, relative, ptr, sum_a, sum_r, item_ptr_a, item_ptr_b, alpha, beta,
+                  symmetric):
     n_a = item_ptr_a.size - 1
-    n_b = item_ptr_b.size - 1
-    out = np.empty((n_a, n_b))
-    for ia in numba.prange(n_a):
-        for ib in range(n_b):
-            total = 0.0
-            for s in range(item_ptr_a[ia], item_ptr_a[ia + 1]):
-                for t in range(item_ptr_b[ib], item_ptr_b[ib + 1]):
-                    total += 0.5 * (np.exp(-_chi2(ids, relative, ptr, s, t) / beta)
-                                    + np.exp(-_chi2(ids, absolute, ptr, s, t) / alpha))
-            n_pairs = (item_ptr_a[ia + 1] - item_ptr_a[ia]) * (item_ptr_b[ib + 1] - item_ptr_b[ib])
-            out[ia, ib] = total / n_pairs
+    out = np.empty((n_a, item_ptr_b.size - 1))
+    if not symmetric:
+        for ia in numba.prange(n_a):
+            _gram_row(ids, absolute, relative, ptr, sum_a, sum_r, item_ptr_a, item_ptr_b, alpha, beta,
+                      ia, 0, out, False)
+        return out
+    # Upper triangle, mirrored; row p runs with row n - 1 - p so that every task has n + 1 pairs.
+    for p in numba.prange((n_a + 1) // 2):
+        _gram_row(ids, absolute, relative, ptr, sum_a, sum_r, item_ptr_a, item_ptr_b, alpha, beta,
+                  p, p, out, True)
+        if n_a - 1 - p != p:
+            _gram_row(ids, absolute, relative, ptr, sum_a, sum_r, item_ptr_a, item_ptr_b, alpha, beta,
+                      n_a - 1 - p, n_a - 1 - p, out, True)
     return out
 
 
@@ -212,4 +245,6 @@ def tagrank_kernel(items_a: Items, items_b: Items | None = None, *, model: TagRa
     ids, absolute, relative, ptr = model._rank_vectors(sentences)
     item_ptr_a = np.cumsum([0] + [len(item) for item in items_a]).astype(np.int64)
     item_ptr_b = item_ptr_a if symmetric else (item_ptr_a[-1] + np.cumsum([0] + [len(it) for it in items_b])).astype(np.int64)
-    return _tagrank_gram(ids, absolute, relative, ptr, item_ptr_a, item_ptr_b, model.alpha_, model.beta_)
+    return _tagrank_gram(ids, absolute, relative, ptr, _sentence_sums(absolute, ptr),
+                         _sentence_sums(relative, ptr), item_ptr_a, item_ptr_b, model.alpha_, model.beta_,
+                         symmetric)
