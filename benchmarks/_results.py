@@ -1,4 +1,4 @@
-"""Where every benchmark writes its figures: ``benchmarks/results/<name>.json``.
+"""Where every benchmark writes its figures (``benchmarks/results/<name>.json``), and how it times.
 
 Writes are atomic (:func:`kcca_desc.cache.atomic_write_text`): a benchmark interrupted while
 saving leaves the previous figures, never a truncated file.
@@ -7,6 +7,8 @@ saving leaves the previous figures, never a truncated file.
 from __future__ import annotations
 
 import json
+import statistics
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,3 +26,13 @@ def write_results(path: Path, figures: Any, indent: int = 2, default: Callable |
     """Save ``figures`` as JSON at ``path`` atomically and say so."""
     atomic_write_text(path, json.dumps(figures, indent=indent, default=default) + "\n")
     print(f"wrote {path}")
+
+
+def median_time(function: Callable[[], Any], repeats: int) -> float:
+    """Median wall time in seconds of ``repeats`` calls of ``function`` (the median resists noise)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)

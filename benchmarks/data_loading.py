@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import time
 import warnings
 from pathlib import Path
 
@@ -23,18 +21,9 @@ import numpy as np
 
 from kcca_desc.data import load_flickr8k, load_flickr8k_judgments, make_synthetic
 
-from _results import results_path, write_results
+from _results import median_time, results_path, write_results
 
 RESULTS = results_path("data_loading")
-
-
-def median_time(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

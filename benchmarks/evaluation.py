@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -34,18 +32,9 @@ from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.evaluate.statistics import mcnemar_test, metric_cis, paired_randomization_test
 from kcca_desc.fusion import borda_fuse
 
-from _results import results_path, write_results
+from _results import median_time, results_path, write_results
 
 RESULTS = results_path("evaluation")
-
-
-def median_time(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def peak_temporaries_mb(function) -> float:
