@@ -7,10 +7,14 @@ saving leaves the previous figures, never a truncated file.
 from __future__ import annotations
 
 import json
+import os
+import platform
 import statistics
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from threadpoolctl import threadpool_info
 
 from kcca_desc.cache import atomic_write_text
 
@@ -26,6 +30,20 @@ def write_results(path: Path, figures: Any, indent: int = 2, default: Callable |
     """Save ``figures`` as JSON at ``path`` atomically and say so."""
     atomic_write_text(path, json.dumps(figures, indent=indent, default=default) + "\n")
     print(f"wrote {path}")
+
+
+def machine_info() -> dict:
+    """Platform, cores, load and the BLAS libraries that ran (library, kernel, threads).
+
+    The BLAS kernel is recorded because it moves dense-LAPACK timings by 1.4-2x on one machine:
+    ``OPENBLAS_CORETYPE`` forces one (e.g. ``Haswell``'s AVX2 kernels on an AVX-512 CPU),
+    and is recorded with ``OPENBLAS_L2_SIZE`` when set.
+    """
+    blas = [{k: pool.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+            for pool in threadpool_info() if pool.get("user_api") == "blas"]
+    overrides = {k: v for k, v in os.environ.items() if k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    return {"platform": platform.platform(), "cpus": os.cpu_count(),
+            "load_average_at_start": os.getloadavg(), "blas": blas, "blas_env": overrides}
 
 
 def median_time(function: Callable[[], Any], repeats: int) -> float:

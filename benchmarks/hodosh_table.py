@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
@@ -51,7 +50,7 @@ from kcca_desc.text import Preprocessor
 from kcca_desc.text.named_kernels import TEXT_KERNELS
 from kernels.text.similarity.wordnet import WordNetUnavailableError
 
-from _results import results_path
+from _results import machine_info, results_path
 
 RESULTS = results_path("hodosh_table")
 REFERENCE = "tri_sem"
@@ -233,8 +232,7 @@ def main(argv=None) -> dict:
     refs = references(test, dataset, Preprocessor())
     table = _load(args.out)
     table["settings"] = {k: getattr(args, k) for k in ("power", "diag", "weight_power", "n_components", "regs")}
-    table["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(),
-                        "load_average_at_start": os.getloadavg()}
+    table["machine"] = machine_info()
 
     for name in names:
         if name in table["systems"] and not args.force:

@@ -1,0 +1,129 @@
+"""Benchmark: the dense-LAPACK stages of exact KCCA under OpenBLAS's own kernel vs a forced one.
+
+OpenBLAS picks its compute kernels for the CPU it runs on; ``OPENBLAS_CORETYPE`` overrides
+that choice (some shared machines set ``OPENBLAS_CORETYPE=Haswell`` to protect old OpenBLAS
+builds, which forces AVX2 kernels on AVX-512 processors).  Every KCCA system of the Hodosh
+table pays one double-precision eigendecomposition of its n x n text kernel (``syevd``), the
+cross product ``Ux'Uy`` of the two eigenbases, and one single-precision canonical solve per κ
+(``kcca_desc.kcca.spectral.solve_canonical``: Gram product, ``ssyevr`` for the top 256
+eigenpairs, Rayleigh–Ritz in double precision), so on 2 cores these stages are most of the
+table's time.
+
+This script times those stages at n = 6,000 on the synthetic image-like and text-like kernels of
+``benchmarks/kcca.py``, once with the kernel OpenBLAS chooses (``OPENBLAS_CORETYPE`` and
+``OPENBLAS_L2_SIZE`` removed from the environment) and once with a forced core type
+(``--forced``, default ``Haswell``), each in its own process because OpenBLAS reads the
+variable when it loads; the two alternate, ``--repeats`` times each, so both see the same
+machine load, and the fastest repeat of each stage is reported.  It also checks that both give
+the same canonical correlations.
+
+Usage::
+
+    python benchmarks/blas_kernels.py              # n = 6,000
+    python benchmarks/blas_kernels.py --quick      # n = 600, smoke test
+
+Writes ``benchmarks/results/blas_kernels.json`` (full run only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from _results import machine_info, results_path, write_results
+
+RESULTS = results_path("blas_kernels")
+N_COMPONENTS = 256
+OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def worker(n: int) -> dict:
+    """Time each stage once in this process and return the timings and the correlations."""
+    from threadpoolctl import threadpool_info
+
+    from kcca_desc.kcca.preprocessing import KernelCentering
+    from kcca_desc.kcca.spectral import solve_canonical, spectrum_from_kernel
+    from kcca_desc.ranker import DEFAULT_REGS
+
+    from kcca import image_kernel, synthetic_items, text_kernel
+
+    histograms, bow = synthetic_items(n, 1)
+    kernels = {"image": image_kernel(histograms), "text": text_kernel(bow)}
+    times, spectra = {}, {}
+    for view, K in kernels.items():
+        centred = KernelCentering().fit(K).transform(K)
+        start = time.perf_counter()
+        spectra[view] = spectrum_from_kernel(centred, view)
+        times[f"syevd_{view}"] = time.perf_counter() - start
+    start = time.perf_counter()
+    cross = spectra["image"].vectors.T @ spectra["text"].vectors
+    times["cross_product"] = time.perf_counter() - start
+    correlations = {}
+    for reg in DEFAULT_REGS:
+        start = time.perf_counter()
+        solution = solve_canonical(spectra["image"], spectra["text"], cross, reg, "ridge",
+                                   min(N_COMPONENTS, n // 4), np.float32)
+        times[f"solve_reg_{reg:g}"] = time.perf_counter() - start
+        correlations[f"{reg:g}"] = solution.correlations.tolist()
+    # numpy and scipy each bundle an OpenBLAS (opencv a third, unused here): name each one's kernel.
+    kernels_used = sorted({f"{pool.get('version')}: {pool.get('architecture')}" for pool in threadpool_info()
+                           if pool.get("user_api") == "blas"})
+    return {"times_s": times, "correlations": correlations, "blas_architectures": kernels_used}
+
+
+def run_worker(n: int, coretype: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in OVERRIDES}
+    if coretype is not None:
+        env["OPENBLAS_CORETYPE"] = coretype
+    out = subprocess.run([sys.executable, __file__, "--worker", "--n", str(n)], env=env,
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="n = 600 (smoke test)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs per configuration")
+    parser.add_argument("--forced", default="Haswell", help="the OPENBLAS_CORETYPE to compare with")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, default=6000, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.n)))
+        return
+    n = 600 if args.quick else args.n
+    configs = {"chosen by OpenBLAS": None, f"OPENBLAS_CORETYPE={args.forced}": args.forced}
+    runs = {name: [] for name in configs}
+    for _ in range(args.repeats):
+        for name, coretype in configs.items():  # alternating: both see the same load
+            runs[name].append(run_worker(n, coretype))
+            print(f"{name}: {runs[name][-1]['blas_architectures']} "
+                  + ", ".join(f"{k} {v:.2f} s" for k, v in runs[name][-1]["times_s"].items()), flush=True)
+    results = {"machine": machine_info(), "n": n, "n_components": N_COMPONENTS, "configurations": {}}
+    for name, rows in runs.items():
+        best = {stage: min(r["times_s"][stage] for r in rows) for stage in rows[0]["times_s"]}
+        results["configurations"][name] = {"blas_architectures": rows[0]["blas_architectures"],
+                                           "best_times_s": best, "total_s": sum(best.values())}
+    (auto, auto_rows), (forced, forced_rows) = runs.items()
+    a, f = results["configurations"][auto], results["configurations"][forced]
+    results["speedup_per_stage"] = {s: f["best_times_s"][s] / a["best_times_s"][s] for s in a["best_times_s"]}
+    results["speedup_total"] = f["total_s"] / a["total_s"]
+    results["max_abs_correlation_diff"] = max(
+        float(np.max(np.abs(np.subtract(auto_rows[0]["correlations"][reg], forced_rows[0]["correlations"][reg]))))
+        for reg in auto_rows[0]["correlations"])
+    print(f"{auto} ({a['blas_architectures']}) {a['total_s']:.1f} s, {forced} ({f['blas_architectures']}) "
+          f"{f['total_s']:.1f} s: {results['speedup_total']:.2f}x; per stage "
+          + ", ".join(f"{k} {v:.2f}x" for k, v in results["speedup_per_stage"].items())
+          + f"; max |Δρ| {results['max_abs_correlation_diff']:.1e}")
+    if not args.quick:
+        write_results(RESULTS, results)
+
+
+if __name__ == "__main__":
+    main()
