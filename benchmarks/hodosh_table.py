@@ -241,8 +241,10 @@ def main(argv=None) -> dict:
             try:
                 table["systems"][name] = run_system(name, args, train, dev, test, judgments, refs)
             except (ImportError, LookupError, OSError, WordNetUnavailableError) as exc:
-                # e.g. tri5_lin without the WordNet data: recorded, the other systems still run.
+                # e.g. tri5_lin without the WordNet data: recorded, the other systems still run. A result
+                # of an earlier run is dropped, so the table never mixes it with this run's figures.
                 table.setdefault("unavailable", {})[name] = f"{type(exc).__name__}: {exc}"
+                table["systems"].pop(name, None)
                 print(f"{name}: not run: {exc}", flush=True)
                 continue
             table.get("unavailable", {}).pop(name, None)
