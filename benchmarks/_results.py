@@ -32,18 +32,26 @@ def write_results(path: Path, figures: Any, indent: int = 2, default: Callable |
     print(f"wrote {path}")
 
 
-def machine_info() -> dict:
-    """Platform, cores, load and the BLAS libraries that ran (library, kernel, threads).
+#: Environment variables that override OpenBLAS's own choice of compute kernel.
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
-    The BLAS kernel is recorded because it moves dense-LAPACK timings by 1.4-2x on one machine:
-    ``OPENBLAS_CORETYPE`` forces one (e.g. ``Haswell``'s AVX2 kernels on an AVX-512 CPU),
-    and is recorded with ``OPENBLAS_L2_SIZE`` when set.
-    """
-    blas = [{k: pool.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+
+def blas_libraries() -> list[dict]:
+    """The BLAS libraries loaded in this process: library, version, kernel and threads of each."""
+    return [{k: pool.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
             for pool in threadpool_info() if pool.get("user_api") == "blas"]
-    overrides = {k: v for k, v in os.environ.items() if k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+
+
+def machine_info() -> dict:
+    """Platform, cores, load, the BLAS libraries that ran and any override of their kernel.
+
+    The BLAS kernel is recorded because it moves dense-LAPACK timings: forcing
+    ``OPENBLAS_CORETYPE=Haswell`` (AVX2) on an AVX-512 CPU made exact KCCA's stages 1.25-1.63x
+    slower at n = 6,000 (``benchmarks/blas_kernels.py``).
+    """
+    overrides = {k: v for k, v in os.environ.items() if k in BLAS_OVERRIDES}
     return {"platform": platform.platform(), "cpus": os.cpu_count(),
-            "load_average_at_start": os.getloadavg(), "blas": blas, "blas_env": overrides}
+            "load_average_at_start": os.getloadavg(), "blas": blas_libraries(), "blas_env": overrides}
 
 
 def median_time(function: Callable[[], Any], repeats: int) -> float:

@@ -36,17 +36,14 @@ import time
 
 import numpy as np
 
-from _results import machine_info, results_path, write_results
+from _results import BLAS_OVERRIDES, blas_libraries, machine_info, results_path, write_results
 
 RESULTS = results_path("blas_kernels")
 N_COMPONENTS = 256
-OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def worker(n: int) -> dict:
     """Time each stage once in this process and return the timings and the correlations."""
-    from threadpoolctl import threadpool_info
-
     from kcca_desc.kcca.preprocessing import KernelCentering
     from kcca_desc.kcca.spectral import solve_canonical, spectrum_from_kernel
     from kcca_desc.ranker import DEFAULT_REGS
@@ -72,13 +69,12 @@ def worker(n: int) -> dict:
         times[f"solve_reg_{reg:g}"] = time.perf_counter() - start
         correlations[f"{reg:g}"] = solution.correlations.tolist()
     # numpy and scipy each bundle an OpenBLAS (opencv a third, unused here): name each one's kernel.
-    kernels_used = sorted({f"{pool.get('version')}: {pool.get('architecture')}" for pool in threadpool_info()
-                           if pool.get("user_api") == "blas"})
+    kernels_used = sorted({f"{pool['version']}: {pool['architecture']}" for pool in blas_libraries()})
     return {"times_s": times, "correlations": correlations, "blas_architectures": kernels_used}
 
 
 def run_worker(n: int, coretype: str | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in OVERRIDES}
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_OVERRIDES}
     if coretype is not None:
         env["OPENBLAS_CORETYPE"] = coretype
     out = subprocess.run([sys.executable, __file__, "--worker", "--n", str(n)], env=env,
