@@ -122,6 +122,60 @@ def test_metric_cis_agree_with_bootstrap_ci_on_same_seed():
     assert cis["mean_rank"][0] < ranks.mean() < cis["mean_rank"][1]
 
 
+def test_metric_cis_with_singleton_clusters_is_the_query_bootstrap():
+    ranks = np.random.default_rng(6).integers(1, 60, 250)
+    plain = metric_cis(ranks, n_resamples=300, seed=4)
+    clustered = metric_cis(ranks, n_resamples=300, seed=4, groups=np.arange(ranks.size))
+    assert clustered.keys() == plain.keys()
+    for name in plain:
+        assert clustered[name] == pytest.approx(plain[name], abs=1e-9), name
+
+
+def test_metric_cis_resamples_duplicated_queries_as_one_cluster():
+    # Five identical copies of each query carry no more information than one:
+    # the cluster bootstrap gives the intervals of the deduplicated queries,
+    # the query bootstrap narrower ones.
+    ranks = np.random.default_rng(7).integers(1, 40, 200)
+    copies = np.repeat(ranks, 5)
+    labels = np.repeat(np.arange(ranks.size), 5)
+    single = metric_cis(ranks, n_resamples=400, seed=2)
+    clustered = metric_cis(copies, n_resamples=400, seed=2, groups=labels)
+    for name in single:
+        assert clustered[name] == pytest.approx(single[name], abs=1e-9), name
+    naive = metric_cis(copies, n_resamples=400, seed=2)
+    width = lambda ci: ci["R@10"][1] - ci["R@10"][0]  # noqa: E731
+    assert width(naive) < 0.7 * width(single)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(0, 6)), min_size=1, max_size=40),
+       st.integers(0, 2**16))
+def test_metric_cis_clusters_match_explicit_resampling(queries, seed):
+    ranks = np.array([q[0] for q in queries], float)
+    groups = np.array([q[1] for q in queries])
+    n_resamples = 50
+    got = metric_cis(ranks, ks=(1, 5), n_resamples=n_resamples, seed=seed, groups=groups)
+    # Reference: the same cluster draws, each sample built by concatenation.
+    labels = np.unique(groups)
+    picks = np.random.default_rng(seed).integers(0, labels.size, size=(n_resamples, labels.size))
+    samples = [np.concatenate([ranks[groups == labels[p]] for p in row]) for row in picks]
+    q = [0.025, 0.975]
+    expected = {"R@1": [100 * np.mean(x <= 1) for x in samples], "R@5": [100 * np.mean(x <= 5) for x in samples],
+                "median_rank": [np.median(x) for x in samples], "mean_rank": [np.mean(x) for x in samples]}
+    for name, values in expected.items():
+        assert got[name] == pytest.approx(tuple(np.quantile(values, q)), abs=1e-9), name
+
+
+def test_metric_cis_and_add_confidence_intervals_reject_bad_groups():
+    with pytest.raises(ValueError, match="one label per query"):
+        metric_cis([1, 2, 3], groups=[0, 1])
+    result = make_result(np.array([1, 2, 3]), np.array([1, 4, 2]), "toy")
+    with pytest.raises(ValueError, match="unknown task"):
+        add_confidence_intervals(result, groups={"searches": [0, 0, 1]})
+    add_confidence_intervals(result, n_resamples=50, groups={"search": [0, 0, 1]})
+    assert result.extras["ci_settings"]["resampled"] == {"annotation": "queries", "search": "clusters"}
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=3, max_size=12))
 def test_rank_correlations_match_scipy(pairs):

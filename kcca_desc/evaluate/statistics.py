@@ -19,7 +19,7 @@ Every random choice takes a seed: same seed, same figures.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy.stats import binom, chi2
@@ -260,17 +260,57 @@ def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = 
 
 
 def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, confidence: float = 0.95,
-               seed: int = 0) -> dict[str, tuple[float, float]]:
+               seed: int = 0, groups=None) -> dict[str, tuple[float, float]]:
     """Bootstrap intervals of R@K (percent), median and mean rank from per-query ranks.
 
     All metrics use the same resampled query sets, so the intervals are those
     of one bootstrap (see :func:`bootstrap_ci`).
+
+    Parameters
+    ----------
+    ranks : array-like of shape (n_queries,)
+    ks : sequence of int, default=(1, 5, 10)
+    n_resamples : int, default=2000
+    confidence : float, default=0.95
+    seed : int, default=0
+    groups : array-like of shape (n_queries,), optional
+        A cluster label per query.  Queries of one cluster are not
+        independent — under the karpathy protocol the five captions of an
+        image are five search queries about the same image — so whole
+        clusters are resampled (the cluster bootstrap, Davison & Hinkley 1997,
+        §3.8): each draw picks as many clusters as there are, with
+        replacement, and every metric is computed over all their queries.
+        With one query per cluster this is the ordinary bootstrap, draw for
+        draw.
+
+    Returns
+    -------
+    dict
+        ``(low, high)`` of ``R@K`` for each K, ``median_rank`` and ``mean_rank``.
+
+    References
+    ----------
+    .. [1] A. C. Davison and D. V. Hinkley, Bootstrap Methods and their
+       Application, Cambridge University Press, 1997.
     """
     ranks = _check_bootstrap(ranks, n_resamples, confidence, "metric_cis")
+    names = [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]
+    if groups is None:
+        draws = _query_draws(ranks, ks, int(n_resamples), seed)
+    else:
+        groups = np.asarray(groups)
+        if groups.shape != ranks.shape:
+            raise ValueError(f"metric_cis: groups must give one label per query ({ranks.size}), "
+                             f"got shape {groups.shape}")
+        draws = _cluster_draws(ranks, groups, ks, int(n_resamples), seed)
+    q = [(1 - confidence) / 2, (1 + confidence) / 2]
+    return {name: tuple(float(v) for v in np.quantile(draws[name], q)) for name in names}
+
+
+def _query_draws(ranks: np.ndarray, ks: Sequence[int], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     n = ranks.size
-    names = [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]
-    draws = {name: np.empty(n_resamples) for name in names}
+    draws = {name: np.empty(n_resamples) for name in [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]}
     batch = max(1, _BATCH_ELEMENTS // n)
     for start in range(0, n_resamples, batch):
         stop = min(start + batch, n_resamples)
@@ -279,8 +319,39 @@ def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, c
             draws[f"R@{k}"][start:stop] = 100.0 * np.mean(sample <= k, axis=1)
         draws["median_rank"][start:stop] = np.median(sample, axis=1)
         draws["mean_rank"][start:stop] = np.mean(sample, axis=1)
-    q = [(1 - confidence) / 2, (1 + confidence) / 2]
-    return {name: tuple(float(v) for v in np.quantile(d, q)) for name, d in draws.items()}
+    return draws
+
+
+def _cluster_draws(ranks: np.ndarray, groups: np.ndarray, ks: Sequence[int], n_resamples: int,
+                   seed: int) -> dict[str, np.ndarray]:
+    # A draw is a multiplicity per cluster; each query then counts that many
+    # times, so metrics are weighted sums over the queries sorted by rank and
+    # clusters of unequal size need no ragged arrays.
+    _, cluster = np.unique(groups, return_inverse=True)
+    n_clusters = int(cluster.max()) + 1
+    order = np.argsort(ranks, kind="stable")
+    sorted_ranks, sorted_cluster = ranks[order], cluster.ravel()[order]
+    rng = np.random.default_rng(seed)
+    draws = {name: np.empty(n_resamples) for name in [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]}
+    batch = max(1, _BATCH_ELEMENTS // max(ranks.size, n_clusters))
+    for start in range(0, n_resamples, batch):
+        stop = min(start + batch, n_resamples)
+        picks = rng.integers(0, n_clusters, size=(stop - start, n_clusters))
+        flat = (np.arange(stop - start)[:, None] * n_clusters + picks).ravel()
+        counts = np.bincount(flat, minlength=(stop - start) * n_clusters).reshape(stop - start, n_clusters)
+        weights = counts[:, sorted_cluster]
+        cumulative = np.cumsum(weights, axis=1)
+        total = cumulative[:, -1]
+        for k in ks:
+            n_hits = int(np.searchsorted(sorted_ranks, k, side="right"))
+            hits = cumulative[:, n_hits - 1] if n_hits else np.zeros_like(total)
+            draws[f"R@{k}"][start:stop] = 100.0 * hits / total
+        # The median of the expanded sample: its middle positions fall in the
+        # first sorted query whose cumulative count exceeds them.
+        middle = [np.sum(cumulative <= pos[:, None], axis=1) for pos in ((total - 1) // 2, total // 2)]
+        draws["median_rank"][start:stop] = (sorted_ranks[middle[0]] + sorted_ranks[middle[1]]) / 2
+        draws["mean_rank"][start:stop] = weights @ sorted_ranks / total
+    return draws
 
 
 def _check_pair(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -346,18 +417,29 @@ def cohens_kappa(a, b) -> float:
 
 
 def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence: float = 0.95,
-                             seed: int = 0) -> Result:
-    """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``)."""
+                             seed: int = 0, groups: Mapping[str, Sequence] | None = None) -> Result:
+    """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``).
+
+    ``groups`` maps a task to a cluster label per query (see :func:`metric_cis`),
+    e.g. ``{"search": view.caption_image}`` so that the five captions of an
+    image under the karpathy protocol are resampled together.
+    """
     missing = [t for t in TASKS if t not in result.ranks]
     if missing:
         raise ValueError(f"result of {result.system!r} has no per-query ranks for {', '.join(missing)}")
+    groups = dict(groups or {})
+    unknown = set(groups) - set(TASKS)
+    if unknown:
+        raise ValueError(f"groups: unknown task(s) {sorted(unknown)}; expected some of {list(TASKS)}")
     result.extras["ci"] = {
         task: {name: list(interval) for name, interval in
-               metric_cis(result.ranks[task], n_resamples=n_resamples, confidence=confidence, seed=seed).items()}
+               metric_cis(result.ranks[task], n_resamples=n_resamples, confidence=confidence, seed=seed,
+                          groups=groups.get(task)).items()}
         for task in TASKS
     }
     result.extras["ci_settings"] = {"method": "percentile bootstrap", "n_resamples": int(n_resamples),
-                                    "confidence": float(confidence), "seed": int(seed)}
+                                    "confidence": float(confidence), "seed": int(seed),
+                                    "resampled": {t: "clusters" if t in groups else "queries" for t in TASKS}}
     return result
 
 
