@@ -184,9 +184,11 @@ def run_karpathy(args, dataset, train) -> dict:
     method = build(SYSTEMS[REFERENCE], args)
     t0 = time.perf_counter()
     method.fit(train, dev=dataset.view("dev", "karpathy"))
-    result = evaluate_fitted(method, dataset.view("test", "karpathy"), system="Tri5Sem",
+    view = dataset.view("test", "karpathy")
+    result = evaluate_fitted(method, view, system="Tri5Sem",
                              timings={"fit": time.perf_counter() - t0, **method.timings_s_})
-    add_confidence_intervals(result)
+    # The five captions of an image are resampled together (cluster bootstrap).
+    add_confidence_intervals(result, groups={"search": view.caption_image})
     print(f"tri_sem karpathy: annotation {result.annotation}, search {result.search}", flush=True)
     return {"result": result.to_dict()}
 
