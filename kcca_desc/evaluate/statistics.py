@@ -260,7 +260,7 @@ def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = 
 
 
 def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, confidence: float = 0.95,
-               seed: int = 0, groups=None) -> dict[str, tuple[float, float]]:
+               seed: int = 0, groups: Sequence | np.ndarray | None = None) -> dict[str, tuple[float, float]]:
     """Bootstrap intervals of R@K (percent), median and mean rank from per-query ranks.
 
     All metrics use the same resampled query sets, so the intervals are those
@@ -294,7 +294,6 @@ def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, c
        Application, Cambridge University Press, 1997.
     """
     ranks = _check_bootstrap(ranks, n_resamples, confidence, "metric_cis")
-    names = [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]
     if groups is None:
         draws = _query_draws(ranks, ks, int(n_resamples), seed)
     else:
@@ -304,13 +303,17 @@ def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, c
                              f"got shape {groups.shape}")
         draws = _cluster_draws(ranks, groups, ks, int(n_resamples), seed)
     q = [(1 - confidence) / 2, (1 + confidence) / 2]
-    return {name: tuple(float(v) for v in np.quantile(draws[name], q)) for name in names}
+    return {name: tuple(float(v) for v in np.quantile(d, q)) for name, d in draws.items()}
+
+
+def _empty_draws(ks: Sequence[int], n_resamples: int) -> dict[str, np.ndarray]:
+    return {name: np.empty(n_resamples) for name in [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]}
 
 
 def _query_draws(ranks: np.ndarray, ks: Sequence[int], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     n = ranks.size
-    draws = {name: np.empty(n_resamples) for name in [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]}
+    draws = _empty_draws(ks, n_resamples)
     batch = max(1, _BATCH_ELEMENTS // n)
     for start in range(0, n_resamples, batch):
         stop = min(start + batch, n_resamples)
@@ -332,7 +335,7 @@ def _cluster_draws(ranks: np.ndarray, groups: np.ndarray, ks: Sequence[int], n_r
     order = np.argsort(ranks, kind="stable")
     sorted_ranks, sorted_cluster = ranks[order], cluster.ravel()[order]
     rng = np.random.default_rng(seed)
-    draws = {name: np.empty(n_resamples) for name in [f"R@{k}" for k in ks] + ["median_rank", "mean_rank"]}
+    draws = _empty_draws(ks, n_resamples)
     batch = max(1, _BATCH_ELEMENTS // max(ranks.size, n_clusters))
     for start in range(0, n_resamples, batch):
         stop = min(start + batch, n_resamples)
