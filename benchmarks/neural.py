@@ -9,9 +9,9 @@ regulariser, p (and the KCCA bandwidth) are chosen on dev (sum of R@1/5/10
 over both tasks and, by default, both protocols' dev views) and the chosen
 models are evaluated on test under both protocols, with bootstrap intervals
 and the issue's anchor beside them.  The trainable baselines (Kiros VSE,
-Merkx & Frank char-GRU) train on the same pairs over the frozen ViT features.  The same
-models then run the other seed papers' tasks: off-topic detection, 1-of-6
-forced choice and vSTS.
+Merkx & Frank char-GRU) train on the same pairs over the frozen ViT features.
+The same models then run the other seed papers' tasks: off-topic detection,
+1-of-6 forced choice and vSTS.
 
 Usage::
 
@@ -102,10 +102,11 @@ def anchor_comparison(results) -> str:
                 low, high = r.extras["ci"][task][metric]
                 # Compared at the anchor's precision: 148/1000 is 14.8, not 14.799999999999999.
                 ours = round(getattr(r, task)[metric], 1)
-                better = ours <= anchor if metric == "median_rank" else ours >= anchor
-                cells.append(f"{ours:.1f} [{low:.1f}, {high:.1f}] {'≥' if better else '<'} {anchor}"
-                             if metric != "median_rank" else
-                             f"{ours:g} [{low:g}, {high:g}] {'≤' if better else '>'} {anchor}")
+                if metric == "median_rank":
+                    sign, fmt = ("≤" if ours <= anchor else ">"), "g"
+                else:
+                    sign, fmt = ("≥" if ours >= anchor else "<"), ".1f"
+                cells.append(f"{ours:{fmt}} [{low:{fmt}}, {high:{fmt}}] {sign} {anchor}")
             lines.append(f"| {r.system} | {r.protocol} | {task} | {' / '.join(cells)} |")
     return "\n".join(lines)
 
@@ -166,11 +167,14 @@ def fit_rbf_kcca(train: Dataset, dev, encoder, args):
                 "explained_trace": [kcca.kcca_.explained_trace_x_, kcca.kcca_.explained_trace_y_]}
         print(f"  KCCA gamma_scale {gamma_scale}: factorised in {fit_s:.0f} s, trace kept "
               f"{info['explained_trace'][0]:.2f}, {info['explained_trace'][1]:.2f}", flush=True)
-        # One KCCA solve per κ; the weight powers only re-weight its canonical dimensions.
-        grid = ((solved.with_params(weight_power=p), {"reg": r, "weight_power": p, **info})
-                for r in args.kcca_regs for solved in [kcca.with_params(reg=r)]
-                for p in args.kcca_weight_powers)
-        candidate = select_on_dev(grid, dev, log)
+        def grid():
+            for reg in args.kcca_regs:
+                # One KCCA solve per κ; the weight powers only re-weight its canonical dimensions.
+                solved = kcca.with_params(reg=reg)
+                for power in args.kcca_weight_powers:
+                    yield solved.with_params(weight_power=power), {"reg": reg, "weight_power": power, **info}
+
+        candidate = select_on_dev(grid(), dev, log)
         if best is None or candidate[2] > best[2]:
             best = candidate
     method, params, _ = best

@@ -333,7 +333,7 @@ def _cluster_draws(ranks: np.ndarray, groups: np.ndarray, ks: Sequence[int], n_r
     _, cluster = np.unique(groups, return_inverse=True)
     n_clusters = int(cluster.max()) + 1
     order = np.argsort(ranks, kind="stable")
-    sorted_ranks, sorted_cluster = ranks[order], cluster.ravel()[order]
+    sorted_ranks, sorted_cluster = ranks[order], cluster[order]
     rng = np.random.default_rng(seed)
     draws = _empty_draws(ks, n_resamples)
     batch = max(1, _BATCH_ELEMENTS // max(ranks.size, n_clusters))
