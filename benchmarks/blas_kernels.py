@@ -46,7 +46,7 @@ def worker(n: int) -> dict:
     """Time each stage once in this process and return the timings and the correlations."""
     from kcca_desc.kcca.preprocessing import KernelCentering
     from kcca_desc.kcca.spectral import solve_canonical, spectrum_from_kernel
-    from kcca_desc.ranker import DEFAULT_REGS
+    from kcca_desc.methods.ranker import DEFAULT_REGS
 
     from kcca import image_kernel, synthetic_items, text_kernel
 

@@ -27,10 +27,10 @@ import numpy as np
 
 from scipy.stats import rankdata
 
-from kcca_desc.evaluate._ranking import average_ranks
+from kcca_desc.scores import average_ranks
 from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.evaluate.statistics import mcnemar_test, metric_cis, paired_randomization_test
-from kcca_desc.fusion import borda_fuse
+from kcca_desc.methods.fusion import borda_fuse
 
 from _results import median_time, results_path, write_results
 

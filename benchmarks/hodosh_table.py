@@ -48,7 +48,7 @@ from kcca_desc.evaluate import (
 )
 from kcca_desc.text import Preprocessor
 from kcca_desc.text.named_kernels import TEXT_KERNELS
-from kernels.text.similarity.wordnet import WordNetUnavailableError
+from kcca_desc.kernels.text.similarity.wordnet import WordNetUnavailableError
 
 from _results import machine_info, results_path
 

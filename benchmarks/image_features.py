@@ -32,9 +32,9 @@ from threadpoolctl import threadpool_limits
 
 from kcca_desc.data import load_flickr8k
 from kcca_desc.data.images import ImageSource
-from kcca_desc.image_features import ImageFeaturizer
-from kernels.image.codebook import nearest_centres
-from kernels.image.histograms import pyramid_histograms
+from kcca_desc.image.features import ImageFeaturizer
+from kcca_desc.kernels.image.codebook import nearest_centres
+from kcca_desc.kernels.image.histograms import pyramid_histograms
 
 from _results import results_path, write_results
 

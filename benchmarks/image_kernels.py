@@ -41,8 +41,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from kernels.image.intersection import histogram_intersection
-from kernels.image.pyramid import image_kernel, pyramid_cell_weights
+from kcca_desc.kernels.image.intersection import histogram_intersection
+from kcca_desc.kernels.image.pyramid import image_kernel, pyramid_cell_weights
 
 from _results import results_path, write_results
 
@@ -98,7 +98,7 @@ def nonzero_by_level(pyramids: np.ndarray) -> dict[str, float]:
 def real_density(root: Path, n_images: int) -> dict[str, dict[str, float]]:
     """Non-zero fractions of real pyramids of the first Flickr8K images (codebooks fitted on them)."""
     from kcca_desc.data.images import FileImages
-    from kcca_desc.image_features import ImageFeaturizer
+    from kcca_desc.image.features import ImageFeaturizer
 
     images = FileImages(sorted((root / "images").glob("*.jpg"))[:n_images])
     featurizer = ImageFeaturizer(levels=LEVELS, n_fit_images=n_images, cache=False, progress=False)

@@ -38,8 +38,8 @@ import scipy.sparse as sp
 from scipy import linalg
 
 from kcca_desc.kcca import KCCA, CallableKernelColumns, kernel_power, scale_diagonal
-from kcca_desc.methods.base import cosine_scores
-from kernels.image.intersection import histogram_intersection
+from kcca_desc.scores import cosine_scores
+from kcca_desc.kernels.image.intersection import histogram_intersection
 
 from _results import results_path, write_results
 

@@ -32,7 +32,7 @@ import numpy as np
 from scipy import linalg
 
 from kcca_desc.kcca import KCCA
-from kcca_desc.ranker import DEFAULT_REGS
+from kcca_desc.methods.ranker import DEFAULT_REGS
 
 from kcca import image_kernel, synthetic_items, text_kernel  # the same kernels as benchmarks/kcca.py
 

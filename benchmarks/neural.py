@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kcca_desc.adapters import EncoderMethod, FeatureBridgeMethod, PairedEncoder
+from kcca_desc.adapters import PairedEncoder
+from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.flickr8k import load_flickr8k

@@ -108,8 +108,8 @@ def pair_throughput(kernel, queries, train_sentences, n_pairs, seed=0) -> dict:
 
 def neighbours(items, tags, sentences, words=("rider", "swim"), k=5) -> dict:
     try:
-        from kcca_desc.text.neighbours import top_neighbours
-        from kernels.text.similarity import (AlignmentSimilarity, DistributionalSimilarity, LinSimilarity,
+        from kcca_desc.kernels.text.similarity import top_neighbours
+        from kcca_desc.kernels.text.similarity import (AlignmentSimilarity, DistributionalSimilarity, LinSimilarity,
                                              default_external_corpus)
     except ImportError as error:
         return {"skipped": str(error)}

@@ -9,10 +9,9 @@ named text kernels (:mod:`kcca_desc.text`), image features and kernels
 
 from .data import Dataset, load_dataset
 from .evaluate import evaluate_fitted, evaluate_method, format_table
-from .image_kernel import ImageKernel
+from .image import ImageKernel
 from .kcca import KCCA
-from .methods import NearestNeighbour
-from .ranker import ImageSentenceRanker
+from .methods import ImageSentenceRanker, NearestNeighbour
 from .text import Preprocessor, make_text_kernel
 
 __version__ = "0.1.0"

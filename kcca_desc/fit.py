@@ -25,10 +25,10 @@ from .data.dataset import PROTOCOLS
 from .data.registry import DATASETS, load_dataset
 from .evaluate.harness import evaluate_fitted
 from .evaluate.results import format_table, to_csv, to_latex, to_markdown, save_results
-from .image_features import ImageFeaturizer
-from .image_kernel import IMAGE_KERNELS
+from .image.features import ImageFeaturizer
+from .image.kernel import IMAGE_KERNELS
 from .methods.nn import NearestNeighbour
-from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
+from .methods.ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 from .text.named_kernels import TEXT_KERNELS
 
 __all__ = ["main", "build_parser"]

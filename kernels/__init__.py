@@ -2,10 +2,10 @@
 
 This package never imports :mod:`kcca_desc`.
 
-Image kernels (:mod:`kernels.image`): :func:`histogram_intersection`, :func:`pyramid_kernel`,
-:func:`image_kernel`. Text kernels (:mod:`kernels.text`): :func:`bow_kernel`,
+Image kernels (:mod:`kcca_desc.kernels.image`): :func:`histogram_intersection`, :func:`pyramid_kernel`,
+:func:`image_kernel`. Text kernels (:mod:`kcca_desc.kernels.text`): :func:`bow_kernel`,
 :func:`tagrank_kernel`, :func:`trigram_kernel`, with word similarities in
-:mod:`kernels.text.similarity`.
+:mod:`kcca_desc.kernels.text.similarity`.
 """
 
 from ._backend import BACKENDS, cupy_available, resolve_backend

@@ -78,7 +78,7 @@ def cupy_histogram_intersection(A: np.ndarray, B: np.ndarray | None = None) -> n
     """K_ij = sum_v min(A_iv, B_jv) on the GPU; ``B=None`` for the symmetric Gram matrix of A.
 
     A and B must already be validated (C-contiguous, finite, non-negative, float32 or float64,
-    same number of columns): see :func:`kernels.image.histogram_intersection`, the public entry.
+    same number of columns): see :func:`kcca_desc.kernels.image.histogram_intersection`, the public entry.
     Returns a NumPy array.
     """
     import cupy

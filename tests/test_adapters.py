@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from kcca_desc.adapters.base import Encoder, PairScorer
-from kcca_desc.adapters.bridge import FeatureBridgeMethod, median_gamma, training_pairs
-from kcca_desc.adapters.methods import EncoderMethod, PairedEncoder, PairScorerMethod
+from kcca_desc.methods.bridge import FeatureBridgeMethod, median_gamma, training_pairs
+from kcca_desc.adapters.paired import PairedEncoder
+from kcca_desc.methods.encoders import EncoderMethod, PairScorerMethod
 from kcca_desc.adapters.store import EmbeddingStore
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages, FileImages
-from kcca_desc.methods.base import DirectionalScores, cosine_scores
+from kcca_desc.scores import DirectionalScores, cosine_scores
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
 THINGS = ["dog", "cat", "car", "ball"]

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import linalg
 from sklearn.base import clone
 
-from kcca_desc.linear_cca import LinearCCA
+from kcca_desc.kcca.linear import LinearCCA
 
 
 def reference_correlations(X, Y, reg):

@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kcca_desc.adapters.methods import EncoderMethod  # noqa: E402
+from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
 from kcca_desc.adapters.trainable import CharGRUEncoder, VSEEncoder, bidirectional_hinge_loss  # noqa: E402
 
 from test_adapters import TinyEncoder, make_dataset  # noqa: E402

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.stats import rankdata
 
-from kcca_desc.evaluate._ranking import average_ranks
+from kcca_desc.scores import average_ranks
 from kcca_desc.evaluate.ranks import gold_ranks
-from kcca_desc.fusion import borda_fuse, select_models
+from kcca_desc.methods.fusion import borda_fuse, select_models
 
 
 def reference_order(score_rows):
@@ -121,7 +121,7 @@ def test_fused_scores_feed_the_rank_metrics():
 
 
 def test_chunked_fusion_equals_one_pass(monkeypatch):
-    import kcca_desc.fusion as fusion
+    import kcca_desc.methods.fusion as fusion
     rng = np.random.default_rng(1)
     mats = [rng.integers(0, 5, size=(9, 11)).astype(float) for _ in range(4)]
     whole = borda_fuse(mats, axis=0)

@@ -1,4 +1,4 @@
-"""Pixel features, MR8, dense SIFT, codebooks and pyramid histograms (kernels.image)."""
+"""Pixel features, MR8, dense SIFT, codebooks and pyramid histograms (kcca_desc.kernels.image)."""
 
 import cv2
 import numpy as np
@@ -7,12 +7,12 @@ from hypothesis import given, settings, strategies as st
 from skimage.color import rgb2lab
 from sklearn.base import clone
 
-from kernels.image import codebook as codebook_module
-from kernels.image.codebook import Codebook, nearest_centres
-from kernels.image.features import as_float_grey, as_float_rgb, colour_features, grid_positions
-from kernels.image.histograms import n_pyramid_cells, pyramid_histograms
-from kernels.image.mr8 import _contrast_normalise, _rfs_responses_on_grid, mr8_responses, rfs_filter_bank, texture_features
-from kernels.image.sift import dense_sift
+from kcca_desc.kernels.image import codebook as codebook_module
+from kcca_desc.kernels.image.codebook import Codebook, nearest_centres
+from kcca_desc.kernels.image.features import as_float_grey, as_float_rgb, colour_features, grid_positions
+from kcca_desc.kernels.image.histograms import n_pyramid_cells, pyramid_histograms
+from kcca_desc.kernels.image.mr8 import _contrast_normalise, _rfs_responses_on_grid, mr8_responses, rfs_filter_bank, texture_features
+from kcca_desc.kernels.image.sift import dense_sift
 
 RNG = np.random.default_rng(0)
 RGB8 = (RNG.random((24, 31, 3)) * 255).astype(np.uint8)

@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 
 from kcca_desc.data.images import ArrayImages, FileImages, ImageReadError
-from kcca_desc.image_features import ImageFeaturizer
+from kcca_desc.image.features import ImageFeaturizer
 
 SMALL = dict(n_words={"colour": 6, "texture": 5, "sift": 4}, levels=1, pixel_step=3, sift_step=8,
              max_samples=40, max_iter=20, n_jobs=2, progress=False)

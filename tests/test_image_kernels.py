@@ -1,4 +1,4 @@
-"""Image kernels (kernels.image.intersection / pyramid) against explicit-loop references."""
+"""Image kernels (kcca_desc.kernels.image.intersection / pyramid) against explicit-loop references."""
 
 import logging
 
@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from kernels import _backend
-from kernels._backend import cupy_available, resolve_backend
-from kernels.image.intersection import histogram_intersection
-from kernels.image.pyramid import image_kernel, pyramid_cell_weights, pyramid_kernel
+from kcca_desc.kernels import _backend
+from kcca_desc.kernels._backend import cupy_available, resolve_backend
+from kcca_desc.kernels.image.intersection import histogram_intersection
+from kcca_desc.kernels.image.pyramid import image_kernel, pyramid_cell_weights, pyramid_kernel
 
 CPU_BACKENDS = ("numba", "numpy")
 
@@ -224,7 +224,7 @@ def test_pyramid_validation(call, message):
 # ----------------------------------------------------------------------------- backends
 def test_auto_falls_back_to_numba_and_logs_once(monkeypatch, caplog):
     monkeypatch.setattr(_backend, "_probe_cupy", lambda: "CUDARuntimeError: no driver (test)")
-    with caplog.at_level(logging.INFO, logger="kernels._backend"):
+    with caplog.at_level(logging.INFO, logger="kcca_desc.kernels._backend"):
         assert resolve_backend("auto") == "numba"
         assert resolve_backend("auto") == "numba"
     messages = [r.getMessage() for r in caplog.records if "no driver (test)" in r.getMessage()]
@@ -239,7 +239,7 @@ def test_explicit_cpu_backends_are_kept():
 
 def emulate_cuda_intersection(A, B, symmetric):
     """NumPy emulation of the CUDA kernel's grid, staging loop, thread mapping and mirroring."""
-    from kernels._cupy_intersection import DEPTH, THREADS, TILE
+    from kcca_desc.kernels._cupy_intersection import DEPTH, THREADS, TILE
     n, d = A.shape
     m = B.shape[0]
     K = np.zeros((n, m))
@@ -288,7 +288,7 @@ def test_cuda_tiling_logic_emulated_on_cpu(shape_a, shape_b):
 
 
 def test_cuda_source_renders_for_both_precisions():
-    from kernels._cupy_intersection import _SOURCE, DEPTH, THREADS, TILE
+    from kcca_desc.kernels._cupy_intersection import _SOURCE, DEPTH, THREADS, TILE
     assert TILE % THREADS == 0
     for c_type in ("float", "double"):
         source = _SOURCE.format(T=c_type, TILE=TILE, DEPTH=DEPTH, THREADS=THREADS)

@@ -6,7 +6,8 @@ from sklearn.base import clone
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
 from kcca_desc.evaluate import evaluate_fitted, evaluate_scores
-from kcca_desc.methods import DirectionalScores, idf_f1_similarity
+from kcca_desc.methods import idf_f1_similarity
+from kcca_desc.scores import DirectionalScores
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
 

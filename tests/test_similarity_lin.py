@@ -7,8 +7,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from kernels.text.similarity import LinSimilarity, WordNetUnavailableError, load_wordnet, load_wordnet_ic
-from kernels.text.similarity import wordnet as wordnet_module
+from kcca_desc.kernels.text.similarity import LinSimilarity, WordNetUnavailableError, load_wordnet, load_wordnet_ic
+from kcca_desc.kernels.text.similarity import wordnet as wordnet_module
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from kcca_desc.text.neighbours import neighbour_table, top_neighbours
-from kernels.text.similarity import DistributionalSimilarity, WordSimilarity
+from kcca_desc.kernels.text.similarity import neighbour_table, top_neighbours
+from kcca_desc.kernels.text.similarity import DistributionalSimilarity, WordSimilarity
 
 
 class _Fixed(WordSimilarity):
@@ -57,7 +57,7 @@ def test_top_neighbours_with_a_fitted_source():
 def test_flickr8k_rider_swim_neighbours(flickr8k_root):
     pytest.importorskip("textblob")
     from kcca_desc.text.neighbours import fit_flickr8k_sources
-    from kernels.text.similarity import WordNetUnavailableError
+    from kcca_desc.kernels.text.similarity import WordNetUnavailableError
 
     try:
         sims, vocab, _ = fit_flickr8k_sources(flickr8k_root)

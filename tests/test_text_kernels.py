@@ -9,10 +9,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kernels.text._items import document_idf
-from kernels.text.bow import bow_kernel
-from kernels.text.tagrank import TagRank, tagrank_kernel
-from kernels.text.trigram import _LANES, trigram_kernel
+from kcca_desc.kernels.text._items import document_idf
+from kcca_desc.kernels.text.bow import bow_kernel
+from kcca_desc.kernels.text.tagrank import TagRank, tagrank_kernel
+from kcca_desc.kernels.text.trigram import _LANES, trigram_kernel
 
 WORDS = ["a", "b", "c", "d", "e"]
 sentences = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6)

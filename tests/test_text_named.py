@@ -5,8 +5,8 @@ import pytest
 from sklearn.base import clone
 
 from kcca_desc.text.named_kernels import TEXT_KERNELS, make_text_kernel
-from kernels.text.bow import bow_kernel
-from kernels.text.trigram import trigram_kernel
+from kcca_desc.kernels.text.bow import bow_kernel
+from kcca_desc.kernels.text.trigram import trigram_kernel
 
 EXPECTED = {"bow1", "bow5", "bow5_idf", "bow5_sqrtidf", "tagrank", "tri1", "tri5", "tri5_idf", "tri_sem"} | {
     f"tri5_{s}{suffix}" for s in ("lin", "dic", "dext", "dext_ic", "a", "a_dic", "a_dext", "a_dext_ic")

@@ -1,27 +1,25 @@
-"""Neural encoders in the evaluation harness (issue #7).
+"""Neural encoders: the features of the neural systems.
 
 Encoders (:class:`Encoder`) embed images and texts with an on-disk per-item
 cache; pair scorers (:class:`PairScorer`) score image–text pairs jointly.
-:class:`EncoderMethod` / :class:`PairScorerMethod` make harness methods of
-them, and :class:`FeatureBridgeMethod` runs NN, linear CCA and RBF-kernel CCA
-over any encoder's features.  The ONNX encoders in :mod:`.onnx_models` need the
+They are features, not systems: :mod:`kcca_desc.methods` turns them into
+retrieval systems (:class:`~kcca_desc.methods.EncoderMethod`,
+:class:`~kcca_desc.methods.PairScorerMethod`, and
+:class:`~kcca_desc.methods.FeatureBridgeMethod` for NN, linear CCA and
+RBF-kernel CCA over any encoder's features).  The ONNX encoders in :mod:`.onnx_models` need the
 optional ``neural`` extra, the trainable baselines in :mod:`.trainable`
 (:class:`VSEEncoder`, :class:`CharGRUEncoder`) need ``torch``; both are
 imported lazily.
 """
 
 from .base import Encoder, PairScorer
-from .bridge import FeatureBridgeMethod
-from .methods import EncoderMethod, PairedEncoder, PairScorerMethod
+from .paired import PairedEncoder
 from .store import EmbeddingStore
 
 __all__ = [
     "Encoder",
     "PairScorer",
-    "EncoderMethod",
-    "PairScorerMethod",
     "PairedEncoder",
-    "FeatureBridgeMethod",
     "EmbeddingStore",
     "MiniLMTextEncoder",
     "ViTImageEncoder",

@@ -11,8 +11,8 @@ Two kinds of model exist:
 
 Subclasses implement the batch hooks ``_encode_image_batch`` /
 ``_encode_text_batch`` (or ``_score_batch``); batching, caching and input
-validation live here once.  :mod:`kcca_desc.adapters.methods` turns either
-kind into a harness method.
+validation live here once.  :mod:`kcca_desc.methods.encoders` turns either
+kind into a retrieval system.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class Encoder:
         True when image and text vectors live in one space, so that their
         cosine is a meaningful affinity (a jointly trained model).  Encoders of
         separate spaces (e.g. MiniLM + ViT) need a bridge
-        (:class:`kcca_desc.adapters.FeatureBridgeMethod`).
+        (:class:`kcca_desc.methods.FeatureBridgeMethod`).
     batch_size : int
         Items per forward pass.
     cache : bool

@@ -15,7 +15,7 @@ Training runs on ``n_threads`` torch threads (default 1: on a loaded 2-core
 machine OpenMP spin-waiting made two threads ~40× slower than one; None keeps
 torch's setting).  Training is seeded and early-stopped on the dev split's R@1+R@5+R@10 (hodosh
 pools, both directions).  Both encoders are ``joint_space``: wrap them in
-:class:`~kcca_desc.adapters.EncoderMethod`.  Their embeddings depend on the
+:class:`~kcca_desc.methods.EncoderMethod`.  Their embeddings depend on the
 trained weights, so they are never cached on disk.
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
-from ..methods.base import cosine_scores
+from ..scores import cosine_scores
 from .base import Encoder, check_texts
 from .onnx_models import require_package
 

@@ -39,7 +39,7 @@ def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping
     Parameters
     ----------
     scores : ndarray of shape (n_images, n_captions) or DirectionalScores
-        Higher is better (e.g. fused scores of :func:`kcca_desc.fusion.borda_fuse`).
+        Higher is better (e.g. fused scores of :func:`kcca_desc.methods.fusion.borda_fuse`).
     view : RetrievalView
     system : str
         The name written into the result.

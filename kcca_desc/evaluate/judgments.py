@@ -47,7 +47,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..data.dataset import RetrievalView
-from ..methods.base import DirectionalScores
+from ..scores import DirectionalScores
 from .ranks import gold_ranks
 
 __all__ = [

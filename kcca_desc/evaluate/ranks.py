@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data.dataset import RetrievalView
-from ..methods.base import DirectionalScores
+from ..scores import DirectionalScores
 
 __all__ = ["gold_ranks", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS"]
 

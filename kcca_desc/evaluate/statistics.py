@@ -24,7 +24,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy.stats import binom, chi2
 
-from ._ranking import average_ranks
+from ..scores import average_ranks
 from .ranks import TASKS
 from .results import TABLE_METRICS, Result
 

@@ -8,11 +8,13 @@ from .incomplete_cholesky import (
     MatrixColumns,
     incomplete_cholesky,
 )
+from .linear import LinearCCA
 from .preprocessing import KernelCentering, kernel_power, scale_diagonal
 from .reference import reference_kcca
 
 __all__ = [
     "KCCA",
+    "LinearCCA",
     "KernelColumns",
     "CallableKernelColumns",
     "MatrixColumns",

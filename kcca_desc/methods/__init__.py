@@ -1,6 +1,24 @@
-"""Retrieval systems: the method protocol, nearest-neighbour baselines and KCCA rankers."""
+"""Retrieval systems: everything that fits on training data and scores images against captions.
 
-from .base import DirectionalScores, RetrievalMethod, TwoTowerMethod, cosine_scores
+* :class:`ImageSentenceRanker` — the KCCA system of Hodosh et al. (2013), with dev-set model
+  selection and Borda fusion (:mod:`.fusion`);
+* :class:`NearestNeighbour` — the paper's nearest-neighbour baselines;
+* :class:`FeatureBridgeMethod` — NN, linear CCA and RBF KCCA over any encoder's features;
+* :class:`EncoderMethod`, :class:`PairScorerMethod` — neural encoders and pair scorers
+  (:mod:`kcca_desc.adapters`) as systems.
+
+Every system implements :class:`RetrievalMethod` (``fit`` then ``score``); the score types live
+in :mod:`kcca_desc.scores`, which the evaluation reads without importing this package.
+"""
+
+from .base import RetrievalMethod, TwoTowerMethod
+from .bridge import FeatureBridgeMethod
+from .encoders import EncoderMethod, PairScorerMethod
+from .fusion import borda_fuse, select_models
 from .nn import NearestNeighbour, idf_f1_similarity
+from .ranker import ImageSentenceRanker
 
-__all__ = ["DirectionalScores", "RetrievalMethod", "TwoTowerMethod", "cosine_scores", "NearestNeighbour", "idf_f1_similarity"]
+__all__ = [
+    "RetrievalMethod", "TwoTowerMethod", "ImageSentenceRanker", "NearestNeighbour", "idf_f1_similarity",
+    "FeatureBridgeMethod", "EncoderMethod", "PairScorerMethod", "borda_fuse", "select_models",
+]

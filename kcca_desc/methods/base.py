@@ -16,28 +16,15 @@ the same code.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
+from ..scores import DirectionalScores, cosine_scores
 
-__all__ = ["RetrievalMethod", "TwoTowerMethod", "DirectionalScores", "cosine_scores"]
-
-
-class DirectionalScores(NamedTuple):
-    """Separate score matrices for the two directions, both ``(n_images, n_captions)``.
-
-    Some systems score the two tasks differently: the nearest-neighbour
-    baseline ranks captions by text similarity to the image's nearest training
-    item but ranks images by image similarity; Borda fusion selects different
-    models per task.  ``annotation`` ranks each row's captions, ``search``
-    ranks each column's images.
-    """
-
-    annotation: np.ndarray
-    search: np.ndarray
+__all__ = ["RetrievalMethod", "TwoTowerMethod"]
 
 
 class RetrievalMethod:
@@ -63,20 +50,6 @@ class RetrievalMethod:
             tasks use different scores returns :class:`DirectionalScores`.
         """
         raise NotImplementedError
-
-
-def cosine_scores(a: np.ndarray, b: np.ndarray, eps: float = 1e-12) -> np.ndarray:
-    """Cosine similarity between the rows of ``a`` (n, d) and ``b`` (m, d).
-
-    Zero rows get similarity 0 rather than NaN.
-    """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError(f"cosine_scores: incompatible shapes {a.shape} and {b.shape}")
-    na = np.linalg.norm(a, axis=1, keepdims=True)
-    nb = np.linalg.norm(b, axis=1, keepdims=True)
-    return (a / np.maximum(na, eps)) @ (b / np.maximum(nb, eps)).T
 
 
 class TwoTowerMethod(RetrievalMethod):

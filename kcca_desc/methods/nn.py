@@ -23,14 +23,15 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from kernels.text import document_idf
+from ..kernels.text import document_idf
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
-from ..image_kernel import ImageKernel
+from ..image.kernel import ImageKernel
 from ..text.named_kernels import make_text_kernel
 from ..text.preprocess import Preprocessor
-from .base import DirectionalScores, RetrievalMethod
+from ..scores import DirectionalScores
+from .base import RetrievalMethod
 
 __all__ = ["idf_f1_similarity", "NearestNeighbour"]
 
@@ -109,7 +110,7 @@ class NearestNeighbour(BaseEstimator, RetrievalMethod):
         Image similarity: the combined spatial-pyramid kernel, its level-0
         histogram variant, or a global colour-histogram intersection.
     image_kernel_params : dict, optional
-        Extra parameters of :class:`kcca_desc.image_kernel.ImageKernel`.
+        Extra parameters of :class:`kcca_desc.image.kernel.ImageKernel`.
     preprocessor : Preprocessor, optional
         Text preprocessing (default: all steps on).
     random_state : int, default=0

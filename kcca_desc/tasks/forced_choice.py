@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.dataset import RetrievalView
-from ..methods.base import DirectionalScores, RetrievalMethod
+from ..scores import DirectionalScores, Scorer
 
 __all__ = ["forced_choice_candidates", "forced_choice_metrics", "evaluate_forced_choice"]
 
@@ -54,7 +54,7 @@ def forced_choice_metrics(candidate_scores: np.ndarray) -> dict:
     }
 
 
-def evaluate_forced_choice(method: RetrievalMethod, view: RetrievalView, n_choices: int = 6, seed: int = 0) -> dict:
+def evaluate_forced_choice(method: Scorer, view: RetrievalView, n_choices: int = 6, seed: int = 0) -> dict:
     """1-of-N caption choice for every image of ``view``."""
     candidates = forced_choice_candidates(view.caption_image, n_choices, seed)
     scores = method.score(view.images, view.captions)

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data.images import ImageSource
-from ..methods.base import DirectionalScores, RetrievalMethod
+from ..scores import DirectionalScores, Scorer
 from .metrics import average_precision, leave_one_out_threshold_accuracy, precision_at_k
 
 __all__ = ["off_topic_pairs", "mean_sentence_scores", "off_topic_metrics", "evaluate_off_topic"]
@@ -65,7 +65,7 @@ def off_topic_metrics(affinity: np.ndarray, labels: np.ndarray, k: int = 50) -> 
     }
 
 
-def evaluate_off_topic(method: RetrievalMethod, images: ImageSource,
+def evaluate_off_topic(method: Scorer, images: ImageSource,
                        texts: Sequence[Sequence[str]], seed: int = 0, k: int = 50) -> dict:
     """Score the on- and off-topic pairs of ``images`` with their ``texts`` (lists of sentences)."""
     if len(texts) != len(images):

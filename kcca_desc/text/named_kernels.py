@@ -17,9 +17,9 @@ Names
     The paper's best text kernel (Tri5Sem): ``tri5_a_dext_ic_idf``.
 
 The external corpus of ``dext`` defaults to
-:func:`kernels.text.similarity.default_external_corpus` (Wikipedia lead paragraphs, about 0.8M
+:func:`kcca_desc.kernels.text.similarity.default_external_corpus` (Wikipedia lead paragraphs, about 0.8M
 words), NOT the British National Corpus the paper used, which cannot be shipped; pass
-``corpus=`` (raw sentences, e.g. :func:`kernels.text.similarity.read_corpus_file`) to use another.
+``corpus=`` (raw sentences, e.g. :func:`kcca_desc.kernels.text.similarity.read_corpus_file`) to use another.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from kernels.text._items import check_items, document_idf
-from kernels.text.bow import bow_kernel
-from kernels.text.similarity import (
+from ..cache import cache_dir
+from ..kernels.text._items import check_items, document_idf
+from ..kernels.text.bow import bow_kernel
+from ..kernels.text.similarity import (
     AlignmentSimilarity,
     AverageSimilarity,
     DistributionalSimilarity,
@@ -41,8 +42,8 @@ from kernels.text.similarity import (
     WordSimilarity,
     default_external_corpus,
 )
-from kernels.text.tagrank import TagRank, tagrank_kernel
-from kernels.text.trigram import trigram_kernel
+from ..kernels.text.tagrank import TagRank, tagrank_kernel
+from ..kernels.text.trigram import trigram_kernel
 
 __all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS"]
 
@@ -163,7 +164,7 @@ class TextKernel(BaseEstimator):
         if not lexical:
             return alignment
         if lexical == "lin":
-            other = LinSimilarity().fit(sentences)
+            other = LinSimilarity(data_dir=cache_dir("nltk_data")).fit(sentences)
         elif lexical == "dic":
             other = DistributionalSimilarity().fit(sentences)
         elif lexical == "dext":
@@ -174,7 +175,7 @@ class TextKernel(BaseEstimator):
         return other if alignment is None else MaxSimilarity([alignment, other])
 
     def _external_sentences(self) -> list[list[str]]:
-        from kcca_desc.text.preprocess import Preprocessor
+        from .preprocess import Preprocessor
 
         raw = default_external_corpus() if self.corpus is None else list(self.corpus)
         preprocessor = Preprocessor() if self.preprocessor is None else self.preprocessor

@@ -109,7 +109,7 @@ class Codebook(BaseEstimator):
 
     See Also
     --------
-    kernels.image.histograms.pyramid_histograms : histograms of assigned words.
+    kcca_desc.kernels.image.histograms.pyramid_histograms : histograms of assigned words.
 
     References
     ----------

@@ -1,13 +1,13 @@
 """Pixel-level image features: input normalisation, sampling grids and CIELAB colour.
 
-Every extractor of :mod:`kernels.image` returns the same pair
+Every extractor of :mod:`kcca_desc.kernels.image` returns the same pair
 
 ``positions`` : ndarray of shape (k, 2), float32
     (row, col) pixel coordinates of the k features (row 0 is the top row).
 ``descriptors`` : ndarray of shape (k, d), float32
     One d-dimensional descriptor per position.
 
-so that :func:`kernels.image.histograms.pyramid_histograms` can place the
+so that :func:`kcca_desc.kernels.image.histograms.pyramid_histograms` can place the
 quantised features in spatial-pyramid cells.
 """
 
@@ -159,8 +159,8 @@ def colour_features(image: np.ndarray, pixel_step: int = 2) -> tuple[np.ndarray,
 
     See Also
     --------
-    kernels.image.mr8.texture_features : per-pixel MR8 texture.
-    kernels.image.sift.dense_sift : dense SIFT descriptors.
+    kcca_desc.kernels.image.mr8.texture_features : per-pixel MR8 texture.
+    kcca_desc.kernels.image.sift.dense_sift : dense SIFT descriptors.
 
     References
     ----------

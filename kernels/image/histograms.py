@@ -46,7 +46,7 @@ def pyramid_histograms(words: np.ndarray, positions: np.ndarray, image_shape: tu
 
     See Also
     --------
-    kernels.image.codebook.Codebook : assigns the words.
+    kcca_desc.kernels.image.codebook.Codebook : assigns the words.
 
     References
     ----------

@@ -90,7 +90,7 @@ def histogram_intersection(A, B=None, *, backend: str = "auto", block_size: int 
     backend : {"auto", "numba", "cupy", "numpy"}, default="auto"
         ``"numba"``: multi-threaded tiled CPU loops; ``"cupy"``: a shared-memory tiled CUDA
         kernel; ``"numpy"``: chunked broadcasting (the slow reference); ``"auto"``: CuPy when a
-        CUDA device works, else Numba (see :func:`kernels._backend.resolve_backend`).
+        CUDA device works, else Numba (see :func:`kcca_desc.kernels._backend.resolve_backend`).
     block_size : int, default=128
         Rows of A and of B per Numba tile (ignored by the other backends). Memory beyond the
         output stays O(block_size * 1024).
@@ -110,7 +110,7 @@ def histogram_intersection(A, B=None, *, backend: str = "auto", block_size: int 
 
     See Also
     --------
-    kernels.image.pyramid_kernel : weighted intersection over spatial-pyramid cells.
+    kcca_desc.kernels.image.pyramid_kernel : weighted intersection over spatial-pyramid cells.
     sklearn.metrics.pairwise.additive_chi2_kernel : a related additive histogram kernel.
 
     Notes
@@ -127,7 +127,7 @@ def histogram_intersection(A, B=None, *, backend: str = "auto", block_size: int 
     Examples
     --------
     >>> import numpy as np
-    >>> from kernels.image.intersection import histogram_intersection
+    >>> from kcca_desc.kernels.image.intersection import histogram_intersection
     >>> X = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
     >>> histogram_intersection(X, backend="numpy")
     array([[1. , 0.5],
@@ -149,7 +149,7 @@ def intersection_validated(A: np.ndarray, B: np.ndarray | None, backend: str,
                            block_size: int = 128) -> np.ndarray:
     """:func:`histogram_intersection` of already validated arrays and a resolved backend.
 
-    For callers (such as :func:`kernels.image.pyramid.pyramid_kernel`) that validate their own,
+    For callers (such as :func:`kcca_desc.kernels.image.pyramid.pyramid_kernel`) that validate their own,
     differently shaped inputs and should not pay for a second pass over them.
     """
     symmetric = B is None

@@ -179,7 +179,7 @@ def mr8_responses(grey: np.ndarray, pixel_step: int = 1, support: int = 49) -> n
     grey : ndarray of shape (H, W)
         Grey image, float in [0, 1].
     pixel_step : int, default=1
-        Spacing of the output grid (:func:`~kernels.image.features.grid_positions`).
+        Spacing of the output grid (:func:`~kcca_desc.kernels.image.features.grid_positions`).
     support : int, default=49
         Filter side length.
 
@@ -222,7 +222,7 @@ def texture_features(image: np.ndarray, pixel_step: int = 2) -> tuple[np.ndarray
     Parameters
     ----------
     image : ndarray
-        Any image accepted by :func:`~kernels.image.features.as_float_rgb`.
+        Any image accepted by :func:`~kcca_desc.kernels.image.features.as_float_rgb`.
     pixel_step : int, default=2
         Only pixels on the centred grid with this spacing are described.
 
@@ -235,8 +235,8 @@ def texture_features(image: np.ndarray, pixel_step: int = 2) -> tuple[np.ndarray
 
     See Also
     --------
-    kernels.image.features.colour_features : per-pixel CIELAB colour.
-    kernels.image.sift.dense_sift : dense SIFT descriptors.
+    kcca_desc.kernels.image.features.colour_features : per-pixel CIELAB colour.
+    kcca_desc.kernels.image.sift.dense_sift : dense SIFT descriptors.
     """
     grey = as_float_grey(image)
     responses = mr8_responses(grey, pixel_step)

@@ -26,7 +26,7 @@ def pyramid_cell_weights(levels: int = 2) -> np.ndarray:
 
     Expanding K = I^L + sum_{l<L} (I^l - I^{l+1}) / 2^{L-l} gives each level intersection I^l
     the weight 1/2^L for l = 0 and 1/2^{L-l+1} for 0 < l <= L (1 for L = 0). Cells are ordered
-    level 0, then level 1 row-major, ..., as in :func:`kernels.image.histograms.pyramid_histograms`.
+    level 0, then level 1 row-major, ..., as in :func:`kcca_desc.kernels.image.histograms.pyramid_histograms`.
 
     Parameters
     ----------
@@ -39,7 +39,7 @@ def pyramid_cell_weights(levels: int = 2) -> np.ndarray:
 
     See Also
     --------
-    kernels.image.pyramid_kernel : the kernel these weights define.
+    kcca_desc.kernels.image.pyramid_kernel : the kernel these weights define.
 
     References
     ----------
@@ -114,7 +114,7 @@ def pyramid_kernel(PA, PB=None, levels: int = 2, *, backend: str = "auto") -> np
     levels : int, default=2
         Finest pyramid level L.
     backend : {"auto", "numba", "cupy", "numpy"}, default="auto"
-        See :func:`kernels.image.histogram_intersection`.
+        See :func:`kcca_desc.kernels.image.histogram_intersection`.
 
     Returns
     -------
@@ -128,8 +128,8 @@ def pyramid_kernel(PA, PB=None, levels: int = 2, *, backend: str = "auto") -> np
 
     See Also
     --------
-    kernels.image.histogram_intersection : the underlying kernel.
-    kernels.image.image_kernel : the mean over feature types, raised to a power.
+    kcca_desc.kernels.image.histogram_intersection : the underlying kernel.
+    kcca_desc.kernels.image.image_kernel : the mean over feature types, raised to a power.
 
     References
     ----------
@@ -184,7 +184,7 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
     power : float, default=1.0
         Exponent p > 0 (Hodosh et al. use p in {2, 3}).
     backend : {"auto", "numba", "cupy", "numpy"}, default="auto"
-        See :func:`kernels.image.histogram_intersection`.
+        See :func:`kcca_desc.kernels.image.histogram_intersection`.
 
     Returns
     -------
@@ -198,7 +198,7 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
 
     See Also
     --------
-    kernels.image.pyramid_kernel : one feature type.
+    kcca_desc.kernels.image.pyramid_kernel : one feature type.
 
     References
     ----------

@@ -61,7 +61,7 @@ def dense_sift(image: np.ndarray, step: int = 8, patch_size: float = 16.0) -> tu
     Parameters
     ----------
     image : ndarray
-        Any image accepted by :func:`~kernels.image.features.as_float_rgb`;
+        Any image accepted by :func:`~kcca_desc.kernels.image.features.as_float_rgb`;
         its luminance is quantised to 8 bits (OpenCV's SIFT needs ``uint8``).
     step : int, default=8
         Grid spacing in pixels.
@@ -77,8 +77,8 @@ def dense_sift(image: np.ndarray, step: int = 8, patch_size: float = 16.0) -> tu
 
     See Also
     --------
-    kernels.image.features.colour_features : per-pixel CIELAB colour.
-    kernels.image.mr8.texture_features : per-pixel MR8 texture.
+    kcca_desc.kernels.image.features.colour_features : per-pixel CIELAB colour.
+    kcca_desc.kernels.image.mr8.texture_features : per-pixel MR8 texture.
 
     References
     ----------

@@ -2,7 +2,7 @@
 
 An item is a list of sentences, a sentence a list of tokens. ``bow_kernel`` (cosine of word
 counts), ``trigram_kernel`` (truncated subsequence kernel, exact or with a word similarity from
-:mod:`kernels.text.similarity`) and ``tagrank_kernel`` (word-position ranks) return Gram matrices.
+:mod:`kcca_desc.kernels.text.similarity`) and ``tagrank_kernel`` (word-position ranks) return Gram matrices.
 """
 
 from . import similarity

@@ -62,7 +62,7 @@ def bow_kernel(
     See Also
     --------
     document_idf : idf values over training items.
-    kernels.text.trigram.trigram_kernel : subsequence kernel; its ``max_len=1`` is unnormalised BoW.
+    kcca_desc.kernels.text.trigram.trigram_kernel : subsequence kernel; its ``max_len=1`` is unnormalised BoW.
 
     References
     ----------

@@ -400,7 +400,7 @@ def trigram_kernel(
 
     See Also
     --------
-    kernels.text.bow.bow_kernel : cosine of word counts.
+    kcca_desc.kernels.text.bow.bow_kernel : cosine of word counts.
     subsequence_features : the exact kernel's sparse feature map.
 
     References

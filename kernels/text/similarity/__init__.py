@@ -11,6 +11,7 @@ from .combine import AverageSimilarity, MaxSimilarity
 from .corpus import default_external_corpus, read_corpus_file, split_sentences
 from .distributional import DistributionalSimilarity
 from .lin import LinSimilarity
+from .neighbours import neighbour_table, top_neighbours
 from .wordnet import WordNetUnavailableError, default_nltk_data_dir, load_wordnet, load_wordnet_ic
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "ibm_model1",
     "AverageSimilarity",
     "MaxSimilarity",
+    "top_neighbours",
+    "neighbour_table",
     "default_external_corpus",
     "read_corpus_file",
     "split_sentences",

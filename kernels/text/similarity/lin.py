@@ -51,6 +51,9 @@ class LinSimilarity(VectorSimilarity):
     ----------
     threshold : float, default=0.0
         Cosines strictly below this value become 0.
+    data_dir : path, optional
+        NLTK data directory where WordNet is prepared and read (:func:`load_wordnet`); default
+        :func:`default_nltk_data_dir`.
 
     Attributes
     ----------
@@ -80,14 +83,15 @@ class LinSimilarity(VectorSimilarity):
 
     name = "lin"
 
-    def __init__(self, threshold: float = 0.0):
+    def __init__(self, threshold: float = 0.0, data_dir=None):
         self.threshold = threshold
+        self.data_dir = data_dir
 
     def fit(self, sentences: Sequence[Sequence[str]]) -> "LinSimilarity":
         """Estimate information content on tokenised ``sentences`` and build the vectors; returns self."""
         self._check_threshold()
         sentences = check_sentences(sentences)
-        wordnet = load_wordnet()
+        wordnet = load_wordnet(self.data_dir)
         token_counts = Counter(w for s in sentences for w in s)
 
         first_senses: dict[str, object] = {}

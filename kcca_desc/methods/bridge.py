@@ -5,7 +5,7 @@ features of an :class:`~kcca_desc.adapters.Encoder` (whose two spaces need not
 be related) with the classical systems of Hodosh et al. (2013):
 
 * ``model="cca"``, ``kernel="linear"`` — regularised linear CCA
-  (:class:`kcca_desc.linear_cca.LinearCCA`);
+  (:class:`kcca_desc.kcca.linear.LinearCCA`);
 * ``model="cca"``, ``kernel="rbf"`` — kernel CCA (:class:`kcca_desc.kcca.KCCA`,
   ridge form α'K²α + κα'Kα) with Gaussian kernels k(a, b) = exp(−γ‖a − b‖²)
   on each side, solved through a rank-``rank`` pivoted incomplete Cholesky
@@ -16,7 +16,7 @@ be related) with the classical systems of Hodosh et al. (2013):
 
 For CCA models f(i, s) = cos(D P_x(i), D P_y(s)) with D = diag(ρ_k^p), the
 canonical correlations raised to ``weight_power``.  ``reg`` is the relative
-ridge of :class:`~kcca_desc.linear_cca.LinearCCA` for the linear kernel and
+ridge of :class:`~kcca_desc.kcca.linear.LinearCCA` for the linear kernel and
 KCCA's κ (on the scale of the centred kernel's eigenvalues) for the RBF kernel.
 """
 
@@ -31,9 +31,10 @@ from sklearn.metrics.pairwise import rbf_kernel
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..kcca import KCCA, CallableKernelColumns
-from ..linear_cca import LinearCCA
-from ..methods.base import DirectionalScores, RetrievalMethod, cosine_scores
-from .base import Encoder
+from ..adapters.base import Encoder
+from ..kcca.linear import LinearCCA
+from ..scores import DirectionalScores, cosine_scores
+from .base import RetrievalMethod
 
 __all__ = ["FeatureBridgeMethod", "median_gamma", "training_pairs"]
 
@@ -74,7 +75,7 @@ class FeatureBridgeMethod(RetrievalMethod):
     n_components : int, default=128
         Canonical dimensions kept.
     reg : float, default=1e-2
-        Relative ridge of :class:`~kcca_desc.linear_cca.LinearCCA` (linear
+        Relative ridge of :class:`~kcca_desc.kcca.linear.LinearCCA` (linear
         kernel) or KCCA's κ (RBF kernel).
     weight_power : float, default=1.0
         Exponent p of the canonical-correlation weights; 0 gives a plain cosine.

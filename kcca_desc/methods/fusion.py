@@ -19,7 +19,7 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
-from .evaluate._ranking import average_ranks
+from ..scores import average_ranks
 
 __all__ = ["borda_fuse", "select_models", "SELECTION_METRICS"]
 

@@ -1,9 +1,9 @@
 """Image featurisation: codebooks learnt on training images, cached pyramid histograms.
 
-:class:`ImageFeaturizer` runs the extractors of :mod:`kernels.image`
+:class:`ImageFeaturizer` runs the extractors of :mod:`kcca_desc.kernels.image`
 (CIELAB colour, MR8 texture, dense SIFT) over an :class:`ImageSource` in
 parallel threads (OpenCV, SciPy's FFT and BLAS release the GIL), quantises the
-features with one :class:`~kernels.image.codebook.Codebook` per feature type
+features with one :class:`~kcca_desc.kernels.image.codebook.Codebook` per feature type
 and returns spatial-pyramid histograms (SPEC §3).
 
 Both codebooks and histograms are cached on disk (:mod:`kcca_desc.cache`).
@@ -28,14 +28,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from kernels.image.codebook import Codebook
-from kernels.image.features import colour_features
-from kernels.image.histograms import n_pyramid_cells, pyramid_histograms
-from kernels.image.mr8 import texture_features
-from kernels.image.sift import dense_sift
+from ..kernels.image.codebook import Codebook
+from ..kernels.image.features import colour_features
+from ..kernels.image.histograms import n_pyramid_cells, pyramid_histograms
+from ..kernels.image.mr8 import texture_features
+from ..kernels.image.sift import dense_sift
 
-from .cache import NpzCache, cache_key
-from .data.images import ImageReadError, ImageSource
+from ..cache import NpzCache, cache_key
+from ..data.images import ImageReadError, ImageSource
 
 __all__ = ["ImageFeaturizer", "FEATURE_TYPES", "DEFAULT_N_WORDS"]
 
@@ -238,7 +238,7 @@ class ImageFeaturizer(BaseEstimator):
         -------
         histograms : dict of str to ndarray of shape (n_images, n_cells, n_words), float32
             One entry per feature type, cells ordered as in
-            :func:`~kernels.image.histograms.pyramid_histograms`.
+            :func:`~kcca_desc.kernels.image.histograms.pyramid_histograms`.
 
         Raises
         ------

@@ -1,8 +1,8 @@
 """The image side of a system: codebooks, pyramid histograms and image Gram matrices.
 
-:class:`ImageKernel` ties :class:`kcca_desc.image_features.ImageFeaturizer`
+:class:`ImageKernel` ties :class:`kcca_desc.image.features.ImageFeaturizer`
 (features, codebooks and cached histograms) to the kernel functions of
-:mod:`kernels.image` and caches the training Gram matrix on disk, keyed by the
+:mod:`kcca_desc.kernels.image` and caches the training Gram matrix on disk, keyed by the
 training images' identities and every parameter.
 """
 
@@ -12,11 +12,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from kernels.image import image_kernel
+from ..kernels.image import image_kernel
 
-from .cache import NpzCache
-from .data.images import ImageSource
-from .image_features import ImageFeaturizer
+from ..cache import NpzCache
+from ..data.images import ImageSource
+from .features import ImageFeaturizer
 
 __all__ = ["ImageKernel", "IMAGE_KERNELS"]
 

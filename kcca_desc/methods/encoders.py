@@ -1,9 +1,7 @@
-"""Harness methods built from adapters.
+"""Retrieval systems built from the adapters of :mod:`kcca_desc.adapters`.
 
 * :class:`EncoderMethod` — a jointly trained encoder, scored by cosine.
 * :class:`PairScorerMethod` — a cross-conditioned model, scored pair by pair.
-* :class:`PairedEncoder` — one image encoder and one text encoder as a single
-  :class:`~kcca_desc.adapters.Encoder` (their spaces differ: bridge it).
 """
 
 from __future__ import annotations
@@ -14,42 +12,10 @@ import numpy as np
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
-from ..methods.base import RetrievalMethod, TwoTowerMethod
-from .base import Encoder, PairScorer
+from ..adapters.base import Encoder, PairScorer
+from .base import RetrievalMethod, TwoTowerMethod
 
-__all__ = ["EncoderMethod", "PairScorerMethod", "PairedEncoder"]
-
-
-class PairedEncoder(Encoder):
-    """An image-only and a text-only encoder used together.
-
-    Each side keeps its own cache.  ``joint_space`` is False: the two spaces
-    are unrelated until a bridge (CCA, KCCA) is learnt.
-
-    Parameters
-    ----------
-    image_encoder, text_encoder : Encoder
-    """
-
-    joint_space = False
-
-    def __init__(self, image_encoder: Encoder, text_encoder: Encoder):
-        self.image_encoder = image_encoder
-        self.text_encoder = text_encoder
-
-    @property
-    def name(self) -> str:
-        return f"{self.image_encoder.name}+{self.text_encoder.name}"
-
-    @property
-    def dim(self) -> dict[str, int]:
-        return {"image": self.image_encoder.dim["image"], "text": self.text_encoder.dim["text"]}
-
-    def embed_images(self, images: ImageSource) -> np.ndarray:
-        return self.image_encoder.embed_images(images)
-
-    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
-        return self.text_encoder.embed_texts(texts)
+__all__ = ["EncoderMethod", "PairScorerMethod"]
 
 
 class EncoderMethod(TwoTowerMethod):

@@ -8,10 +8,10 @@
 2. one KCCA decomposition (:class:`kcca_desc.kcca.KCCA`);
 3. with a dev view: every (n, κ) of the grid scored on dev, and for each task
    the 5 settings with best R@1, the 5 best by R@5 and the 5 best by R@10
-   (15 models, :func:`kcca_desc.fusion.select_models`);
+   (15 models, :func:`kcca_desc.methods.fusion.select_models`);
 4. at test time each selected model ranks the whole pool and the rankings are
    combined by Borda count with ties broken by median rank
-   (:func:`kcca_desc.fusion.borda_fuse`).
+   (:func:`kcca_desc.methods.fusion.borda_fuse`).
 
 f(i, s) of one model is the cosine of the projected image and sentence.
 """
@@ -26,16 +26,17 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .cache import NpzCache, cache_dir
-from .data.dataset import Dataset, RetrievalView
-from .data.images import ImageSource
-from .evaluate.ranks import evaluate_scores
+from ..cache import NpzCache, cache_dir
+from ..data.dataset import Dataset, RetrievalView
+from ..data.images import ImageSource
+from ..evaluate.ranks import evaluate_scores
+from ..image.kernel import ImageKernel
+from ..kcca import KCCA, scale_diagonal
+from ..scores import DirectionalScores, cosine_scores
+from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
+from ..text.preprocess import Preprocessor
+from .base import RetrievalMethod
 from .fusion import borda_fuse, select_models
-from .image_kernel import ImageKernel
-from .kcca import KCCA, scale_diagonal
-from .methods.base import DirectionalScores, RetrievalMethod, cosine_scores
-from .text.named_kernels import TEXT_KERNELS, make_text_kernel
-from .text.preprocess import Preprocessor
 
 __all__ = ["ImageSentenceRanker", "DEFAULT_N_COMPONENTS", "DEFAULT_REGS"]
 
@@ -49,7 +50,7 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
     Parameters
     ----------
     image_kernel : {"pyramid", "histo", "colour_histo"}, default="pyramid"
-        Image kernel (see :class:`kcca_desc.image_kernel.ImageKernel`).
+        Image kernel (see :class:`kcca_desc.image.kernel.ImageKernel`).
     text_kernel : str, default="tri_sem"
         Named text kernel (see :func:`kcca_desc.text.named_kernels.make_text_kernel`).
     power : float, default=1.0

@@ -1,0 +1,44 @@
+"""One image-only and one text-only encoder used as a single :class:`~kcca_desc.adapters.Encoder`."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..data.images import ImageSource
+from .base import Encoder
+
+__all__ = ["PairedEncoder"]
+
+
+class PairedEncoder(Encoder):
+    """An image-only and a text-only encoder used together.
+
+    Each side keeps its own cache.  ``joint_space`` is False: the two spaces
+    are unrelated until a bridge (CCA, KCCA) is learnt.
+
+    Parameters
+    ----------
+    image_encoder, text_encoder : Encoder
+    """
+
+    joint_space = False
+
+    def __init__(self, image_encoder: Encoder, text_encoder: Encoder):
+        self.image_encoder = image_encoder
+        self.text_encoder = text_encoder
+
+    @property
+    def name(self) -> str:
+        return f"{self.image_encoder.name}+{self.text_encoder.name}"
+
+    @property
+    def dim(self) -> dict[str, int]:
+        return {"image": self.image_encoder.dim["image"], "text": self.text_encoder.dim["text"]}
+
+    def embed_images(self, images: ImageSource) -> np.ndarray:
+        return self.image_encoder.embed_images(images)
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        return self.text_encoder.embed_texts(texts)
