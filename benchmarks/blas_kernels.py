@@ -10,19 +10,19 @@ eigenpairs, Rayleigh–Ritz in double precision), so on 2 cores these stages are
 table's time.
 
 This script times those stages at n = 6,000 on the synthetic image-like and text-like kernels of
-``benchmarks/kcca.py``, once with the kernel OpenBLAS chooses (``OPENBLAS_CORETYPE`` and
-``OPENBLAS_L2_SIZE`` removed from the environment) and once with a forced core type
-(``--forced``, default ``Haswell``), each in its own process because OpenBLAS reads the
-variable when it loads; the two alternate, ``--repeats`` times each, so both see the same
-machine load, and the fastest repeat of each stage is reported.  It also checks that both give
-the same canonical correlations.
+``benchmarks/kcca.py`` (:func:`kcca_desc.bench.synthetic_items`), once with the kernel OpenBLAS
+chooses (``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` removed from the environment) and once with
+a forced core type (``--forced``, default ``Haswell``), each in its own process because OpenBLAS
+reads the variable when it loads; the two alternate, ``--repeats`` times each, so both see the
+same machine load, and the fastest repeat of each stage is reported.  It also checks that both
+give the same canonical correlations.
 
 Usage::
 
     python benchmarks/blas_kernels.py              # n = 6,000
-    python benchmarks/blas_kernels.py --quick      # n = 600, smoke test
+    python benchmarks/blas_kernels.py --quick      # n = 200, one run each, smoke test
 
-Writes ``benchmarks/results/blas_kernels.json`` (full run only).
+Writes ``benchmarks/results/blas_kernels.json``.
 """
 
 from __future__ import annotations
@@ -34,11 +34,14 @@ import subprocess
 import sys
 import time
 
+from typing import Sequence
+
 import numpy as np
 
-from _results import BLAS_OVERRIDES, blas_libraries, machine_info, results_path, write_results
+from kcca_desc.bench import (BLAS_OVERRIDES, add_output_arguments, blas_libraries, fill_defaults, machine_info,
+                             output_path, synthetic_image_kernel, synthetic_items, synthetic_text_kernel,
+                             write_results)
 
-RESULTS = results_path("blas_kernels")
 N_COMPONENTS = 256
 
 
@@ -48,10 +51,8 @@ def worker(n: int) -> dict:
     from kcca_desc.kcca.spectral import solve_canonical, spectrum_from_kernel
     from kcca_desc.methods.ranker import DEFAULT_REGS
 
-    from kcca import image_kernel, synthetic_items, text_kernel
-
     histograms, bow = synthetic_items(n, 1)
-    kernels = {"image": image_kernel(histograms), "text": text_kernel(bow)}
+    kernels = {"image": synthetic_image_kernel(histograms), "text": synthetic_text_kernel(bow)}
     times, spectra = {}, {}
     for view, K in kernels.items():
         centred = KernelCentering().fit(K).transform(K)
@@ -82,18 +83,19 @@ def run_worker(n: int, coretype: str | None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 600 (smoke test)")
-    parser.add_argument("--repeats", type=int, default=2, help="timed runs per configuration")
+    parser.add_argument("--repeats", type=int, help="timed runs per configuration (default 2; quick 1)")
     parser.add_argument("--forced", default="Haswell", help="the OPENBLAS_CORETYPE to compare with")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--n", type=int, default=6000, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--n", type=int, help="kernel size (default 6000; quick 200)")
+    add_output_arguments(parser, "n = 200, one run per configuration")
+    args = fill_defaults(parser.parse_args(argv),
+                         {"full": {"n": 6000, "repeats": 2}, "quick": {"n": 200, "repeats": 1}})
     if args.worker:
         print(json.dumps(worker(args.n)))
-        return
-    n = 600 if args.quick else args.n
+        return {}
+    n = args.n
     configs = {"chosen by OpenBLAS": None, f"OPENBLAS_CORETYPE={args.forced}": args.forced}
     runs = {name: [] for name in configs}
     for _ in range(args.repeats):
@@ -117,8 +119,8 @@ def main() -> None:
           f"{f['total_s']:.1f} s: {results['speedup_total']:.2f}x; per stage "
           + ", ".join(f"{k} {v:.2f}x" for k, v in results["speedup_per_stage"].items())
           + f"; max |Δρ| {results['max_abs_correlation_diff']:.1e}")
-    if not args.quick:
-        write_results(RESULTS, results)
+    write_results(output_path(args, __file__), results)
+    return results
 
 
 if __name__ == "__main__":

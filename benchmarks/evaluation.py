@@ -3,6 +3,7 @@
 Writes ``benchmarks/results/evaluation.json`` and prints the figures::
 
     python benchmarks/evaluation.py [--repeats 3] [--large-rows 25000]
+    python benchmarks/evaluation.py --quick        # pools a tenth of the size, smoke test
 
 - gold ranks of a ``--large-rows`` x 5,000 float32 score matrix held in a
   memmap, both directions, with the peak of NumPy temporaries (tracemalloc);
@@ -18,23 +19,19 @@ Each time is the median wall time of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
-import platform
 import tempfile
 import tracemalloc
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
-
 from scipy.stats import rankdata
 
-from kcca_desc.scores import average_ranks
+from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
 from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.evaluate.statistics import mcnemar_test, metric_cis, paired_randomization_test
 from kcca_desc.methods.fusion import borda_fuse
-
-from _results import median_time, results_path, write_results
-
-RESULTS = results_path("evaluation")
+from kcca_desc.scores import average_ranks
 
 
 def peak_temporaries_mb(function) -> float:
@@ -51,15 +48,29 @@ def argsort_ranks(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
     return 1 + np.argmax(order == gold[:, None], axis=1)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--large-rows", type=int, default=25_000)
-    args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    figures: dict[str, object] = {}
+#: Options of a full and of a quick run.
+DEFAULTS = {"full": {"repeats": 3, "large_rows": 25_000}, "quick": {"repeats": 1, "large_rows": 2000}}
 
-    rows, cols = args.large_rows, 5_000
+#: Problem sizes of a full and of a quick run.
+SIZES = {
+    "full": {"cols": 5_000, "pool": (1000, 5000), "stack": (15, 1000, 1000),
+             "borda": {"hodosh": (1000, 1000), "karpathy": (1000, 5000)}, "queries": 1000, "ci_queries": 5000},
+    "quick": {"cols": 500, "pool": (100, 500), "stack": (15, 100, 100),
+              "borda": {"hodosh": (100, 100), "karpathy": (100, 500)}, "queries": 100, "ci_queries": 500},
+}
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, help="timed runs per figure (default 3; quick 1)")
+    parser.add_argument("--large-rows", type=int, help="rows of the memmapped score matrix (default 25000; quick 2000)")
+    add_output_arguments(parser, "pools a tenth of the size (2,000 x 500 memmap), one repeat")
+    args = fill_defaults(parser.parse_args(argv), DEFAULTS)
+    size, repeats = SIZES["quick" if args.quick else "full"], args.repeats
+    rng = np.random.default_rng(0)
+    figures: dict[str, object] = {"machine": machine_info(), "repeats": repeats}
+
+    rows, cols = args.large_rows, size["cols"]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scores.f32"
         mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, cols))
@@ -69,12 +80,12 @@ def main() -> None:
         del mm
         scores = np.load(path, mmap_mode="r")
         gold_rows = [np.array([q % cols]) for q in range(rows)]
-        # Column q's gold rows are those whose gold column is q (every 5,000th row).
+        # Column q's gold rows are those whose gold column is q (every cols-th row).
         gold_cols = [np.arange(q, rows, cols) if q < rows else np.array([q % rows]) for q in range(cols)]
         key = f"gold_ranks_memmap_{rows}x{cols}"
-        figures[f"{key}_rows_s"] = median_time(lambda: gold_ranks(scores, gold_rows), args.repeats)
+        figures[f"{key}_rows_s"] = median_time(lambda: gold_ranks(scores, gold_rows), repeats)
         figures[f"{key}_rows_peak_temporaries_MB"] = peak_temporaries_mb(lambda: gold_ranks(scores, gold_rows))
-        figures[f"{key}_columns_s"] = median_time(lambda: gold_ranks(scores.T, gold_cols), args.repeats)
+        figures[f"{key}_columns_s"] = median_time(lambda: gold_ranks(scores.T, gold_cols), repeats)
         figures[f"{key}_columns_peak_temporaries_MB"] = peak_temporaries_mb(lambda: gold_ranks(scores.T, gold_cols))
         figures[f"{key}_file_MB"] = rows * cols * 4 / 2**20
         for suffix in ("rows", "columns"):
@@ -83,46 +94,50 @@ def main() -> None:
                   f"(matrix {figures[f'{key}_file_MB']:.0f} MB)")
         del scores
 
-    karpathy = rng.random((1000, 5000))
-    gold = np.arange(1000) * 5
-    chunked = median_time(lambda: gold_ranks(karpathy, gold[:, None]), args.repeats)
-    naive = median_time(lambda: argsort_ranks(karpathy, gold), args.repeats)
+    n_images, n_captions = size["pool"]
+    karpathy = rng.random((n_images, n_captions))
+    gold = np.arange(n_images) * (n_captions // n_images)
+    chunked = median_time(lambda: gold_ranks(karpathy, gold[:, None]), repeats)
+    naive = median_time(lambda: argsort_ranks(karpathy, gold), repeats)
     assert np.array_equal(gold_ranks(karpathy, gold[:, None]), argsort_ranks(karpathy, gold))
-    figures["gold_ranks_1000x5000_s"] = chunked
-    figures["argsort_ranks_1000x5000_s"] = naive
+    figures[f"gold_ranks_{n_images}x{n_captions}_s"] = chunked
+    figures[f"argsort_ranks_{n_images}x{n_captions}_s"] = naive
     figures["argsort_over_gold_ranks_speedup"] = naive / chunked
-    print(f"gold_ranks 1000x5000: {chunked * 1e3:.0f} ms; full argsort: {naive * 1e3:.0f} ms "
+    print(f"gold_ranks {n_images}x{n_captions}: {chunked * 1e3:.0f} ms; full argsort: {naive * 1e3:.0f} ms "
           f"({naive / chunked:.1f}x slower)")
 
-    stack = rng.random((15, 1000, 1000))
-    ours = median_time(lambda: average_ranks(stack, descending=True), args.repeats)
-    scipy_s = median_time(lambda: rankdata(-stack, axis=-1), args.repeats)
-    figures["average_ranks_15x1000x1000_s"] = ours
-    figures["scipy_rankdata_15x1000x1000_s"] = scipy_s
-    print(f"fractional ranks of 15 x 1000 x 1000: {ours:.2f} s; scipy rankdata {scipy_s:.2f} s "
+    stack = rng.random(size["stack"])
+    shape = "x".join(map(str, stack.shape))
+    ours = median_time(lambda: average_ranks(stack, descending=True), repeats)
+    scipy_s = median_time(lambda: rankdata(-stack, axis=-1), repeats)
+    figures[f"average_ranks_{shape}_s"] = ours
+    figures[f"scipy_rankdata_{shape}_s"] = scipy_s
+    print(f"fractional ranks of {' x '.join(map(str, stack.shape))}: {ours:.2f} s; scipy rankdata {scipy_s:.2f} s "
           f"({scipy_s / ours:.1f}x slower)")
 
-    for name, shape in (("hodosh", (1000, 1000)), ("karpathy", (1000, 5000))):
-        models = [rng.random(shape) for _ in range(15)]
+    for name, pool in size["borda"].items():
+        models = [rng.random(pool) for _ in range(15)]
         for axis, task in ((1, "annotation"), (0, "search")):
             key = f"borda_15_models_{name}_{task}_s"
-            figures[key] = median_time(lambda: borda_fuse(models, axis=axis), args.repeats)
-            print(f"borda_fuse 15 models {name} {task} {shape}: {figures[key]:.2f} s")
+            figures[key] = median_time(lambda: borda_fuse(models, axis=axis), repeats)
+            print(f"borda_fuse 15 models {name} {task} {pool}: {figures[key]:.2f} s")
 
-    a, b = rng.random(1000) < 0.3, rng.random(1000) < 0.35
-    figures["mcnemar_1000_s"] = median_time(lambda: mcnemar_test(a, b), args.repeats)
-    ranks_a, ranks_b = rng.integers(1, 1000, 1000), rng.integers(1, 1000, 1000)
+    n = size["queries"]
+    a, b = rng.random(n) < 0.3, rng.random(n) < 0.35
+    figures[f"mcnemar_{n}_s"] = median_time(lambda: mcnemar_test(a, b), repeats)
+    ranks_a, ranks_b = rng.integers(1, 1000, n), rng.integers(1, 1000, n)
     for stat in ("mean", "median"):
-        key = f"randomization_10000_perms_1000_queries_{stat}_s"
-        figures[key] = median_time(lambda: paired_randomization_test(ranks_a, ranks_b, stat), args.repeats)
-        print(f"paired randomisation test, 10,000 permutations, 1,000 queries, {stat}: {figures[key]:.2f} s")
-    ranks = rng.integers(1, 1000, 5000)
-    figures["metric_cis_2000_resamples_5000_queries_s"] = median_time(lambda: metric_cis(ranks), args.repeats)
-    print(f"metric_cis, 2,000 resamples of 5,000 queries: {figures['metric_cis_2000_resamples_5000_queries_s']:.2f} s")
+        key = f"randomization_10000_perms_{n}_queries_{stat}_s"
+        figures[key] = median_time(lambda: paired_randomization_test(ranks_a, ranks_b, stat), repeats)
+        print(f"paired randomisation test, 10,000 permutations, {n:,} queries, {stat}: {figures[key]:.2f} s")
+    n = size["ci_queries"]
+    ranks = rng.integers(1, 1000, n)
+    key = f"metric_cis_2000_resamples_{n}_queries_s"
+    figures[key] = median_time(lambda: metric_cis(ranks), repeats)
+    print(f"metric_cis, 2,000 resamples of {n:,} queries: {figures[key]:.2f} s")
 
-    figures["machine"] = {"python": platform.python_version(), "numpy": np.__version__,
-                          "processor": platform.processor() or platform.machine()}
-    write_results(RESULTS, figures)
+    write_results(output_path(args, __file__), figures)
+    return figures
 
 
 if __name__ == "__main__":

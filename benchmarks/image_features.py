@@ -3,13 +3,14 @@
 Writes ``benchmarks/results/image_features.json`` and prints its figures.
 
     .venv/bin/python benchmarks/image_features.py [--data-root DIR] [--n-jobs N]
+    .venv/bin/python benchmarks/image_features.py --quick    # the synthetic data set, smoke test
 
 Measured:
 
 - codebook fit on the 6,000 training images (seeded 1,000-image subset);
 - cold ``transform`` of all 8,091 images into colour/texture/SIFT pyramid
-  histograms (into a fresh cache directory), and the cached re-run (a new
-  featurizer: codebooks and histograms both read from the cache);
+  histograms (into a fresh cache directory, removed at the end), and the cached
+  re-run (a new featurizer: codebooks and histograms both read from the cache);
 - per-feature-type cost per image, single-threaded, on a sample of images;
 - an image-only sanity figure: how often a dev image's nearest training image
   under level-0 histogram intersection (averaged over the three feature types,
@@ -25,20 +26,20 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
+from unittest import mock
 
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from threadpoolctl import threadpool_limits
 
-from kcca_desc.data import load_flickr8k
+from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+                             write_results)
 from kcca_desc.data.images import ImageSource
 from kcca_desc.image.features import ImageFeaturizer
 from kcca_desc.kernels.image.codebook import nearest_centres
 from kcca_desc.kernels.image.histograms import pyramid_histograms
 
-from _results import results_path, write_results
-
-RESULTS = results_path("image_features")
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "flickr8k"
 
 
@@ -98,21 +99,30 @@ def neighbour_sanity(dataset, histograms: dict, seed: int) -> dict:
             "content_words": "lower-cased [a-z]+ tokens of all 5 captions minus sklearn's English stop words"}
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K", DEFAULT_ROOT))
     parser.add_argument("--n-jobs", type=int, default=-1)
-    parser.add_argument("--cost-sample", type=int, default=100)
+    parser.add_argument("--cost-sample", type=int, help="images timed per feature type (default 100; quick 5)")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    add_output_arguments(parser, "the synthetic data set, 5 images for the per-type costs")
+    args = fill_defaults(parser.parse_args(argv), {"full": {"cost_sample": 100}, "quick": {"cost_sample": 5}})
 
+    dataset = flickr8k_or_quick(args.data_root, args.quick)
     # A fresh cache, so that the first pass is a cold one.
-    os.environ["KCCA_DESC_CACHE"] = tempfile.mkdtemp(prefix="kcca_desc_bench_image_features_")
-    dataset = load_flickr8k(args.data_root)
+    with tempfile.TemporaryDirectory(prefix="kcca_desc_bench_image_features_") as cold_cache, \
+            mock.patch.dict(os.environ, {"KCCA_DESC_CACHE": cold_cache}):
+        record = measure(dataset, args)
+    write_results(output_path(args, __file__), record)
+    return record
+
+
+def measure(dataset, args) -> dict:
+    """The figures of the module docstring on ``dataset``."""
     images, train = dataset.images, dataset.images.subset(dataset.splits["train"])
     load_before = os.getloadavg()
-    record = {"machine": {"cpus": os.cpu_count(), "load_average_1_5_15_before": [round(v, 2) for v in load_before]},
-              "n_images": len(images), "n_train": len(train)}
+    record = {"machine": {**machine_info(), "load_average_1_5_15_before": [round(v, 2) for v in load_before]},
+              "dataset": dataset.name, "n_images": len(images), "n_train": len(train)}
 
     featurizer = ImageFeaturizer(n_jobs=args.n_jobs, random_state=args.seed)
     record["params"] = {k: v for k, v in featurizer.get_params().items() if k not in ("progress", "cache")}
@@ -145,8 +155,7 @@ def main() -> None:
     record["sanity_level0_nearest_neighbour"] = neighbour_sanity(dataset, histograms, args.seed)
     print("dev -> nearest training image (level-0 intersection):", record["sanity_level0_nearest_neighbour"])
     record["machine"]["load_average_1_5_15_after"] = [round(v, 2) for v in os.getloadavg()]
-
-    write_results(RESULTS, record)
+    return record
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Writes ``benchmarks/results/image_kernels.json`` and prints the figures::
 
     python benchmarks/image_kernels.py [--n 6000] [--n-cross 1000] [--n-numpy 200] [--seed 0]
                                        [--flickr8k DIR] [--density-images 60]
+    python benchmarks/image_kernels.py --quick     # 100 images, 20 cross rows, smoke test
 
 Inputs are synthetic spatial pyramids (L = 2, 21 cells; 128 colour, 256 texture and 256 SIFT
 words, 13,440 dimensions) drawn to mimic the default ``ImageFeaturizer`` on 224 x 224 images:
@@ -31,27 +32,28 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Sequence
 
 import numba
 import numpy as np
 from numba import njit, prange
 
+from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
 from kcca_desc.kernels.image.intersection import histogram_intersection
 from kcca_desc.kernels.image.pyramid import image_kernel, pyramid_cell_weights
-
-from _results import results_path, write_results
-
-RESULTS = results_path("image_kernels")
 
 #: Feature type -> (vocabulary size, features per 224 x 224 image, image alpha, cell concentration).
 FEATURE_TYPES = {"colour": (128, 112 * 112, 0.3, 10.0), "texture": (256, 112 * 112, 1.0, 20.0),
                  "sift": (256, 28 * 28, 2.0, 50.0)}
 LEVELS = 2
+
+#: Sizes of a full and of a quick run; a quick run does not measure real Flickr8K pyramids.
+DEFAULTS = {"full": {"n": 6000, "n_cross": 1000, "n_numpy": 200, "flickr8k": os.environ.get("KCCA_DESC_FLICKR8K")},
+            "quick": {"n": 100, "n_cross": 20, "n_numpy": 10}}
 
 
 def synthetic_pyramids(rng: np.random.Generator, n: int, n_words: int, n_features: int,
@@ -112,16 +114,18 @@ def timed(function):
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=6000, help="images in the Gram matrix")
-    parser.add_argument("--n-cross", type=int, default=1000, help="rows of the cross kernel")
-    parser.add_argument("--n-numpy", type=int, default=200, help="rows timed with the NumPy reference")
+    parser.add_argument("--n", type=int, help="images in the Gram matrix (default 6000; quick 100)")
+    parser.add_argument("--n-cross", type=int, help="rows of the cross kernel (default 1000; quick 20)")
+    parser.add_argument("--n-numpy", type=int, help="rows timed with the NumPy reference (default 200; quick 10)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--flickr8k", type=Path, default=os.environ.get("KCCA_DESC_FLICKR8K") or None,
-                        help="Flickr8K root, to measure the real non-zero fractions")
+    parser.add_argument("--flickr8k", type=Path,
+                        help="Flickr8K root, to measure the real non-zero fractions (default $KCCA_DESC_FLICKR8K)")
     parser.add_argument("--density-images", type=int, default=60)
-    args = parser.parse_args()
+    add_output_arguments(parser, "--n 100 --n-cross 20 --n-numpy 10, no Flickr8K measurement")
+    args = fill_defaults(parser.parse_args(argv), DEFAULTS)
+    args.flickr8k = Path(args.flickr8k) if args.flickr8k else None
 
     rng = np.random.default_rng(args.seed)
     features = {name: synthetic_pyramids(rng, args.n, *params) for name, params in FEATURE_TYPES.items()}
@@ -168,9 +172,7 @@ def main() -> None:
     gram_pairs = args.n * (args.n + 1) // 2
     cross_pairs = args.n_cross * args.n
     figures = {
-        "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count(),
-                    "numba_threads": threads,
-                    "load_average_1_5_15_before": load_before,
+        "machine": {**machine_info(), "numba_threads": threads, "load_average_1_5_15_before": load_before,
                     "load_average_1_5_15_after": os.getloadavg()},
         "inputs": {"kind": "synthetic sparse pyramids (see benchmarks/image_kernels.py docstring)",
                    "n": args.n, "levels": LEVELS, "dims": dims, "seed": args.seed,
@@ -207,7 +209,7 @@ def main() -> None:
                                      "sparse_cpu_seconds": sparse_l2_cpu,
                                      "max_abs_difference": sparse_agreement},
     }
-    write_results(RESULTS, figures)
+    write_results(output_path(args, __file__), figures)
 
     print(f"inputs: synthetic sparse pyramids, {args.n} images x {dims} dims; non-zero fraction "
           + ", ".join(f"{k} L2 {v['level_2']:.2f}" for k, v in density.items()))
@@ -234,6 +236,7 @@ def main() -> None:
           f"dense {s['dense_seconds']:.2f} s ({s['dense_cpu_seconds']:.2f} CPU), sparse rows "
           f"{s['sparse_seconds']:.2f} s ({s['sparse_cpu_seconds']:.2f} CPU) "
           f"(max |diff| {s['max_abs_difference']:.1e})")
+    return figures
 
 
 if __name__ == "__main__":

@@ -18,81 +18,32 @@ of one table come from one run on the same precomputed kernels:
 Usage (on an oversubscribed machine, single-threaded BLAS is much faster)::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/kcca.py            # full run
-    python benchmarks/kcca.py --quick    # small sizes, smoke test
+    python benchmarks/kcca.py --quick    # n = 150 / 300 / 400, smoke test
 
-:func:`rank_sweep` measures retrieval R@10 against the low-rank solver's rank
-on real kernels; it is not run here (it needs the Flickr8K kernels).
+The kernels are :func:`kcca_desc.bench.synthetic_image_kernel` and
+:func:`kcca_desc.bench.synthetic_text_kernel` of :func:`kcca_desc.bench.synthetic_items`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
-import time
-import tracemalloc
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
-from kcca_desc.kcca import KCCA, CallableKernelColumns, kernel_power, scale_diagonal
-from kcca_desc.scores import cosine_scores
-from kcca_desc.kernels.image.intersection import histogram_intersection
+from kcca_desc.bench import (add_output_arguments, machine_info, output_path, synthetic_image_kernel,
+                             synthetic_items, synthetic_text_kernel, timed_with_peak_memory as timed,
+                             write_results)
+from kcca_desc.kcca import KCCA, CallableKernelColumns
 
-from _results import results_path, write_results
-
-RESULTS = results_path("kcca")
 SEED = 0
-N_TOPICS = 60
 N_COMPONENTS = 10
 
 
-# ---------------------------------------------------------------------------- data
-def synthetic_items(n_images: int, captions_per_image: int, seed: int = SEED):
-    """Topic-structured sparse image histograms (n_images x 300) and captions (BoW, sparse)."""
-    rng = np.random.default_rng(seed)
-    topics = rng.integers(N_TOPICS, size=n_images)
-    visual_words, vocabulary = 300, 3000
-    visual_topics = rng.dirichlet(np.full(visual_words, 0.05), size=N_TOPICS)
-    word_topics = rng.dirichlet(np.full(vocabulary, 0.02), size=N_TOPICS)
-    background = rng.dirichlet(np.ones(visual_words))
-    histograms = np.empty((n_images, visual_words))
-    for i, t in enumerate(topics):
-        counts = rng.multinomial(120, 0.5 * visual_topics[t] + 0.5 * background)
-        histograms[i] = counts / counts.sum()
-    rows, cols = [], []
-    for item in range(n_images * captions_per_image):
-        words = rng.choice(vocabulary, size=10, p=word_topics[topics[item // captions_per_image]])
-        rows.extend([item] * len(words))
-        cols.extend(words)
-    bow = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_images * captions_per_image, vocabulary))
-    norms = np.sqrt(np.asarray(bow.multiply(bow).sum(axis=1))).ravel()
-    bow = sp.diags(1.0 / norms) @ bow
-    return histograms, bow.tocsr()
-
-
-def image_kernel(histograms: np.ndarray) -> np.ndarray:
-    return kernel_power(histogram_intersection(histograms, dtype=np.float64), 2)
-
-
-def text_kernel(bow: sp.csr_matrix) -> np.ndarray:
-    return scale_diagonal((bow @ bow.T).toarray(), 2.0)
-
-
 # ---------------------------------------------------------------------------- measuring
-def timed(fn: Callable[[], object]) -> tuple[object, float, float]:
-    """Result, wall seconds and peak NumPy-allocated GiB (tracemalloc) of ``fn()``."""
-    tracemalloc.start()
-    start = time.perf_counter()
-    result = fn()
-    seconds = time.perf_counter() - start
-    peak = tracemalloc.get_traced_memory()[1] / 2**30
-    tracemalloc.stop()
-    return result, seconds, peak
-
-
 def ridge_objective(alpha, beta, Kx, Ky, reg) -> np.ndarray:
     """Our regularised correlation of given dual pairs, on the centred kernels."""
     Kxc, Kyc = (K - K.mean(0) - K.mean(1)[:, None] + K.mean() for K in (Kx, Ky))
@@ -148,7 +99,7 @@ def eigh_drivers(K: np.ndarray) -> dict:
 
 def caption_level(histograms: np.ndarray, bow: sp.csr_matrix, captions_per_image: int, rank: int, reg: float) -> dict:
     """Low-rank fit on caption-level pairs through column oracles (no n x n matrix)."""
-    K_images = image_kernel(histograms)
+    K_images = synthetic_image_kernel(histograms)
     image_of = np.repeat(np.arange(histograms.shape[0]), captions_per_image)
     n = image_of.size
     image_view = CallableKernelColumns(
@@ -175,68 +126,18 @@ def reg_path_cost(Kx, Ky, regs: Sequence[float], method: str, rank: int | None) 
             "per_reg_s": path_s / len(regs), "n_regs": len(regs)}
 
 
-# ---------------------------------------------------------------------------- retrieval vs rank
-def rank_sweep(
-    Kx: np.ndarray,
-    Ky: np.ndarray,
-    Kx_dev: np.ndarray,
-    Ky_dev: np.ndarray,
-    ranks: Sequence[int | None],
-    *,
-    reg: float,
-    n_components: int,
-    weight_power: float = 0.0,
-) -> list[dict]:
-    """Retrieval R@1/5/10 on paired dev items as a function of the low-rank solver's rank.
-
-    Parameters
-    ----------
-    Kx, Ky : ndarray of shape (n, n)
-        Training image and text kernels (same item order).
-    Kx_dev, Ky_dev : ndarray of shape (m, n)
-        Dev-by-training kernel rows; dev image ``i`` and dev caption ``i`` are
-        the gold pair (hodosh protocol, one caption per image).
-    ranks : sequence of int or None
-        Incomplete Cholesky ranks; ``None`` means the exact solver.
-    reg, n_components, weight_power
-        KCCA hyperparameters (see :class:`~kcca_desc.kcca.KCCA`).
-
-    Returns
-    -------
-    list of dict
-        Per rank: fit seconds, explained trace of both kernels and R@K (%)
-        for annotation (image -> captions) and search (caption -> images).
-    """
-    rows = []
-    for rank in ranks:
-        method = "exact" if rank is None else "lowrank"
-        model, seconds, _ = timed(
-            lambda: KCCA(n_components, reg=reg, method=method, rank=rank, weight_power=weight_power).fit(Kx, Ky)
-        )
-        scores = cosine_scores(*model.transform(Kx_dev, Ky_dev))
-        gold = np.diag(scores)[:, None]
-        annotation_rank = 1 + np.sum(scores > gold, axis=1)
-        search_rank = 1 + np.sum(scores > gold.T, axis=0)
-        row = {"rank": rank, "fit_s": seconds,
-               "explained_trace": [model.explained_trace_x_, model.explained_trace_y_]}
-        for task, ranks_ in (("annotation", annotation_rank), ("search", search_rank)):
-            for k in (1, 5, 10):
-                row[f"{task}_R@{k}"] = float(100 * np.mean(ranks_ <= k))
-        rows.append(row)
-    return rows
-
-
 # ---------------------------------------------------------------------------- main
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    args = parser.parse_args()
-    sizes, big, captions = ((200, 400), 600, 5) if args.quick else ((1000, 2000, 3000), 6000, 5)
-    shrinkage, small_rank, big_rank, caption_rank = 1e-3, 500, 1000, 2000 if not args.quick else 200
+    add_output_arguments(parser, "n = 150 / 300, 400 and 2,000 caption-level pairs, ranks 100-200")
+    args = parser.parse_args(argv)
+    sizes, big, captions = ((150, 300), 400, 5) if args.quick else ((1000, 2000, 3000), 6000, 5)
+    shrinkage = 1e-3
+    small_rank, big_rank, caption_rank = (100, 200, 100) if args.quick else (500, 1000, 2000)
 
-    histograms, bow_images = synthetic_items(big, 1)
-    Kx_all, Ky_all = image_kernel(histograms), text_kernel(bow_images)
-    results = {"machine": platform.processor() or platform.machine(), "seed": SEED,
+    histograms, bow_images = synthetic_items(big, 1, seed=SEED)
+    Kx_all, Ky_all = synthetic_image_kernel(histograms), synthetic_text_kernel(bow_images)
+    results = {"machine": machine_info(), "seed": SEED,
                "n_components": N_COMPONENTS, "comparison": [],
                "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
                "notes": "timings on a shared 2-core machine under load (~10); ratios are side by side in one run. "
@@ -265,13 +166,13 @@ def main() -> None:
               f"{model.explained_trace_x_:.3f}/{model.explained_trace_y_:.3f}")
     results["large"] = large
     del Kx_all, Ky_all
-    _, bow_captions = synthetic_items(big, captions)
+    _, bow_captions = synthetic_items(big, captions, seed=SEED)
     results["caption_level"] = caption_level(histograms, bow_captions, captions, caption_rank, reg_big * captions)
     cl = results["caption_level"]
     print(f"n={cl['n']} caption-level lowrank(m={caption_rank}): {cl['fit_s']:.1f}s, peak {cl['peak_gib']:.2f} GiB, "
           f"explained trace {cl['explained_trace'][0]:.3f}/{cl['explained_trace'][1]:.3f}")
-    if not args.quick:
-        write_results(RESULTS, results)
+    write_results(output_path(args, __file__), results)
+    return results
 
 
 if __name__ == "__main__":

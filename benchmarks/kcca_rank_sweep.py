@@ -3,14 +3,14 @@
 The image kernels are high-rank, so the incomplete-Cholesky solver's rank trades accuracy for
 speed. On the real Flickr8K kernels (pyramid image kernel, a named text kernel; 6,000 training
 images), one KCCA setting (n, κ) is fitted with ranks 500, 1,000, 2,000 and the exact solver,
-and each ranks the 1,000 dev images against their 1,000 ``#2`` captions
-(:func:`benchmarks.kcca.rank_sweep`).
+and each ranks the 1,000 dev images against their 1,000 ``#2`` captions (:func:`rank_sweep`).
 
 Writes ``benchmarks/results/kcca_rank_sweep.json`` and prints one line per rank.
 
 Usage::
 
     python benchmarks/kcca_rank_sweep.py --data-root ../shared/flickr8k --text-kernel tri_sem
+    python benchmarks/kcca_rank_sweep.py --quick       # synthetic data, ranks 10 / 20 / exact
 """
 
 from __future__ import annotations
@@ -18,32 +18,89 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from typing import Sequence
 
-from _results import results_path, write_results
-from kcca import rank_sweep
+import numpy as np
 
-from kcca_desc import ImageSentenceRanker, load_dataset
+from kcca_desc import ImageSentenceRanker
+from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+                             timed_with_peak_memory, write_results)
+from kcca_desc.kcca import KCCA
+from kcca_desc.scores import cosine_scores
 
-RESULTS = results_path("kcca_rank_sweep")
+
+def rank_sweep(
+    Kx: np.ndarray,
+    Ky: np.ndarray,
+    Kx_dev: np.ndarray,
+    Ky_dev: np.ndarray,
+    ranks: Sequence[int | None],
+    *,
+    reg: float,
+    n_components: int,
+    weight_power: float = 0.0,
+) -> list[dict]:
+    """Retrieval R@1/5/10 on paired dev items as a function of the low-rank solver's rank.
+
+    Parameters
+    ----------
+    Kx, Ky : ndarray of shape (n, n)
+        Training image and text kernels (same item order).
+    Kx_dev, Ky_dev : ndarray of shape (m, n)
+        Dev-by-training kernel rows; dev image ``i`` and dev caption ``i`` are
+        the gold pair (hodosh protocol, one caption per image).
+    ranks : sequence of int or None
+        Incomplete Cholesky ranks; ``None`` means the exact solver.
+    reg, n_components, weight_power
+        KCCA hyperparameters (see :class:`~kcca_desc.kcca.KCCA`).
+
+    Returns
+    -------
+    list of dict
+        Per rank: fit seconds, explained trace of both kernels and R@K (%)
+        for annotation (image -> captions) and search (caption -> images).
+    """
+    rows = []
+    for rank in ranks:
+        method = "exact" if rank is None else "lowrank"
+        model, seconds, _ = timed_with_peak_memory(
+            lambda: KCCA(n_components, reg=reg, method=method, rank=rank, weight_power=weight_power).fit(Kx, Ky)
+        )
+        scores = cosine_scores(*model.transform(Kx_dev, Ky_dev))
+        gold = np.diag(scores)[:, None]
+        annotation_rank = 1 + np.sum(scores > gold, axis=1)
+        search_rank = 1 + np.sum(scores > gold.T, axis=0)
+        row = {"rank": rank, "fit_s": seconds,
+               "explained_trace": [model.explained_trace_x_, model.explained_trace_y_]}
+        for task, ranks_ in (("annotation", annotation_rank), ("search", search_rank)):
+            for k in (1, 5, 10):
+                row[f"{task}_R@{k}"] = float(100 * np.mean(ranks_ <= k))
+        rows.append(row)
+    return rows
 
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--text-kernel", default="tri_sem")
-    p.add_argument("--ranks", default="500,1000,2000,full")
+    p.add_argument("--ranks", default=None, help="comma-separated ranks, 'full' for the exact solver "
+                                                 "(default 500,1000,2000,full; quick 10,20,full)")
     p.add_argument("--reg", type=float, default=1.0)
-    p.add_argument("--n-components", type=int, default=64)
+    p.add_argument("--n-components", type=int, default=None, help="default 64 (quick 8)")
     p.add_argument("--power", type=float, default=1.0)
     p.add_argument("--weight-power", type=float, default=0.0)
-    args = p.parse_args(argv)
+    add_output_arguments(p, "the synthetic data set, ranks 10 / 20 / exact, 8 components")
+    args = fill_defaults(p.parse_args(argv), {"full": {"ranks": "500,1000,2000,full", "n_components": 64},
+                                              "quick": {"ranks": "10,20,full", "n_components": 8}})
     ranks = [None if r == "full" else int(r) for r in args.ranks.split(",")]
+    machine = machine_info()
 
-    dataset = load_dataset("flickr8k", root=args.data_root)
+    dataset = flickr8k_or_quick(args.data_root, args.quick)
     dev = dataset.view("dev")
     # The ranker builds (and caches) both kernels; its own exact fit is not used here.
-    ranker = ImageSentenceRanker(text_kernel=args.text_kernel, power=args.power, n_components=(args.n_components,),
-                                 regs=(args.reg,), image_kernel_params={"progress": False})
+    ranker = ImageSentenceRanker(text_kernel=args.text_kernel, power=args.power,
+                                 n_components=(args.n_components,), regs=(args.reg,),
+                                 image_kernel_params={"progress": False})
     ranker.fit(dataset.subset("train"))
     Kx = ranker.image_kernel_.train_gram()
     Ky = ranker._cached_text_kernel("gram", ranker.text_kernel_.train_gram)
@@ -51,11 +108,12 @@ def main(argv=None) -> dict:
     Ky_dev = ranker._query_text_kernel(dev.captions)
     rows = rank_sweep(Kx, Ky, Kx_dev, Ky_dev, ranks, reg=args.reg, n_components=args.n_components,
                       weight_power=args.weight_power)
-    out = {"text_kernel": args.text_kernel, "reg": args.reg, "n_components": args.n_components,
-           "power": args.power, "weight_power": args.weight_power, "rows": rows}
+    out = {"dataset": dataset.name, "text_kernel": args.text_kernel, "reg": args.reg,
+           "n_components": args.n_components, "power": args.power, "weight_power": args.weight_power,
+           "rows": rows, "machine": machine}
     for row in rows:
         print(json.dumps(row))
-    write_results(RESULTS, out, indent=1)
+    write_results(output_path(args, __file__), out, indent=1)
     return out
 
 

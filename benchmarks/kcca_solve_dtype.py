@@ -15,48 +15,42 @@ the training items.
 Usage::
 
     python benchmarks/kcca_solve_dtype.py          # n = 6,000
-    python benchmarks/kcca_solve_dtype.py --quick  # n = 600, smoke test
+    python benchmarks/kcca_solve_dtype.py --quick  # n = 300, 32 components, smoke test
 
-Writes ``benchmarks/results/kcca_solve_dtype.json`` (full run only).
+Writes ``benchmarks/results/kcca_solve_dtype.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
+from typing import Sequence
 
 import numpy as np
 from scipy import linalg
 
+from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, synthetic_image_kernel,
+                             synthetic_items, synthetic_text_kernel, write_results)
 from kcca_desc.kcca import KCCA
 from kcca_desc.methods.ranker import DEFAULT_REGS
 
-from kcca import image_kernel, synthetic_items, text_kernel  # the same kernels as benchmarks/kcca.py
 
-from _results import results_path, write_results
-
-RESULTS = results_path("kcca_solve_dtype")
-N_COMPONENTS = 256
-
-
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 600 (smoke test)")
-    parser.add_argument("--repeats", type=int, default=2, help="timed passes over the κ grid per precision")
-    args = parser.parse_args()
-    n = 600 if args.quick else 6000
+    parser.add_argument("--repeats", type=int, help="timed passes over the κ grid per precision (default 2)")
+    add_output_arguments(parser, "n = 300, 32 components, one pass")
+    args = fill_defaults(parser.parse_args(argv), {"full": {"repeats": 2}, "quick": {"repeats": 1}})
+    n, n_components = (300, 32) if args.quick else (6000, 256)
+    # The same kernels as benchmarks/kcca.py.
     histograms, bow = synthetic_items(n, 1)
-    Kx, Ky = image_kernel(histograms), text_kernel(bow)
-    results = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-               "load_average_at_start": os.getloadavg(), "n": n, "n_components": N_COMPONENTS,
+    Kx, Ky = synthetic_image_kernel(histograms), synthetic_text_kernel(bow)
+    results = {"machine": machine_info(), "n": n, "n_components": n_components,
                "regs": list(DEFAULT_REGS), "per_reg": []}
     with tempfile.TemporaryDirectory() as memory:
         t0 = time.perf_counter()
         # Fitted at a κ outside the grid, so that every κ of the grid costs one solve.
-        models = {dtype: KCCA(N_COMPONENTS, reg=0.5, solve_dtype=dtype, memory=memory).fit(Kx, Ky)
+        models = {dtype: KCCA(n_components, reg=0.5, solve_dtype=dtype, memory=memory).fit(Kx, Ky)
                   for dtype in ("float64", "float32")}
         results["fit_both_s"] = time.perf_counter() - t0
         Kxc = Kx - Kx.mean(0) - Kx.mean(1)[:, None] + Kx.mean()
@@ -72,7 +66,7 @@ def main() -> None:
         double, single = solved["float64", reg], solved["float32", reg]
         rho64, rho32 = double.canonical_correlations_, single.canonical_correlations_
         # The subspace of the top k pairs is only defined up to the gap to pair k + 1.
-        rho_next = double.with_params(n_components=N_COMPONENTS + 1).canonical_correlations_[-1]
+        rho_next = double.with_params(n_components=n_components + 1).canonical_correlations_[-1]
         row = {"reg": reg,
                "float64_s": min(times["float64"][reg]), "float32_s": min(times["float32"][reg]),
                "max_abs_correlation_diff": float(np.abs(rho64 - rho32).max()),
@@ -90,8 +84,8 @@ def main() -> None:
     total32 = sum(r["float32_s"] for r in results["per_reg"])
     results["grid_float64_s"], results["grid_float32_s"] = total64, total32
     print(f"κ grid of {len(DEFAULT_REGS)}: float64 {total64:.1f} s, float32 {total32:.1f} s ({total64 / total32:.2f}x)")
-    if not args.quick:
-        write_results(RESULTS, results)
+    write_results(output_path(args, __file__), results)
+    return results
 
 
 if __name__ == "__main__":

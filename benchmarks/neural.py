@@ -18,6 +18,7 @@ Usage::
     python benchmarks/neural.py [--systems NAME ...] [--merge] [--train-seconds S]
                                 [--kcca-rank 4096] [--select-on hodosh karpathy]
                                 [--flickr8k DIR] [--vsts DIR]
+    python benchmarks/neural.py --quick    # the synthetic data set, one setting per bridge, no vSTS
 
 Writes ``benchmarks/results/neural.json`` (a list of result objects) and
 prints a Markdown table.  Embeddings are cached (``$KCCA_DESC_CACHE``): the
@@ -27,6 +28,7 @@ first run embeds all 8,091 images with ViT (slow on 2 cores).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import time
 from pathlib import Path
@@ -34,19 +36,17 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc.adapters import PairedEncoder
-from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod
+from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, dev_metrics, recall_sum, select_best
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
+from kcca_desc.bench import add_output_arguments, fill_defaults, output_path, quick_dataset, write_results
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.flickr8k import load_flickr8k
 from kcca_desc.evaluate import add_confidence_intervals, evaluate_fitted, to_markdown
 from kcca_desc.tasks import (cosine_similarity_correlations, evaluate_forced_choice, evaluate_off_topic,
                              fit_siamese_regressor, load_vsts, pearson_r, seen_images, siamese_features)
 
-from _results import results_path, write_results
 
-RESULTS = results_path("neural")
-
-# The issue's target for the feature bridge (issue #7; SPEC §7): linear CCA over
+# The issue's target for the feature bridge (issue #7; docs/design.md): linear CCA over
 # the same MiniLM + ViT-S/14 features in a quick scratch pipeline, on test.
 # (R@1, R@5, R@10, median rank) per protocol and task.
 ANCHOR = {"hodosh": {"annotation": (13.6, 37.6, 50.1, 10), "search": (14.8, 38.8, 51.8, 9)},
@@ -54,15 +54,15 @@ ANCHOR = {"hodosh": {"annotation": (13.6, 37.6, 50.1, 10), "search": (14.8, 38.8
 ANCHOR_METRICS = ("R@1", "R@5", "R@10", "median_rank")
 
 
-def throughput(n_threads: int = 2) -> dict:
+def throughput(n_threads: int = 2, n_texts: int = 512, n_images: int = 32) -> dict:
     """Uncached texts/s and images/s of the two encoders with ``n_threads`` threads."""
     rng = np.random.default_rng(0)
     texts = [f"a {w} dog number {i} runs across the grass near a {v} ball"
-             for i, (w, v) in enumerate(zip(rng.choice(["brown", "black", "white"], 512),
-                                            rng.choice(["red", "blue", "green"], 512)))]
+             for i, (w, v) in enumerate(zip(rng.choice(["brown", "black", "white"], n_texts),
+                                            rng.choice(["red", "blue", "green"], n_texts)))]
     from kcca_desc.data.images import ArrayImages
-    images = ArrayImages([rng.integers(0, 256, (224, 224, 3), dtype=np.uint8) for _ in range(32)],
-                         [str(i) for i in range(32)])
+    images = ArrayImages([rng.integers(0, 256, (224, 224, 3), dtype=np.uint8) for _ in range(n_images)],
+                         [str(i) for i in range(n_images)])
     text_encoder = MiniLMTextEncoder(cache=False, n_threads=n_threads)
     image_encoder = ViTImageEncoder(cache=False, n_threads=n_threads, batch_size=32)
     text_encoder.embed_texts(texts[:8])           # build the sessions outside the timing
@@ -112,28 +112,25 @@ def anchor_comparison(results) -> str:
     return "\n".join(lines)
 
 
-def dev_objective(result) -> float:
-    return sum(result.annotation[k] + result.search[k] for k in ("R@1", "R@5", "R@10"))
-
-
 def select_on_dev(candidates, dev_views: dict, log):
-    """The candidate (fitted method, params) with the best dev objective.
+    """The candidate (fitted method, params) with the best dev objective (the first of equals).
 
-    The objective is the sum of R@1/5/10 over both tasks, summed over the
+    The objective is the sum of R@1/5/10 over both tasks (``recall_sum``), summed over the
     protocols in ``dev_views``; every protocol's own figures are logged.
     """
-    best = None
-    for method, params in candidates:
-        per_protocol = {p: evaluate_fitted(method, view, params=params) for p, view in dev_views.items()}
-        objective = sum(dev_objective(res) for res in per_protocol.values())
-        log.append({"params": params, "dev_objective": objective,
-                    **{p: {"dev_objective": dev_objective(res), "annotation": res.annotation, "search": res.search}
-                       for p, res in per_protocol.items()}})
-        print(f"  dev {params}: {objective:.1f} "
-              f"({', '.join(f'{p} {dev_objective(r):.1f}' for p, r in per_protocol.items())})", flush=True)
-        if best is None or objective > best[2]:
-            best = (method, params, objective)
-    return best
+    def objective(candidate) -> float:
+        method, params = candidate
+        per_protocol = {p: dev_metrics(method.score(view.images, view.captions), view, keys=None)
+                        for p, view in dev_views.items()}
+        total = sum(recall_sum(metrics) for metrics in per_protocol.values())
+        log.append({"params": params, "dev_objective": total,
+                    **{p: {"dev_objective": recall_sum(metrics), **metrics} for p, metrics in per_protocol.items()}})
+        print(f"  dev {params}: {total:.1f} "
+              f"({', '.join(f'{p} {recall_sum(m):.1f}' for p, m in per_protocol.items())})", flush=True)
+        return total
+
+    (method, params), _ = select_best(candidates, objective)
+    return method, params
 
 
 def fit_linear_cca(train: Dataset, dev, encoder, args):
@@ -142,50 +139,45 @@ def fit_linear_cca(train: Dataset, dev, encoder, args):
 
     def candidates():
         for reg in args.cca_regs:
-            start = time.perf_counter()
-            m = FeatureBridgeMethod(encoder, kernel="linear", n_components=128, reg=reg,
-                                    weight_power=1.0, name="cca_minilm_vit").fit(train)
-            m.fit_s = time.perf_counter() - start  # carried by the re-weighted copies
+            m = FeatureBridgeMethod(encoder, kernel="linear", n_components=args.n_components, reg=reg,
+                                    weight_power=1.0).fit(train)
             for power in args.cca_weight_powers:
                 yield m.with_params(weight_power=power), {"reg": reg, "weight_power": power}
 
-    method, params, _ = select_on_dev(candidates(), dev, log)
-    return method, {**params, "n_components": 128, "selected_on_dev": list(dev),
-                    "features": "minilm | vit cls+mean_patch", "dev_search": log}, method.fit_s
+    method, params = select_on_dev(candidates(), dev, log)
+    # The re-weighted copies carry the fit timings of the model they re-weight.
+    return method, {**params, "n_components": args.n_components, "selected_on_dev": list(dev),
+                    "features": "minilm | vit cls+mean_patch", "dev_search": log}, sum(method.timings_s_.values())
 
 
 def fit_rbf_kcca(train: Dataset, dev, encoder, args):
     """RBF KCCA: one incomplete Cholesky factorisation per bandwidth; the κ and weight-power grid re-uses it."""
-    log, best, total_s = [], None, 0.0
-    for gamma_scale in args.kcca_gamma_scales:
-        start = time.perf_counter()
-        kcca = FeatureBridgeMethod(encoder, kernel="rbf", n_components=128, reg=args.kcca_regs[0],
-                                   weight_power=1.0, rank=args.kcca_rank, gamma_scale=gamma_scale,
-                                   name="kcca_minilm_vit").fit(train)
-        fit_s = time.perf_counter() - start
-        total_s += fit_s
-        info = {"gamma_scale": gamma_scale, "gamma": list(kcca.gammas_), "factorise_s": fit_s,
-                "explained_trace": [kcca.kcca_.explained_trace_x_, kcca.kcca_.explained_trace_y_]}
-        print(f"  KCCA gamma_scale {gamma_scale}: factorised in {fit_s:.0f} s, trace kept "
-              f"{info['explained_trace'][0]:.2f}, {info['explained_trace'][1]:.2f}", flush=True)
-        def grid():
+    log, fit_s = [], {}
+
+    def candidates():
+        for gamma_scale in args.kcca_gamma_scales:
+            kcca = FeatureBridgeMethod(encoder, kernel="rbf", n_components=args.n_components, reg=args.kcca_regs[0],
+                                       weight_power=1.0, rank=args.kcca_rank, gamma_scale=gamma_scale).fit(train)
+            fit_s[gamma_scale] = sum(kcca.timings_s_.values())
+            info = {"gamma_scale": gamma_scale, "gamma": list(kcca.gammas_), "factorise_s": fit_s[gamma_scale],
+                    "explained_trace": [kcca.kcca_.explained_trace_x_, kcca.kcca_.explained_trace_y_]}
+            print(f"  KCCA gamma_scale {gamma_scale}: factorised in {fit_s[gamma_scale]:.0f} s, trace kept "
+                  f"{info['explained_trace'][0]:.2f}, {info['explained_trace'][1]:.2f}", flush=True)
             for reg in args.kcca_regs:
                 # One KCCA solve per κ; the weight powers only re-weight its canonical dimensions.
                 solved = kcca.with_params(reg=reg)
                 for power in args.kcca_weight_powers:
                     yield solved.with_params(weight_power=power), {"reg": reg, "weight_power": power, **info}
 
-        candidate = select_on_dev(grid(), dev, log)
-        if best is None or candidate[2] > best[2]:
-            best = candidate
-    method, params, _ = best
-    return method, {**params, "n_components": 128, "rank": args.kcca_rank, "selected_on_dev": list(dev),
-                    "kernel": "rbf, gamma = gamma_scale / median squared distance", "dev_search": log}, total_s
+    method, params = select_on_dev(candidates(), dev, log)
+    return method, {**params, "n_components": args.n_components, "rank": args.kcca_rank, "selected_on_dev": list(dev),
+                    "kernel": "rbf, gamma = gamma_scale / median squared distance", "dev_search": log}, \
+        sum(fit_s.values())
 
 
 def fit_nn(train: Dataset, dev, encoder, args):
     start = time.perf_counter()
-    nn = FeatureBridgeMethod(encoder, model="nn", name="nn_minilm_vit").fit(train)
+    nn = FeatureBridgeMethod(encoder, model="nn").fit(train)
     return nn, {"model": "NN5 over cosine of features"}, time.perf_counter() - start
 
 
@@ -220,7 +212,7 @@ def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
         model.fit(train, dev=dev)
         fit_s = time.perf_counter() - start
         print(f"  {name}: {len(model.history_)} epochs, best {model.best_epoch_}, {fit_s:.0f} s", flush=True)
-        method = EncoderMethod(model, name=name)
+        method = EncoderMethod(model)
         params = {**{k: v for k, v in vars(model).items()
                      if not k.startswith("_") and not k.endswith("_") and k not in ("image_encoder", "cache")},
                   "history": model.history_, "best_epoch": model.best_epoch_}
@@ -234,16 +226,16 @@ def task_results(data: Dataset, methods: dict, encoder, args, with_vsts: bool = 
     out = []
     for name, method in methods.items():
         start = time.perf_counter()
-        metrics = evaluate_off_topic(method, test.images, test.captions, seed=0, k=50)
-        out.append({"system": name, "dataset": "flickr8k", "split": "test", "task": "off_topic",
+        metrics = evaluate_off_topic(method, test.images, test.captions, seed=0, k=args.off_topic_k)
+        out.append({"system": name, "dataset": data.name, "split": "test", "task": "off_topic",
                     "metrics": metrics, "params": {"seed": 0, "text": "5 captions, mean of sentence scores"},
                     "timings_s": {"task": time.perf_counter() - start}})
         start = time.perf_counter()
         metrics = evaluate_forced_choice(method, data.view("test", "karpathy"), n_choices=6, seed=0)
-        out.append({"system": name, "dataset": "flickr8k", "split": "test", "task": "forced_choice",
+        out.append({"system": name, "dataset": data.name, "split": "test", "task": "forced_choice",
                     "metrics": metrics, "params": {"seed": 0, "n_choices": 6},
                     "timings_s": {"task": time.perf_counter() - start}})
-    if with_vsts and args.vsts.is_dir():  # vSTS needs projections: the CCA bridges only
+    if with_vsts and args.vsts is not None and args.vsts.is_dir():  # vSTS needs projections: the CCA bridges only
         out.extend(vsts_results(data, methods, encoder, args))
     return out
 
@@ -302,39 +294,67 @@ def tasks_markdown(tasks: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+TRAINABLE = ["vse", "char_gru"]
+
+#: Images of the synthetic data set of a quick run: ViT embeds about 3 images a second on 2 busy cores.
+QUICK_N_IMAGES = 20
+
+#: Options of a full and of a quick run. A quick run tries one setting per bridge on a small
+#: synthetic data set (12 training images: at most 11 canonical pairs), with a small encoder
+#: throughput sample, no vSTS (its images are Flickr8K's) and the trainable baselines only where
+#: torch is installed, for two seconds each.
+DEFAULTS = {
+    "full": {"vsts": Path("/work/shared/vsts"), "n_components": 128, "off_topic_k": 50, "kcca_rank": 4096,
+             "systems": list(BRIDGES) + TRAINABLE,
+             "kcca_gamma_scales": [0.03125, 0.0625, 0.125, 0.25, 0.5], "train_seconds": 900.0,
+             "cca_regs": [1e-2, 3e-2, 0.05, 0.1, 0.2, 0.3, 1.0], "cca_weight_powers": [0.5, 1.0, 2.0, 4.0],
+             "kcca_regs": [0.1, 0.3, 1, 3, 10], "kcca_weight_powers": [0.5, 1.0, 2.0],
+             "throughput_sample": [512, 32]},
+    "quick": {"n_components": 8, "off_topic_k": 5, "kcca_rank": 64, "kcca_gamma_scales": [0.125],
+              "train_seconds": 2.0, "cca_regs": [0.1], "cca_weight_powers": [1.0], "kcca_regs": [1.0],
+              "kcca_weight_powers": [1.0],
+              "systems": list(BRIDGES) + (TRAINABLE if importlib.util.find_spec("torch") else []),
+              "throughput_sample": [16, 2]},
+}
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flickr8k", default="/work/shared/flickr8k")
-    parser.add_argument("--vsts", type=Path, default=Path("/work/shared/vsts"))
-    parser.add_argument("--kcca-rank", type=int, default=4096,
-                        help="maximum rank of each incomplete Cholesky factor of the RBF KCCA")
+    parser.add_argument("--vsts", type=Path, help="vSTS directory (default /work/shared/vsts; quick: none)")
+    parser.add_argument("--n-components", type=int, help="canonical dimensions of the CCA bridges (default 128)")
+    parser.add_argument("--off-topic-k", type=int, help="k of the off-topic task's P@k (default 50)")
+    parser.add_argument("--kcca-rank", type=int,
+                        help="maximum rank of each incomplete Cholesky factor of the RBF KCCA (default 4096)")
     parser.add_argument("--select-on", nargs="+", choices=("hodosh", "karpathy"), default=["hodosh", "karpathy"],
                         help="dev protocols whose summed R@1/5/10 (both tasks) selects each bridge's settings")
-    parser.add_argument("--systems", nargs="+", default=list(BRIDGES) + ["vse", "char_gru"],
-                        help="systems to run; vse and char_gru need torch")
+    parser.add_argument("--systems", nargs="+", help="systems to run (default all); vse and char_gru need torch")
     parser.add_argument("--merge", action="store_true",
                         help="replace only these systems' entries in an existing results file")
-    parser.add_argument("--kcca-gamma-scales", type=float, nargs="+",
-                        default=[0.03125, 0.0625, 0.125, 0.25, 0.5])
-    parser.add_argument("--train-seconds", type=float, default=900.0,
-                        help="wall-clock budget of each trainable baseline")
+    parser.add_argument("--kcca-gamma-scales", type=float, nargs="+")
+    parser.add_argument("--train-seconds", type=float,
+                        help="wall-clock budget of each trainable baseline (default 900)")
     parser.add_argument("--max-train-images", type=int, default=None,
                         help="train on the first N train images (split-file order) only")
-    parser.add_argument("--cca-regs", type=float, nargs="+", default=[1e-2, 3e-2, 0.05, 0.1, 0.2, 0.3, 1.0])
-    parser.add_argument("--cca-weight-powers", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0],
+    parser.add_argument("--cca-regs", type=float, nargs="+")
+    parser.add_argument("--cca-weight-powers", type=float, nargs="+",
                         help="exponents of the canonical-correlation weights tried on dev (linear CCA)")
-    parser.add_argument("--kcca-regs", type=float, nargs="+", default=[0.1, 0.3, 1, 3, 10])
-    parser.add_argument("--kcca-weight-powers", type=float, nargs="+", default=[0.5, 1.0, 2.0],
+    parser.add_argument("--kcca-regs", type=float, nargs="+")
+    parser.add_argument("--kcca-weight-powers", type=float, nargs="+",
                         help="exponents of the canonical-correlation weights tried on dev (KCCA)")
-    args = parser.parse_args()
+    parser.add_argument("--throughput-sample", type=int, nargs=2, metavar=("TEXTS", "IMAGES"),
+                        help="texts and images timed for the encoder throughput (default 512 32)")
+    add_output_arguments(parser, f"{QUICK_N_IMAGES} synthetic images, one setting per bridge, no vSTS")
+    args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     args.vsts_raw = not args.merge or "minilm_vit" in args.systems
+    out = output_path(args, __file__)
 
-    data = load_flickr8k(args.flickr8k)
+    data = quick_dataset(QUICK_N_IMAGES) if args.quick else load_flickr8k(args.flickr8k)
     if args.max_train_images is not None:
         splits = {**data.splits, "train": data.splits["train"][:args.max_train_images]}
         data = Dataset(data.name, data.images, data.captions, splits, data.hodosh_caption, data.metadata)
     encoder = PairedEncoder(ViTImageEncoder(pooling="cls+mean_patch"), MiniLMTextEncoder())
-    speed = throughput()
+    speed = throughput(n_texts=args.throughput_sample[0], n_images=args.throughput_sample[1])
     print(f"throughput on {speed['n_threads']} threads: {speed['texts_per_s']:.0f} texts/s, "
           f"{speed['images_per_s']:.1f} images/s", flush=True)
     start = time.perf_counter()
@@ -349,14 +369,14 @@ def main() -> None:
         # Written after every stage so an interrupted run keeps what it measured;
         # with --merge the other systems' entries are re-read each time.
         kept = []
-        if args.merge and RESULTS.exists():
-            kept = [r for r in json.loads(RESULTS.read_text()) if r["system"] not in rerun]
+        if args.merge and out.exists():
+            kept = [r for r in json.loads(out.read_text()) if r["system"] not in rerun]
         payload = [r.to_dict() for r in results] + tasks
         for r in payload[:len(results)]:
             r["params"]["encoder_throughput"] = speed
             r["params"]["n_train_images"] = len(data.splits["train"])
             r["params"]["n_train_pairs"] = sum(len(data.captions[i]) for i in data.splits["train"])
-        write_results(RESULTS, kept + payload, indent=1, default=float)
+        write_results(out, kept + payload, indent=1, default=float)
 
     results, methods = retrieval_results(data, encoder, args)
     save(results, [])

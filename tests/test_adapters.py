@@ -341,9 +341,9 @@ def test_bridge_nn_scores_follow_definition():
 def test_bridge_rejects_bad_parameters_and_unfitted_use():
     data = latent_dataset()
     enc = LatentEncoder(np.zeros((80, 2)) + np.arange(80)[:, None])
-    with pytest.raises(ValueError, match="model must be"):
+    with pytest.raises(ValueError, match="'model' parameter of FeatureBridgeMethod must be a str among"):
         FeatureBridgeMethod(enc, model="svm").fit(data)
-    with pytest.raises(ValueError, match="kernel must be"):
+    with pytest.raises(ValueError, match="'kernel' parameter of FeatureBridgeMethod must be a str among"):
         FeatureBridgeMethod(enc, kernel="poly").fit(data)
     with pytest.raises(RuntimeError, match="not fitted"):
         FeatureBridgeMethod(enc).score(data.images, ["item1 a"])

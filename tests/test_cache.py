@@ -1,8 +1,6 @@
 """The on-disk cache and the atomic writers every output file goes through."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,36 +62,3 @@ def test_damaged_entries_are_recomputed(cache_root):
         assert cache.load(key) is None
         cache.save(key, value)
         assert cache.load(key) is not None
-
-
-def test_benchmark_results_are_written_atomically_as_json(tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from _results import RESULTS_DIR, results_path, write_results
-
-    assert results_path("kcca") == RESULTS_DIR / "kcca.json"
-    path = tmp_path / "bench.json"
-    write_results(path, {"seconds": 1.5, "shape": (2, 3)}, indent=1)
-    assert json.loads(path.read_text()) == {"seconds": 1.5, "shape": [2, 3]}
-    assert path.read_text().endswith("\n")
-    assert f"wrote {path}" in capsys.readouterr().out
-    with pytest.raises(TypeError):
-        write_results(path, {"bad": object()})
-    assert json.loads(path.read_text())["seconds"] == 1.5
-    sys.modules.pop("_results", None)
-
-
-def test_benchmark_machine_info_names_the_blas_kernel_and_its_overrides(monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from _results import machine_info
-
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
-    monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)
-    info = machine_info()
-    # The variable is recorded as set, whatever kernel the already-loaded library chose.
-    assert info["blas_env"] == {"OPENBLAS_CORETYPE": "Haswell"}
-    assert info["cpus"] >= 1 and len(info["load_average_at_start"]) == 3
-    np.ones((4, 4)) @ np.ones((4, 4))  # numpy's BLAS is loaded, so it must be listed
-    blas = machine_info()["blas"]
-    assert blas and all(set(b) == {"internal_api", "version", "architecture", "num_threads"} for b in blas)
-    json.dumps(info)
-    sys.modules.pop("_results", None)

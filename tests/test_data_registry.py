@@ -10,7 +10,7 @@ from kcca_desc.data import DATASETS, load_dataset, make_synthetic
 
 
 def test_names():
-    assert DATASETS == ("synthetic", "flickr8k", "json", "tsv")
+    assert tuple(DATASETS) == ("synthetic", "flickr8k", "json", "tsv")
 
 
 def test_unknown_name_lists_the_available_ones():

@@ -137,6 +137,7 @@ def test_first_caption_text_overlap_metrics():
         first_caption_metrics(SCORES, view, references=[[], *refs[1:]])
 
 
+@pytest.mark.flickr8k
 @pytest.mark.filterwarnings("ignore:.*spurious entry")
 def test_real_flickr8k_judgments_on_the_test_pool(flickr8k_root):
     from kcca_desc.data.flickr8k import load_flickr8k

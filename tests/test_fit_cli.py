@@ -50,3 +50,27 @@ def test_sampling_options_reach_the_featurizer():
     assert method.image_kernel_params["featurizer_params"] == {"pixel_step": 1, "sift_step": 4}
     default = _make_method(build_parser().parse_args([]))
     assert "featurizer_params" not in default.image_kernel_params
+
+
+def test_the_results_file_holds_the_per_query_ranks_and_every_figure_follows_from_them(tmp_path, monkeypatch):
+    import numpy as np
+
+    import kcca_desc.fit as fit
+    from kcca_desc.evaluate.ranks import retrieval_metrics
+
+    evaluated = []
+    save = fit.save_results
+
+    def spy(results, path, **options):
+        evaluated.extend(results)
+        return save(results, path, **options)
+
+    monkeypatch.setattr(fit, "save_results", spy)
+    out = tmp_path / "results.json"
+    assert main(SMALL + ["--method", "nn", "--nn-text", "f1", "--protocol", "both", "--out", str(out)]) == 0
+    read = load_results(out)
+    assert [r.protocol for r in read] == ["hodosh", "karpathy"]
+    for ran, result in zip(evaluated, read, strict=True):
+        for task in ("annotation", "search"):
+            np.testing.assert_array_equal(result.ranks[task], ran.ranks[task])
+            assert retrieval_metrics(result.ranks[task]) == getattr(result, task)

@@ -9,7 +9,8 @@ from scipy.stats import rankdata
 
 from kcca_desc.scores import average_ranks
 from kcca_desc.evaluate.ranks import gold_ranks
-from kcca_desc.methods.fusion import borda_fuse, select_models
+from kcca_desc.methods.fusion import borda_fuse
+from kcca_desc.methods.selection import select_models
 
 
 def reference_order(score_rows):

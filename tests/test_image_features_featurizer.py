@@ -121,6 +121,7 @@ def test_parameter_errors_and_clone():
     assert list(out) == ["colour"]
 
 
+@pytest.mark.flickr8k
 def test_flickr8k_images_featurise(flickr8k_root):
     paths = sorted((flickr8k_root / "images").glob("*.jpg"))[:4]
     images = FileImages(paths)

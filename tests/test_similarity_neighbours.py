@@ -1,10 +1,13 @@
-"""Word neighbours: ranking helper, table and the Flickr8K rider/swim comparison."""
+"""Word neighbours: ranking helper, table, Lin neighbours (needs WordNet) and the Flickr8K rider/swim comparison."""
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kcca_desc.kernels.text.similarity import neighbour_table, top_neighbours
-from kcca_desc.kernels.text.similarity import DistributionalSimilarity, WordSimilarity
+from kcca_desc.kernels.text.similarity import DistributionalSimilarity, LinSimilarity, WordSimilarity
 
 
 class _Fixed(WordSimilarity):
@@ -52,19 +55,28 @@ def test_top_neighbours_with_a_fitted_source():
     assert best[0][0] == "pool"
 
 
+def test_lin_neighbours_are_wordnet_relatives(wordnet):
+    sentences = [["dog", "run", "grass"], ["puppy", "play", "ball"], ["cat", "sit", "mat"], ["man", "ride", "bike"],
+                 ["woman", "ride", "horse"], ["dog", "catch", "ball"], ["child", "swim", "pool"], ["dog", "swim"]]
+    sim = LinSimilarity().fit(sentences)
+    vocabulary = sorted({w for s in sentences for w in s})
+    assert [w for w, _ in top_neighbours(sim, "dog", vocabulary, k=3)] == ["puppy", "cat", "horse"]
+    assert [w for w, _ in top_neighbours(sim, "man", vocabulary, k=2)] == ["woman", "child"]
+
+
 @pytest.mark.heavy
 @pytest.mark.flickr8k
-def test_flickr8k_rider_swim_neighbours(flickr8k_root):
-    pytest.importorskip("textblob")
-    from kcca_desc.text.neighbours import fit_flickr8k_sources
-    from kcca_desc.kernels.text.similarity import WordNetUnavailableError
+def test_flickr8k_rider_swim_neighbours(flickr8k_root, wordnet, tmp_path):
+    # The benchmark that prints the Figure 6 comparison, run end to end on the real captions.
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "word_neighbours.py"
+    spec = importlib.util.spec_from_file_location("word_neighbours", script)
+    word_neighbours = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(word_neighbours)
 
-    try:
-        sims, vocab, _ = fit_flickr8k_sources(flickr8k_root)
-    except (WordNetUnavailableError, ModuleNotFoundError) as error:
-        pytest.skip(str(error))
-    neighbours = {(name, w): [n for n, _ in top_neighbours(s, w, vocab)] for name, s in sims.items()
-                  for w in ("rider", "swim")}
+    record = word_neighbours.main(["--data-root", str(flickr8k_root), "--out", str(tmp_path / "out.json")])
+    assert record["unavailable"] == {}
+    neighbours = {(name, w): [n for n, _ in record["neighbours"][w][name]] for w in ("rider", "swim")
+                  for name in ("A", "D_ic", "D_ext", "Lin")}
     # The paper's Figure 6 pairs that any sensible fit reproduces.
     assert "bike" in neighbours["D_ic", "rider"]
     assert "pool" in neighbours["D_ic", "swim"]

@@ -178,15 +178,54 @@ def test_metric_cis_and_add_confidence_intervals_reject_bad_groups():
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=3, max_size=12))
-def test_rank_correlations_match_scipy(pairs):
+def test_rank_correlations_match_their_definitions(pairs):
     x = np.array([p[0] for p in pairs], float)
     y = np.array([p[1] for p in pairs], float)
     if np.all(x == x[0]) or np.all(y == y[0]):
-        with pytest.raises(ValueError, match="same value"):
-            spearman_rho(x, y)
+        for correlation in (spearman_rho, kendall_tau):
+            with pytest.raises(ValueError, match="same value"):
+                correlation(x, y)
         return
-    assert spearman_rho(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
-    assert kendall_tau(x, y) == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert spearman_rho(x, y) == pytest.approx(spearman_reference(x, y), abs=1e-12)
+    assert kendall_tau(x, y) == pytest.approx(kendall_tau_b_reference(x, y), abs=1e-12)
+
+
+def mean_ranks(v):
+    """1-based ranks, tied values sharing the mean of the positions they span (by counting)."""
+    return np.array([np.sum(v < a) + (np.sum(v == a) + 1) / 2 for a in v])
+
+
+def spearman_reference(x, y):
+    """Pearson correlation of the mean ranks, from its formula."""
+    rx, ry = mean_ranks(x) - mean_ranks(x).mean(), mean_ranks(y) - mean_ranks(y).mean()
+    return np.sum(rx * ry) / np.sqrt(np.sum(rx ** 2) * np.sum(ry ** 2))
+
+
+def kendall_tau_b_reference(x, y):
+    """(P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)) by counting every pair (Kendall 1945)."""
+    concordant = discordant = tied_x_only = tied_y_only = 0
+    for i, j in itertools.combinations(range(len(x)), 2):
+        dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+        if dx and dy:
+            concordant += dx == dy
+            discordant += dx != dy
+        elif dx:
+            tied_y_only += 1
+        elif dy:
+            tied_x_only += 1
+    return (concordant - discordant) / np.sqrt((concordant + discordant + tied_x_only)
+                                               * (concordant + discordant + tied_y_only))
+
+
+def test_rank_correlations_hand_computed():
+    # x ranks 1..4; y swaps the last two: one discordant pair of six.
+    x, y = [1, 2, 3, 4], [10, 20, 40, 30]
+    assert spearman_rho(x, y) == pytest.approx(1 - 6 * 2 / (4 * (16 - 1)))  # 1 - 6 Σd² / n(n² - 1)
+    assert kendall_tau(x, y) == pytest.approx((5 - 1) / 6)
+    with pytest.raises(ValueError, match="at least 2 systems"):
+        kendall_tau([1.0], [2.0])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        spearman_rho([1.0, np.nan, 2.0], [1.0, 2.0, 3.0])
 
 
 def test_cohens_kappa_hand_computed():
@@ -223,3 +262,13 @@ def test_add_confidence_intervals_and_significance_write_extras():
     assert '"significance_baseline": "bad"' in good.to_json()
     with pytest.raises(ValueError, match="one view"):
         add_significance(good, make_result([1, 2], [1, 2], "tiny"))
+
+
+def test_cohens_kappa_three_labels_and_bad_input():
+    # Agreement on 4 of 6 items; chance agreement (2·2 + 2·3 + 2·1) / 36 = 1/3: κ = (2/3 - 1/3) / (2/3).
+    a = ["x", "x", "y", "z", "z", "y"]
+    b = ["x", "y", "y", "z", "x", "y"]
+    assert cohens_kappa(a, b) == pytest.approx(0.5)
+    assert cohens_kappa([1, 2], [2, 1]) == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="one length"):
+        cohens_kappa([1, 2], [1, 2, 3])

@@ -189,14 +189,11 @@ def test_vsts_loader_missing_file_and_split(tmp_path):
         load_vsts(tmp_path, "validation")
 
 
-def test_vsts_real_data_has_455_flickr8k_pairs(flickr8k_root):
-    from pathlib import Path
-
-    root = Path("/work/shared/vsts")
-    if not root.is_dir():
-        pytest.skip("vSTS data not available")
-    assert len(load_vsts(root)) == 2677
-    assert len(load_vsts(root).with_images_in(Path(flickr8k_root) / "images")) == 455
+@pytest.mark.vsts
+@pytest.mark.flickr8k
+def test_vsts_real_data_has_455_flickr8k_pairs(vsts_root, flickr8k_root):
+    assert len(load_vsts(vsts_root)) == 2677
+    assert len(load_vsts(vsts_root).with_images_in(flickr8k_root / "images")) == 455
 
 
 def test_cosine_correlations_and_siamese_features():

@@ -24,13 +24,16 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from numbers import Integral, Real
 from typing import Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..scores import cosine_scores
+from ..validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
 from .base import Encoder, check_texts
 from .onnx_models import require_package
 
@@ -58,11 +61,30 @@ def bidirectional_hinge_loss(image_emb, text_emb, margin: float = 0.2):
     return (cost_text.sum() + cost_image.sum()) / len(scores)
 
 
-class _TrainableEncoder(Encoder):
-    """Shared fitting loop; subclasses define the vocabulary and the text network."""
+class _TrainableEncoder(ValidatedParams, BaseEstimator, Encoder):
+    """Shared fitting loop; subclasses define the vocabulary and the text network.
+
+    Attributes
+    ----------
+    image_encoder_ : Encoder
+        The frozen image features used (``image_encoder``, or the default ViT-S/14).
+    """
 
     joint_space = True
     modalities = ("image", "text")
+    _parameter_constraints = {
+        "image_encoder": [HasMethods(["embed_images"]), None],
+        "joint_dim": [POSITIVE_INT],
+        "margin": [Interval(Real, 0, None, closed="left")],
+        "lr": [POSITIVE_REAL],
+        # A batch needs two pairs: each pair's negatives are the other pairs of its batch.
+        "batch_size": [Interval(Integral, 2, None, closed="left")],
+        "max_epochs": [POSITIVE_INT],
+        "patience": [POSITIVE_INT],
+        "max_train_seconds": [POSITIVE_REAL],
+        "n_threads": [POSITIVE_INT, None],
+        "random_state": [SEED],
+    }
 
     def __init__(self, image_encoder: Encoder | None = None, joint_dim: int = 512, margin: float = 0.2,
                  lr: float = 2e-3, batch_size: int = 128, max_epochs: int = 15, patience: int = 3,
@@ -104,11 +126,7 @@ class _TrainableEncoder(Encoder):
 
     # ------------------------------------------------------------ helpers
     def _features(self, images: ImageSource) -> np.ndarray:
-        if self.image_encoder is None:
-            from .onnx_models import ViTImageEncoder
-
-            self.image_encoder = ViTImageEncoder(pooling="cls+mean_patch")
-        return self.image_encoder.embed_images(images)
+        return self.image_encoder_.embed_images(images)
 
     @property
     def dim(self) -> dict[str, int]:
@@ -135,12 +153,19 @@ class _TrainableEncoder(Encoder):
         ``history_`` (per-epoch loss and dev R-sum), ``best_epoch_`` and
         ``timings_s_``.
         """
+        self._validate_params()
         torch = _torch()
         if self.n_threads is not None:
             torch.set_num_threads(self.n_threads)
         torch.manual_seed(self.random_state)
         rng = np.random.default_rng(self.random_state)
         start = time.perf_counter()
+        if self.image_encoder is None:
+            from .onnx_models import ViTImageEncoder
+
+            self.image_encoder_ = ViTImageEncoder(pooling="cls+mean_patch")
+        else:
+            self.image_encoder_ = self.image_encoder
         image_of = np.array([i for i, caps in enumerate(train.captions) for _ in caps])
         texts = [c for caps in train.captions for c in caps]
         self._build_vocabulary(texts)
@@ -260,6 +285,8 @@ class VSEEncoder(_TrainableEncoder):
     """
 
     name = "vse"
+    _parameter_constraints = {**_TrainableEncoder._parameter_constraints,
+                              "word_dim": [POSITIVE_INT], "min_count": [POSITIVE_INT]}
 
     def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, joint_dim: int = 512,
                  min_count: int = 2, margin: float = 0.2, lr: float = 2e-3, batch_size: int = 128,
@@ -319,6 +346,8 @@ class CharGRUEncoder(_TrainableEncoder):
     """
 
     name = "char_gru"
+    _parameter_constraints = {**_TrainableEncoder._parameter_constraints, "char_dim": [POSITIVE_INT],
+                              "hidden_dim": [POSITIVE_INT], "attention_dim": [POSITIVE_INT], "max_chars": [POSITIVE_INT]}
 
     def __init__(self, image_encoder: Encoder | None = None, char_dim: int = 64, hidden_dim: int = 256,
                  attention_dim: int = 128, joint_dim: int = 512, max_chars: int = 200, margin: float = 0.2,

@@ -2,14 +2,15 @@
 
 A :class:`Dataset` holds image references, the captions of each image and the
 named splits.  :meth:`Dataset.view` turns one split into a
-:class:`RetrievalView` under one of the two evaluation protocols of
-SPEC §1:
+:class:`RetrievalView` under one of two evaluation protocols (why these two,
+and why caption ``#2``: ``docs/design.md``):
 
 ``hodosh``
     Each image keeps one caption (caption number ``hodosh_caption``, ``#2`` on
-    Flickr8K, the caption the human judgments were collected on).  The pools
-    are n images × n captions with exactly one gold item per query in both
-    directions (Hodosh, Young & Hockenmaier 2013).
+    Flickr8K, the caption the human judgments were collected on; the paper
+    keeps one arbitrarily chosen caption).  The pools are n images × n
+    captions with exactly one gold item per query in both directions
+    (Hodosh, Young & Hockenmaier 2013, Sections 4.1.1-4.1.2).
 ``karpathy``
     Each image keeps all its captions.  Annotation ranks the 5n captions for
     each image (gold: its own 5); search ranks the n images for each of the 5n

@@ -1,4 +1,7 @@
-"""Human relevance judgments of Flickr8K image–caption pairs (Hodosh et al. 2013, §4).
+"""Human relevance judgments of Flickr8K image–caption pairs.
+
+The expert judgments are those of Hodosh, Young & Hockenmaier (2013), Section 4.2.1, the
+crowd judgments those of its Section 4.3.2.
 
 Both files hold one judged pair per line, ``image<TAB>caption_id<TAB>...``,
 with ``caption_id`` of the form ``IMAGE#N`` (the test-split ``#2`` captions on
@@ -13,7 +16,9 @@ Flickr8K):
 
 On the Flickr8K files, the crowd judged the original (image, own caption)
 pair of 721 of the 1,000 test images, and put 21 of those below 2/3: the
-metrics count the original pair as relevant whatever its judgment (SPEC §1).
+metrics count the original pair as relevant whatever its judgment, as the paper
+adds its crowd judgments to the test images paired with their original caption
+(Section 4.3.2).
 
 The loaders return plain dictionaries keyed by ``(image_id, caption_id)``,
 the shapes the judgment-based metrics consume.
@@ -120,7 +125,7 @@ def load_crowdflower_annotations(path: str | os.PathLike) -> CrowdScores:
     -------
     dict
         In file order.  A pair counts as relevant when ``pct_yes >= 2/3``
-        (SPEC §1); that decision is left to the metrics.
+        (Hodosh et al. 2013, Section 4.3.2); that decision is left to the metrics.
 
     Raises
     ------

@@ -8,20 +8,40 @@ flickr8k      :func:`~.flickr8k.load_flickr8k`                the data directory
 json          :func:`~.byod.load_karpathy_json`               the JSON file
 tsv           :func:`~.byod.load_tsv`                         the TSV file
 ============  ==============================================  ==================
+
+A further data set is one :class:`DataSetLoader` registered in :data:`DATASETS`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ..registry import Registry
 from .byod import load_karpathy_json, load_tsv
 from .dataset import Dataset
 from .flickr8k import load_flickr8k
 from .synthetic import make_synthetic
 
-__all__ = ["DATASETS", "load_dataset"]
+__all__ = ["DATASETS", "DataSetLoader", "load_dataset"]
+
+
+@dataclass(frozen=True)
+class DataSetLoader:
+    """How :func:`load_dataset` loads one named data set.
+
+    Attributes
+    ----------
+    load : callable
+        ``load(root, seed, **options) -> Dataset``.
+    options : tuple of str
+        The options ``load`` takes.
+    """
+
+    load: Callable[..., Dataset]
+    options: tuple[str, ...] = ()
 
 
 def _synthetic(root, seed, **options) -> Dataset:
@@ -47,15 +67,16 @@ def _file_loader(loader: Callable[..., Dataset], what: str, required: tuple[str,
     return load
 
 
-# name -> (loader(root, seed, **options), the options it takes)
-_LOADERS: dict[str, tuple[Callable[..., Dataset], tuple[str, ...]]] = {
-    "synthetic": (_synthetic, ("n_images", "image_size", "n_captions", "split_fractions")),
-    "flickr8k": (_flickr8k, ("captions",)),
-    "json": (_file_loader(load_karpathy_json, "json", required=("image_root",)), ("image_root",)),
-    "tsv": (_file_loader(load_tsv, "tsv"), ("image_root",)),
-}
-
-DATASETS = tuple(_LOADERS)
+#: Name -> :class:`DataSetLoader` of every data set :func:`load_dataset` knows.
+DATASETS: Registry[DataSetLoader] = Registry("data set")
+DATASETS.register("synthetic", DataSetLoader(_synthetic, ("n_images", "image_size", "n_captions", "split_fractions")),
+                  help="rendered scenes with generated captions, drawn from the seed")
+DATASETS.register("flickr8k", DataSetLoader(_flickr8k, ("captions",)), help="Flickr8K (Hodosh et al. 2013)")
+DATASETS.register("json", DataSetLoader(_file_loader(load_karpathy_json, "json", required=("image_root",)),
+                                        ("image_root",)),
+                  help="a Karpathy-style JSON file of images, captions and splits")
+DATASETS.register("tsv", DataSetLoader(_file_loader(load_tsv, "tsv"), ("image_root",)),
+                  help="a TSV file of image path, caption and split per line")
 
 
 def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0, **options: Any) -> Dataset:
@@ -63,8 +84,9 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0
 
     Parameters
     ----------
-    name : {"synthetic", "flickr8k", "json", "tsv"}
-        Which data set (see the module docstring).
+    name : str
+        A name in :data:`DATASETS`: "synthetic", "flickr8k", "json", "tsv" (see the module
+        docstring) or any data set registered there.
     root : path-like, optional
         The Flickr8K directory (default ``$KCCA_DESC_FLICKR8K``) or the JSON /
         TSV file; must be None for ``synthetic``.
@@ -83,14 +105,12 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0
         chosen loader does not take, or a missing ``root``; the loaders raise
         their own errors for bad data.
     """
-    if name not in _LOADERS:
-        raise ValueError(f"unknown data set {name!r}; available: {', '.join(DATASETS)}")
-    loader, accepted = _LOADERS[name]
+    loader = DATASETS[name]
     options = {key: value for key, value in options.items() if value is not None}
-    unexpected = sorted(set(options) - set(accepted))
+    unexpected = sorted(set(options) - set(loader.options))
     if unexpected:
         raise ValueError(
             f"data set {name!r} takes no option {', '.join(unexpected)}; "
-            f"its options: {', '.join(accepted) or 'none'}"
+            f"its options: {', '.join(loader.options) or 'none'}"
         )
-    return loader(root, seed, **options)
+    return loader.load(root, seed, **options)

@@ -19,7 +19,7 @@ __all__ = ["render_scene", "shape_mask", "texture_layer"]
 _COLOUR_JITTER = 12.0  # per channel, in 0..255 units
 _BRIGHTNESS = (0.9, 1.1)
 _PIXEL_NOISE = 3.0
-_SPECKLE_NOISE = 40.0
+_GRAIN_NOISE = 40.0  # per-pixel noise of the "speckled" texture
 
 
 def _contrast(rgb: np.ndarray) -> np.ndarray:
@@ -41,7 +41,7 @@ def texture_layer(
     if texture == "plain":
         return np.broadcast_to(rgb, ys.shape + (3,)).astype(np.float32)  # a writable copy
     if texture == "speckled":
-        noise = rng.standard_normal(ys.shape, dtype=np.float32) * _SPECKLE_NOISE
+        noise = rng.standard_normal(ys.shape, dtype=np.float32) * _GRAIN_NOISE
         return rgb + noise[..., None]
     if texture == "grassy":
         # Vertical blades: noise that varies fast across columns and slowly down them.

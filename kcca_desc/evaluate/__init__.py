@@ -1,5 +1,5 @@
 """Evaluation: gold ranks and retrieval metrics, the harness, results tables,
-judgment-based metrics and statistics (SPEC §6)."""
+judgment-based metrics and statistics (Hodosh, Young & Hockenmaier 2013, Sections 4.2 and 4.3)."""
 
 from .harness import evaluate_fitted, evaluate_method, result_from_scores
 from .judgments import (

@@ -1,4 +1,4 @@
-"""Metrics from human judgments of Flickr8K test pairs (Hodosh et al. 2013, §4-5; SPEC §6).
+"""Metrics from human judgments of Flickr8K test pairs (Hodosh et al. 2013, Sections 4.2-4.3).
 
 Inputs are the dictionaries of :mod:`kcca_desc.data.judgments`::
 
@@ -10,20 +10,22 @@ the ``#2`` captions that were judged).
 
 Crowd relevance
     A pair is relevant when ``pct_yes >= 2/3`` (a majority of three
-    judges); the original (image, own caption) pair is always relevant.
-    S@K is the percentage of queries with a relevant item in the top K and
-    R-precision the mean over queries of the precision at rank R_q, the
-    number of relevant items of query q.  Ties are broken pessimistically,
-    as for the gold ranks of :mod:`kcca_desc.evaluate.ranks`: a
-    non-relevant item tied with a relevant one is ranked above it.
+    judges); the original (image, own caption) pair is always relevant
+    (Section 4.3.2).  S@K is the percentage of queries with a relevant item
+    in the top K and R-precision the mean over queries of the precision at
+    rank R_q, the number of relevant items of query q (Section 4.3.3).
+    Ties are broken pessimistically, as for the gold ranks of
+    :mod:`kcca_desc.evaluate.ranks`: a non-relevant item tied with a
+    relevant one is ranked above it (our choice, see ``docs/design.md``).
 First caption (annotation only)
     The top-ranked caption of each image (ties: the lowest caption column)
-    is scored by the mean of its three expert scores; reported are the mean
-    over images whose top caption was judged, the cumulative percentage of
-    them at or above 4, 3.66, 3.33, 3, 2.66, 2.33 and 2, and the number of
-    images whose top caption has no expert score.  Against the image's
-    reference captions it gets unigram BLEU (clipped precision, no brevity
-    penalty; Papineni et al. 2002) and ROUGE-1 recall (Lin 2004).
+    is scored by the mean of its three expert scores (Section 4.2.1);
+    reported are the mean over images whose top caption was judged, the
+    cumulative percentage of them at or above 4, 3.66, 3.33, 3, 2.66, 2.33
+    and 2, and the number of images whose top caption has no expert score.
+    Against the image's reference captions it gets unigram BLEU (clipped
+    precision, no brevity penalty; Papineni et al. 2002) and ROUGE-1 recall
+    (Lin 2004), the automatic scores of Section 4.2.2.
 
 Every function also returns per-query values for the tests of
 :mod:`kcca_desc.evaluate.statistics`.

@@ -1,4 +1,7 @@
-"""Ranks of gold items and the retrieval metrics built on them (SPEC §6).
+"""Ranks of gold items and the retrieval metrics built on them.
+
+R@K, median and mean rank of the original (gold) item, as in Hodosh, Young &
+Hockenmaier (2013), Section 4.3.1.
 
 A score matrix has shape ``(n_images, n_captions)`` and higher means more
 related.  Image annotation ranks the captions of each row; image search ranks
@@ -15,7 +18,8 @@ score equals the best gold score is counted as ranked above it::
 Gold items tied with each other do not push one another down (only the best
 gold item counts).  A constant score matrix therefore gives every query the
 worst rank ``n_candidates - n_gold + 1``, never a lucky rank 1, so a system
-cannot gain from ties.
+cannot gain from ties.  The paper does not say how it breaks ties; this rule
+is our choice (``docs/design.md``).
 
 References
 ----------
@@ -145,7 +149,8 @@ def gold_ranks(scores, gold: Sequence, chunk_size: int | None = None, method: st
 def retrieval_metrics(ranks, ks: Sequence[int] = (1, 5, 10)) -> dict[str, float | int]:
     """Recall at K, median and mean rank of per-query gold ranks.
 
-    ``R@K = 100 * #{q : rank(q) <= K} / n_queries`` (a percentage, SPEC §6).
+    ``R@K = 100 * #{q : rank(q) <= K} / n_queries``, a percentage as in
+    Hodosh et al. (2013), Section 4.3.1.
 
     Parameters
     ----------

@@ -289,12 +289,12 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
     return buffer.getvalue()
 
 
-_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
                   "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
 
 
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
 def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,

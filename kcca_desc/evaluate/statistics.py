@@ -1,15 +1,19 @@
-"""Significance tests, confidence intervals and agreement statistics (SPEC §6).
+"""Significance tests, confidence intervals and agreement statistics.
 
 Every test here is *paired*: two systems are evaluated on the same queries
 and the per-query outcomes (a hit at K, a rank, an R-precision, an expert
-score) are compared query by query, as in Hodosh et al. (2013, §5).
+score) are compared query by query, as in Hodosh, Young & Hockenmaier
+(2013, Sections 4.2 and 4.3).
 
-- :func:`mcnemar_test` — binary outcomes (R@K, S@K).
+- :func:`mcnemar_test` — binary outcomes (R@K, S@K; Sections 4.2.1, 4.3.1).
 - :func:`paired_randomization_test` — any statistic of real outcomes (mean
-  rank, median rank, R-precision, expert score); Fisher's test.
-- :func:`bootstrap_ci`, :func:`metric_cis` — percentile bootstrap intervals.
+  rank, median rank, R-precision, expert score); Fisher's test
+  (Sections 4.2.1, 4.3.3).
+- :func:`bootstrap_ci`, :func:`metric_cis` — percentile bootstrap intervals
+  (not in the paper; see ``docs/design.md``).
 - :func:`spearman_rho`, :func:`kendall_tau` — agreement of two rankings of
-  systems; :func:`cohens_kappa` — agreement of two raters.
+  systems (Section 4.3.5); :func:`cohens_kappa` — agreement of two raters
+  (Section 4.3.2 and Appendix A).
 - :func:`add_confidence_intervals`, :func:`add_significance` — write
   intervals and p-values into a :class:`~kcca_desc.evaluate.results.Result`
   for the tables.
@@ -22,9 +26,9 @@ from __future__ import annotations
 from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
-from scipy.stats import binom, chi2
+from scipy.stats import binom, chi2, kendalltau, spearmanr
+from sklearn.metrics import cohen_kappa_score
 
-from ..scores import average_ranks
 from .ranks import TASKS
 from .results import TABLE_METRICS, Result
 
@@ -369,36 +373,38 @@ def _check_pair(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:
 def spearman_rho(x, y) -> float:
     """Spearman's rank correlation of two scorings of the same systems.
 
-    ρ = Pearson correlation of the average ranks of ``x`` and ``y`` (ties
-    share the mean rank), as in :func:`scipy.stats.spearmanr`.
+    ρ is the Pearson correlation of the average ranks of ``x`` and ``y`` (ties share the mean
+    rank), computed by :func:`scipy.stats.spearmanr`.  Unlike SciPy, which returns NaN with a
+    warning, it raises when ρ is undefined.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not two 1-D arrays of one length >= 2 of finite numbers, or one of
+        them gives every system the same value.
     """
     x, y = _check_pair(x, y, "spearman_rho")
-    rx, ry = average_ranks(x), average_ranks(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    return float(rx @ ry / np.sqrt((rx @ rx) * (ry @ ry)))
+    return float(spearmanr(x, y).statistic)
 
 
 def kendall_tau(x, y) -> float:
     """Kendall's τ-b of two scorings of the same systems (ties corrected).
 
-    τ_b = (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), with P concordant and Q
-    discordant pairs, T_x pairs tied only in x, T_y tied only in y
-    (Kendall 1945), as in :func:`scipy.stats.kendalltau`.  O(n²) over the
-    (few) systems compared.
+    τ_b = (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), with P concordant and Q discordant pairs,
+    T_x pairs tied only in x, T_y tied only in y (Kendall 1945), computed by
+    :func:`scipy.stats.kendalltau`.  Raises where SciPy returns NaN, as :func:`spearman_rho`.
     """
     x, y = _check_pair(x, y, "kendall_tau")
-    i, j = np.triu_indices(x.size, k=1)
-    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-    concordant_minus_discordant = np.sum(sx * sy)
-    untied_x, untied_y = np.sum(sx != 0), np.sum(sy != 0)
-    return float(concordant_minus_discordant / np.sqrt(untied_x * untied_y))
+    return float(kendalltau(x, y).statistic)
 
 
 def cohens_kappa(a, b) -> float:
     """Cohen's κ between two raters' labels of the same items.
 
     κ = (p_o - p_e) / (1 - p_e), p_o the observed agreement and
-    p_e = Σ_c p_a(c) p_b(c) the agreement expected by chance (Cohen 1960).
+    p_e = Σ_c p_a(c) p_b(c) the agreement expected by chance (Cohen 1960), computed by
+    :func:`sklearn.metrics.cohen_kappa_score`.  Unlike scikit-learn, which returns NaN with a
+    warning, it raises when κ is undefined.
 
     Raises
     ------
@@ -410,13 +416,9 @@ def cohens_kappa(a, b) -> float:
     if a.ndim != 1 or a.shape != b.shape or a.size == 0:
         raise ValueError(f"cohens_kappa: labels must be two non-empty 1-D arrays of one length, "
                          f"got shapes {a.shape} and {b.shape}")
-    labels, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
-    ca, cb = codes[:a.size], codes[a.size:]
-    observed = np.mean(ca == cb)
-    expected = np.sum(np.bincount(ca, minlength=labels.size) * np.bincount(cb, minlength=labels.size)) / a.size**2
-    if expected == 1.0:
+    if np.unique(np.concatenate([a, b])).size == 1:
         raise ValueError("cohens_kappa: undefined when both raters use one and the same label throughout")
-    return float((observed - expected) / (1.0 - expected))
+    return float(cohen_kappa_score(a, b))
 
 
 def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence: float = 0.95,

@@ -4,7 +4,9 @@
 (CIELAB colour, MR8 texture, dense SIFT) over an :class:`ImageSource` in
 parallel threads (OpenCV, SciPy's FFT and BLAS release the GIL), quantises the
 features with one :class:`~kcca_desc.kernels.image.codebook.Codebook` per feature type
-and returns spatial-pyramid histograms (SPEC §3).
+and returns spatial-pyramid histograms (Hodosh et al. 2013, Section 3.3; Lazebnik et al.
+2006).  Codebooks are learnt on our training images, not on PASCAL images as in the
+paper's Section 3.3.1 (``docs/design.md``).
 
 Both codebooks and histograms are cached on disk (:mod:`kcca_desc.cache`).
 Histograms live in one store per (feature type, feature parameters, pyramid
@@ -20,6 +22,7 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import reduce
 from typing import Callable, Iterator, Sequence
 
@@ -36,26 +39,75 @@ from ..kernels.image.sift import dense_sift
 
 from ..cache import NpzCache, cache_key
 from ..data.images import ImageReadError, ImageSource
+from ..registry import Registry
+from ..validation import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    SEED,
+    MappingOf,
+    Options,
+    Registered,
+    SequenceOf,
+    ValidatedParams,
+)
 
-__all__ = ["ImageFeaturizer", "FEATURE_TYPES", "DEFAULT_N_WORDS"]
+__all__ = ["ImageFeaturizer", "FeatureType", "FEATURE_TYPES"]
 
-FEATURE_TYPES = ("colour", "texture", "sift")
-#: Vocabulary sizes of Hodosh et al. (2013): 128 colour, 256 texture, 256 SIFT words.
-DEFAULT_N_WORDS = {"colour": 128, "texture": 256, "sift": 256}
 # Bump when an extractor's output changes, so that stale cache entries are never read.
 _EXTRACTOR_VERSION = 1
 
 
-class ImageFeaturizer(BaseEstimator):
+@dataclass(frozen=True)
+class FeatureType:
+    """One type of local image feature: how it is extracted and how many visual words it gets.
+
+    Attributes
+    ----------
+    extract : callable
+        ``extract(image, **settings) -> (positions, descriptors)``: (k, 2) (row, col) positions
+        and (k, d) descriptors of one image.
+    settings : callable
+        ``settings(featurizer) -> dict``: the keyword arguments of ``extract`` taken from the
+        :class:`ImageFeaturizer`'s parameters.  They key the cached codebooks and histograms.
+    n_words : int
+        Default codebook size.
+    """
+
+    extract: Callable[..., tuple[np.ndarray, np.ndarray]]
+    settings: Callable[["ImageFeaturizer"], dict]
+    n_words: int
+
+
+def _pixel_sampling(featurizer: "ImageFeaturizer") -> dict:
+    return {"pixel_step": featurizer.pixel_step}
+
+
+def _sift_grid(featurizer: "ImageFeaturizer") -> dict:
+    return {"step": featurizer.sift_step, "patch_size": float(featurizer.sift_size)}
+
+
+#: Name -> :class:`FeatureType`; the vocabulary sizes are those of Hodosh et al. (2013):
+#: 128 colour, 256 texture, 256 SIFT words.
+FEATURE_TYPES: Registry[FeatureType] = Registry("feature type")
+FEATURE_TYPES.register("colour", FeatureType(colour_features, _pixel_sampling, n_words=128),
+                       help="CIELAB colour of sampled pixels")
+FEATURE_TYPES.register("texture", FeatureType(texture_features, _pixel_sampling, n_words=256),
+                       help="MR8 texture responses of sampled pixels (Varma & Zisserman 2005)")
+FEATURE_TYPES.register("sift", FeatureType(dense_sift, _sift_grid, n_words=256),
+                       help="dense SIFT descriptors on a grid (Lowe 2004)")
+
+
+class ImageFeaturizer(ValidatedParams, BaseEstimator):
     """Spatial-pyramid visual-word histograms of colour, texture and SIFT features.
 
     Parameters
     ----------
-    feature_types : sequence of {"colour", "texture", "sift"}, default=all three
-        Feature types to compute.
+    feature_types : sequence of str, default=("colour", "texture", "sift")
+        Feature types to compute, names in :data:`FEATURE_TYPES`.
     n_words : dict, optional
-        Codebook size per feature type; missing entries take
-        :data:`DEFAULT_N_WORDS` (128 colour, 256 texture, 256 SIFT).
+        Codebook size per feature type; missing entries take the feature type's
+        ``n_words`` (128 colour, 256 texture, 256 SIFT).
     levels : int, default=2
         Finest pyramid level L; each image gets (4^(L+1) - 1) / 3 cells.
     pixel_step : int, default=2
@@ -100,7 +152,7 @@ class ImageFeaturizer(BaseEstimator):
        features: spatial pyramid matching. CVPR.
     """
 
-    def __init__(self, feature_types: Sequence[str] = FEATURE_TYPES, n_words: dict | None = None,
+    def __init__(self, feature_types: Sequence[str] = ("colour", "texture", "sift"), n_words: dict | None = None,
                  levels: int = 2, pixel_step: int = 2, sift_step: int = 8, sift_size: float = 16.0,
                  max_samples: int = 50, n_fit_images: int = 1000, max_iter: int = 50,
                  random_state: int = 0, n_jobs: int = -1, cache: bool = True, progress: bool = True):
@@ -119,54 +171,42 @@ class ImageFeaturizer(BaseEstimator):
         self.progress = progress
 
     # ----------------------------------------------------------- parameters
+    # Checked up front: inside the extractors a bad value would surface as an error about the
+    # first image, after minutes of work.
+    _parameter_constraints = {
+        "feature_types": [Registered(FEATURE_TYPES, "feature type"),
+                          SequenceOf(Registered(FEATURE_TYPES, "feature type"), distinct=True)],
+        "n_words": [MappingOf(Registered(FEATURE_TYPES, "feature type"), POSITIVE_INT), None],
+        "levels": [NON_NEGATIVE_INT],
+        "pixel_step": [POSITIVE_INT],
+        "sift_step": [POSITIVE_INT],
+        "sift_size": [POSITIVE_REAL],
+        "max_samples": [POSITIVE_INT],
+        "n_fit_images": [POSITIVE_INT],
+        "max_iter": [POSITIVE_INT],
+        "random_state": [SEED],
+        "n_jobs": [POSITIVE_INT, Options(int, {-1})],
+        "cache": ["boolean"],
+        "progress": ["boolean"],
+    }
+
     def _types(self) -> tuple[str, ...]:
-        types = (self.feature_types,) if isinstance(self.feature_types, str) else tuple(self.feature_types)
-        unknown = [t for t in types if t not in FEATURE_TYPES]
-        if not types or unknown or len(set(types)) != len(types):
-            raise ValueError(
-                f"feature_types must be distinct names among {FEATURE_TYPES}; got {self.feature_types!r}"
-            )
-        return types
+        return (self.feature_types,) if isinstance(self.feature_types, str) else tuple(self.feature_types)
 
     def _vocabulary(self) -> dict[str, int]:
-        n_words = dict(DEFAULT_N_WORDS)
-        extra = set(self.n_words or {}) - set(FEATURE_TYPES)
-        if extra:
-            raise ValueError(f"n_words has unknown feature types {sorted(extra)}; known: {FEATURE_TYPES}")
-        n_words.update(self.n_words or {})
-        return n_words
+        return {name: feature.n_words for name, feature in FEATURE_TYPES.items()} | dict(self.n_words or {})
 
     def _feature_params(self, feature_type: str) -> dict:
         """Every parameter that determines the raw features of one type."""
-        if feature_type == "sift":
-            params = {"step": self.sift_step, "patch_size": float(self.sift_size)}
-        else:
-            params = {"pixel_step": self.pixel_step}
-        return {"feature": feature_type, "version": _EXTRACTOR_VERSION, **params}
+        return {"feature": feature_type, "version": _EXTRACTOR_VERSION,
+                **FEATURE_TYPES[feature_type].settings(self)}
 
     def _extract(self, image: np.ndarray, feature_type: str) -> tuple[np.ndarray, np.ndarray]:
-        if feature_type == "colour":
-            return colour_features(image, self.pixel_step)
-        if feature_type == "texture":
-            return texture_features(image, self.pixel_step)
-        return dense_sift(image, self.sift_step, self.sift_size)
-
-    def _check_sizes(self) -> None:
-        # Checked up front: inside the extractors a bad value would surface as
-        # an error about the first image.
-        for name in ("levels", "pixel_step", "sift_step", "max_samples", "max_iter"):
-            value, least = getattr(self, name), 0 if name == "levels" else 1
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-                raise ValueError(f"{name} must be an integer >= {least}; got {value!r}")
-        if not isinstance(self.sift_size, (int, float, np.number)) or not self.sift_size > 0:
-            raise ValueError(f"sift_size must be a positive number of pixels; got {self.sift_size!r}")
+        feature = FEATURE_TYPES[feature_type]
+        return feature.extract(image, **feature.settings(self))
 
     def _n_workers(self) -> int:
-        if self.n_jobs == -1:
-            return os.cpu_count() or 1
-        if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, int) or self.n_jobs < 1:
-            raise ValueError(f"n_jobs must be -1 or a positive integer; got {self.n_jobs!r}")
-        return self.n_jobs
+        return (os.cpu_count() or 1) if self.n_jobs == -1 else self.n_jobs
 
     # ------------------------------------------------------------------ fit
     def fit(self, train_images: ImageSource, y=None) -> "ImageFeaturizer":
@@ -182,8 +222,8 @@ class ImageFeaturizer(BaseEstimator):
         -------
         self : ImageFeaturizer
         """
+        self._validate_params()
         types, vocabulary = self._types(), self._vocabulary()
-        self._check_sizes()
         if len(train_images) == 0:
             raise ValueError("ImageFeaturizer.fit: no training images")
         subset = self._fit_subset(len(train_images))
@@ -219,8 +259,6 @@ class ImageFeaturizer(BaseEstimator):
         return self
 
     def _fit_subset(self, n_images: int) -> np.ndarray:
-        if isinstance(self.n_fit_images, bool) or not isinstance(self.n_fit_images, int) or self.n_fit_images < 1:
-            raise ValueError(f"n_fit_images must be a positive integer; got {self.n_fit_images!r}")
         if n_images <= self.n_fit_images:
             return np.arange(n_images)
         rng = np.random.default_rng(self.random_state)

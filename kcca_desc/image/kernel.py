@@ -8,35 +8,66 @@ training images' identities and every parameter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels.image import image_kernel
+from ..kernels._backend import BACKENDS
+from ..kernels.image import image_kernel, pyramid_cell_weights, whole_image_cell_weights
 
 from ..cache import NpzCache
 from ..data.images import ImageSource
+from ..registry import Registry
+from ..validation import NON_NEGATIVE_INT, POSITIVE_REAL, SEED, Registered, StrOptions, ValidatedParams
 from .features import ImageFeaturizer
 
-__all__ = ["ImageKernel", "IMAGE_KERNELS"]
-
-#: Image kernels selectable by name: (feature types, kernel kind).
-IMAGE_KERNELS = {
-    "pyramid": (("colour", "texture", "sift"), "pyramid"),
-    "histo": (("colour", "texture", "sift"), "histo"),
-    "colour_histo": (("colour",), "histo"),
-}
+__all__ = ["ImageKernel", "ImageKernelSpec", "IMAGE_KERNELS"]
 
 
-class ImageKernel(BaseEstimator):
-    """Combined image kernel K = ((K_colour + K_texture + K_sift) / 3) ** power (SPEC §3).
+@dataclass(frozen=True)
+class ImageKernelSpec:
+    """A named image kernel: the feature types it averages and how it weighs pyramid cells.
+
+    Attributes
+    ----------
+    feature_types : tuple of str
+        Names in :data:`kcca_desc.image.features.FEATURE_TYPES`.
+    cell_weights : callable
+        ``cell_weights(levels) -> w``, the weights of the first ``len(w)`` pyramid cells
+        (the ``kind`` of :func:`kcca_desc.kernels.image.image_kernel`).
+    """
+
+    feature_types: tuple[str, ...]
+    cell_weights: Callable[[int], np.ndarray]
+
+
+_ALL_TYPES = ("colour", "texture", "sift")
+#: Name -> :class:`ImageKernelSpec` of the image kernels selectable by name.
+IMAGE_KERNELS: Registry[ImageKernelSpec] = Registry("image kernel")
+IMAGE_KERNELS.register("pyramid", ImageKernelSpec(_ALL_TYPES, pyramid_cell_weights),
+                       help="spatial-pyramid kernel over colour, texture and SIFT words (Lazebnik et al. 2006)")
+IMAGE_KERNELS.register("histo", ImageKernelSpec(_ALL_TYPES, whole_image_cell_weights),
+                       help="whole-image histogram intersection of colour, texture and SIFT words")
+IMAGE_KERNELS.register("colour_histo", ImageKernelSpec(("colour",), whole_image_cell_weights),
+                       help="whole-image histogram intersection of colour words")
+
+
+class ImageKernel(ValidatedParams, BaseEstimator):
+    """Combined image kernel K = ((K_colour + K_texture + K_sift) / 3) ** power.
+
+    The average of the three feature kernels is that of Hodosh, Young & Hockenmaier (2013),
+    Sections 3.3.1-3.3.2; they square or cube it (``power``, Section 4.1.3).
 
     Parameters
     ----------
-    kind : {"pyramid", "histo", "colour_histo"}, default="pyramid"
-        Spatial-pyramid kernel (Lazebnik et al. 2006) over colour, texture and
-        SIFT words; its level-0 histogram-intersection variant; or a global
-        colour-histogram intersection.
+    kind : str, default="pyramid"
+        A name in :data:`IMAGE_KERNELS`: ``"pyramid"``, the spatial-pyramid kernel (Lazebnik
+        et al. 2006) over colour, texture and SIFT words; ``"histo"``, its level-0
+        histogram-intersection variant; ``"colour_histo"``, a global colour-histogram
+        intersection; or any kernel registered there.
     levels : int, default=2
         Pyramid levels L.
     power : float, default=1.0
@@ -56,6 +87,8 @@ class ImageKernel(BaseEstimator):
 
     Attributes
     ----------
+    spec_ : ImageKernelSpec
+        The registered entry of ``kind`` at fit time.
     featurizer_ : ImageFeaturizer
         Fitted codebooks.
     train_features_ : dict of str to ndarray
@@ -76,29 +109,47 @@ class ImageKernel(BaseEstimator):
         self.cache = cache
         self.progress = progress
 
+    _parameter_constraints = {
+        "kind": [Registered(IMAGE_KERNELS, "image kernel")],
+        "levels": [NON_NEGATIVE_INT],
+        "power": [POSITIVE_REAL],
+        "n_words": [dict, None],
+        "random_state": [SEED],
+        "backend": [StrOptions(set(BACKENDS))],
+        "featurizer_params": [dict, None],
+        "cache": ["boolean"],
+        "progress": ["boolean"],
+    }
+
     def _params(self) -> dict:
         return {"kind": self.kind, "levels": self.levels, "power": float(self.power),
                 "n_words": self.n_words, "random_state": self.random_state,
                 "featurizer_params": self.featurizer_params}
 
-    def fit(self, train_images: ImageSource) -> "ImageKernel":
-        """Learn codebooks on ``train_images`` and compute their pyramid histograms."""
-        if self.kind not in IMAGE_KERNELS:
-            raise ValueError(f"unknown image kernel {self.kind!r}; available: {', '.join(IMAGE_KERNELS)}")
-        feature_types, self.kernel_kind_ = IMAGE_KERNELS[self.kind]
+    def _featurizer(self) -> ImageFeaturizer:
         kwargs = dict(self.featurizer_params or {})
         if self.n_words is not None:
             kwargs["n_words"] = self.n_words
-        self.featurizer_ = ImageFeaturizer(
-            feature_types=feature_types, levels=self.levels, random_state=self.random_state,
-            cache=self.cache, progress=self.progress, **kwargs,
-        ).fit(train_images)
+        return ImageFeaturizer(feature_types=IMAGE_KERNELS[self.kind].feature_types, levels=self.levels,
+                               random_state=self.random_state, cache=self.cache, progress=self.progress, **kwargs)
+
+    def _validate_params(self) -> None:
+        # The featurizer's parameters too: its fit would check them only after the caller's
+        # earlier stages (e.g. a ranker's caption preprocessing) had run.
+        super()._validate_params()
+        self._featurizer()._validate_params()
+
+    def fit(self, train_images: ImageSource) -> "ImageKernel":
+        """Learn codebooks on ``train_images`` and compute their pyramid histograms."""
+        self._validate_params()
+        self.spec_ = IMAGE_KERNELS[self.kind]
+        self.featurizer_ = self._featurizer().fit(train_images)
         self.train_keys_ = [train_images.key(i) for i in range(len(train_images))]
         self.train_features_ = self.featurizer_.transform(train_images)
         return self
 
     def _kernel(self, features_a: dict, features_b: dict | None) -> np.ndarray:
-        return image_kernel(features_a, features_b, kind=self.kernel_kind_, levels=self.levels,
+        return image_kernel(features_a, features_b, kind=self.spec_.cell_weights, levels=self.levels,
                             power=self.power, backend=self.backend)
 
     def _cached(self, what: str, keys_a: list, keys_b: list | None, compute) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Regularised kernel canonical correlation analysis (Hodosh, Young & Hockenmaier 2013, Section 5)."""
+"""Regularised kernel canonical correlation analysis (Hodosh, Young & Hockenmaier 2013, Section 3.2)."""
 
 from .estimator import KCCA
 from .incomplete_cholesky import (

@@ -1,4 +1,4 @@
-"""The regularised kernel CCA estimator (Hodosh, Young & Hockenmaier 2013, Section 5)."""
+"""The regularised kernel CCA estimator (Hodosh, Young & Hockenmaier 2013, Section 3.2)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_array, check_is_fitted, check_memory
+
+from ..validation import (
+    FINITE_REAL,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    DtypeOptions,
+    HasMethods,
+    Interval,
+    StrOptions,
+    ValidatedParams,
+    invalid_parameter,
+)
 
 from .incomplete_cholesky import (
     CenteredMatrixColumns,
@@ -62,7 +74,7 @@ def _cached_solution(key: tuple[str, str], decomposition: _Decomposition, reg: f
                            reg, form, n_components, dtype)
 
 
-class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Regularised kernel canonical correlation analysis between two views.
 
     From centred training kernels ``Kx``, ``Ky`` (n x n), find dual weights
@@ -117,7 +129,8 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         most ``tol`` times the centred kernel's trace.
     weight_power : float, default=0.0
         Multiply projected dimension ``k`` by ``rho_k ** weight_power`` in
-        :meth:`transform`; ``4`` helped retrieval on Flickr8K (SPEC Section 7).
+        :meth:`transform` (0: unweighted, as in Hodosh et al. 2013, Section 3.2.2);
+        ``4`` helped retrieval on Flickr8K in a preliminary experiment (``docs/design.md``).
     memory : str, joblib.Memory or None, default=None
         Cache of the exact solver's kernel eigendecompositions and canonical
         solutions (as in :class:`sklearn.pipeline.Pipeline`): a directory or
@@ -237,36 +250,27 @@ class KCCA(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
         self.solve_dtype = solve_dtype
 
     # ------------------------------------------------------------------ validation
+    _parameter_constraints = {
+        "n_components": [POSITIVE_INT],
+        "reg": [POSITIVE_REAL],
+        "reg_form": [StrOptions({"ridge", "hardoon"})],
+        "kernel_x": [StrOptions({"precomputed", *PAIRWISE_KERNEL_FUNCTIONS}), callable],
+        "kernel_y": [StrOptions({"precomputed", *PAIRWISE_KERNEL_FUNCTIONS}), callable],
+        "kernel_x_params": [dict, None],
+        "kernel_y_params": [dict, None],
+        "center": ["boolean"],
+        "method": [StrOptions({"auto", "exact", "lowrank"})],
+        "rank": [POSITIVE_INT, None],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "weight_power": [FINITE_REAL],
+        "memory": [str, HasMethods(["cache"]), None],
+        "solve_dtype": [DtypeOptions((np.float64, np.float32))],
+    }
+
     def _validate_params(self) -> None:
-        if not isinstance(self.n_components, numbers.Integral) or self.n_components < 1:
-            raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
-        if self.reg_form not in ("ridge", "hardoon"):
-            raise ValueError(f"reg_form must be 'ridge' or 'hardoon', got {self.reg_form!r}")
-        if not isinstance(self.reg, numbers.Real) or not np.isfinite(self.reg) or self.reg <= 0:
-            raise ValueError(f"reg must be a finite number > 0, got {self.reg!r}")
+        super()._validate_params()
         if self.reg_form == "hardoon" and self.reg > 1:
-            raise ValueError(f"reg must lie in (0, 1] for reg_form='hardoon', got {self.reg!r}")
-        if self.method not in ("auto", "exact", "lowrank"):
-            raise ValueError(f"method must be 'auto', 'exact' or 'lowrank', got {self.method!r}")
-        if self.rank is not None and (not isinstance(self.rank, numbers.Integral) or self.rank < 1):
-            raise ValueError(f"rank must be a positive integer or None, got {self.rank!r}")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
-            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
-        if not isinstance(self.weight_power, numbers.Real) or not np.isfinite(self.weight_power):
-            raise ValueError(f"weight_power must be a finite number, got {self.weight_power!r}")
-        try:
-            solve_dtype = np.dtype(self.solve_dtype)
-        except TypeError:
-            solve_dtype = None
-        if solve_dtype not in (np.float64, np.float32):
-            raise ValueError(f"solve_dtype must be numpy.float64 or numpy.float32, got {self.solve_dtype!r}")
-        for name in ("kernel_x", "kernel_y"):
-            kernel = getattr(self, name)
-            if not (callable(kernel) or kernel == "precomputed" or kernel in PAIRWISE_KERNEL_FUNCTIONS):
-                raise ValueError(
-                    f"{name} must be 'precomputed', a callable or one of "
-                    f"{sorted(PAIRWISE_KERNEL_FUNCTIONS)}, got {kernel!r}"
-                )
+            raise invalid_parameter(self, "reg", "in (0, 1] when reg_form='hardoon'", self.reg)
 
     def _training_kernel(self, data: Any, view: str) -> np.ndarray | KernelColumns:
         """The square training kernel of one view (or its column oracle); records raw data."""

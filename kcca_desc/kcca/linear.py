@@ -11,6 +11,8 @@ from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ..validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, invalid_parameter
+
 __all__ = ["LinearCCA"]
 
 
@@ -19,7 +21,7 @@ def _inverse_sqrt(c: np.ndarray) -> np.ndarray:
     return (vectors / np.sqrt(values)) @ vectors.T
 
 
-class LinearCCA(BaseEstimator):
+class LinearCCA(ValidatedParams, BaseEstimator):
     """Regularised linear CCA (Hotelling 1936; Vinod 1976).
 
     Finds directions w_x, w_y maximising
@@ -66,19 +68,20 @@ class LinearCCA(BaseEstimator):
         self.n_components = n_components
         self.reg = reg
 
+    _parameter_constraints = {"n_components": [POSITIVE_INT], "reg": [POSITIVE_REAL]}
+
     def fit(self, X: np.ndarray, Y: np.ndarray) -> "LinearCCA":
         """Fit on paired rows of ``X`` (n, d_x) and ``Y`` (n, d_y)."""
+        self._validate_params()
         X = self._check(X, "X")
         Y = self._check(Y, "Y")
         if X.shape[0] != Y.shape[0]:
             raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
         if X.shape[0] < 2:
             raise ValueError("LinearCCA needs at least 2 paired samples")
-        if not (np.isscalar(self.reg) and self.reg > 0 and np.isfinite(self.reg)):
-            raise ValueError(f"reg must be a positive finite number, got {self.reg!r}")
         k_max = min(X.shape[1], Y.shape[1])
-        if not (isinstance(self.n_components, (int, np.integer)) and 1 <= self.n_components <= k_max):
-            raise ValueError(f"n_components must be an integer in [1, {k_max}], got {self.n_components!r}")
+        if self.n_components > k_max:
+            raise invalid_parameter(self, "n_components", f"at most min(d_x, d_y) = {k_max}", self.n_components)
         self.x_mean_ = X.mean(axis=0)
         self.y_mean_ = Y.mean(axis=0)
         Xc, Yc = X - self.x_mean_, Y - self.y_mean_

@@ -84,7 +84,7 @@ def symmetrised(K: np.ndarray, rtol: float = 1e-6, atol: float = 0.0) -> tuple[n
 def kernel_power(K, p: float) -> np.ndarray:
     """Raise a kernel matrix elementwise to the power ``p``: ``K_ij ** p``.
 
-    Hodosh et al. (2013, Section 5) use ``((K_colour + K_texture + K_sift) / 3) ** p``
+    Hodosh et al. (2013, Sections 3.3 and 4.1.3) use ``((K_colour + K_texture + K_sift) / 3) ** p``
     with ``p`` in {2, 3} for the image kernel.  For a positive semi-definite ``K``
     and integer ``p`` the result is again positive semi-definite (Schur product
     theorem); non-integer powers require ``K >= 0`` entrywise.

@@ -1,11 +1,12 @@
 """Retrieval systems: everything that fits on training data and scores images against captions.
 
 * :class:`ImageSentenceRanker` — the KCCA system of Hodosh et al. (2013), with dev-set model
-  selection and Borda fusion (:mod:`.fusion`);
+  selection (:mod:`.selection`) and Borda fusion (:mod:`.fusion`);
 * :class:`NearestNeighbour` — the paper's nearest-neighbour baselines;
 * :class:`FeatureBridgeMethod` — NN, linear CCA and RBF KCCA over any encoder's features;
 * :class:`EncoderMethod`, :class:`PairScorerMethod` — neural encoders and pair scorers
-  (:mod:`kcca_desc.adapters`) as systems.
+  (:mod:`kcca_desc.adapters`) as systems;
+* :data:`SYSTEMS` — the systems the command line runs by name (:mod:`.registry`).
 
 Every system implements :class:`RetrievalMethod` (``fit`` then ``score``); the score types live
 in :mod:`kcca_desc.scores`, which the evaluation reads without importing this package.
@@ -14,11 +15,14 @@ in :mod:`kcca_desc.scores`, which the evaluation reads without importing this pa
 from .base import RetrievalMethod, TwoTowerMethod
 from .bridge import FeatureBridgeMethod
 from .encoders import EncoderMethod, PairScorerMethod
-from .fusion import borda_fuse, select_models
+from .fusion import borda_fuse
 from .nn import NearestNeighbour, idf_f1_similarity
 from .ranker import ImageSentenceRanker
+from .registry import SYSTEMS, System
+from .selection import dev_metrics, recall_sum, select_best, select_models, select_per_task
 
 __all__ = [
     "RetrievalMethod", "TwoTowerMethod", "ImageSentenceRanker", "NearestNeighbour", "idf_f1_similarity",
-    "FeatureBridgeMethod", "EncoderMethod", "PairScorerMethod", "borda_fuse", "select_models",
+    "FeatureBridgeMethod", "EncoderMethod", "PairScorerMethod", "borda_fuse", "select_models", "select_per_task",
+    "dev_metrics", "recall_sum", "select_best", "SYSTEMS", "System",
 ]

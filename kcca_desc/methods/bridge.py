@@ -11,7 +11,7 @@ be related) with the classical systems of Hodosh et al. (2013):
   on each side, solved through a rank-``rank`` pivoted incomplete Cholesky
   factor whose columns are computed on demand (the 30,000 × 30,000 Flickr8K
   kernel is never formed);
-* ``model="nn"`` — the nearest-neighbour baseline (SPEC §5, NN5) with cosine
+* ``model="nn"`` — the nearest-neighbour baseline (NN5; Hodosh et al. 2013, Section 3.1) with cosine
   similarities of the features in place of the classical kernels.
 
 For CCA models f(i, s) = cos(D P_x(i), D P_y(s)) with D = diag(ρ_k^p), the
@@ -23,9 +23,11 @@ KCCA's κ (on the scale of the centred kernel's eigenvalues) for the RBF kernel.
 from __future__ import annotations
 
 import copy
+import time
 from typing import Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import rbf_kernel
 
 from ..data.dataset import Dataset
@@ -34,7 +36,9 @@ from ..kcca import KCCA, CallableKernelColumns
 from ..adapters.base import Encoder
 from ..kcca.linear import LinearCCA
 from ..scores import DirectionalScores, cosine_scores
+from ..validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions, ValidatedParams
 from .base import RetrievalMethod
+from .nn import nearest_neighbour_scores
 
 __all__ = ["FeatureBridgeMethod", "median_gamma", "training_pairs"]
 
@@ -62,7 +66,7 @@ def training_pairs(train: Dataset) -> tuple[np.ndarray, list[str]]:
     return np.asarray(image_of, dtype=np.int64), texts
 
 
-class FeatureBridgeMethod(RetrievalMethod):
+class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
     """NN, linear CCA or RBF-kernel CCA over an encoder's image and text features.
 
     Parameters
@@ -85,8 +89,12 @@ class FeatureBridgeMethod(RetrievalMethod):
         γ = gamma_scale × the median heuristic (:func:`median_gamma`) per view.
     random_state : int, default=0
         Seeds the bandwidth sample.
-    name : str, optional
-        System name (default ``"<model>_<encoder>"``, ``"kcca_..."`` for RBF CCA).
+
+    Attributes
+    ----------
+    timings_s_ : dict
+        Seconds spent embedding the training items (``"embed"``) and fitting the model
+        (``"model"``).
 
     References
     ----------
@@ -97,10 +105,21 @@ class FeatureBridgeMethod(RetrievalMethod):
     Bach, F. & Jordan, M. (2002). Kernel independent component analysis. JMLR 3.
     """
 
+    _parameter_constraints = {
+        "encoder": [HasMethods(["embed_images", "embed_texts"])],
+        "model": [StrOptions({"cca", "nn"})],
+        "kernel": [StrOptions({"linear", "rbf"})],
+        "n_components": [POSITIVE_INT],
+        "reg": [POSITIVE_REAL],
+        "weight_power": [FINITE_REAL],
+        "rank": [POSITIVE_INT],
+        "gamma_scale": [POSITIVE_REAL],
+        "random_state": [SEED],
+    }
+
     def __init__(self, encoder: Encoder, model: str = "cca", kernel: str = "linear",
                  n_components: int = 128, reg: float = 1e-2, weight_power: float = 1.0,
-                 rank: int = 2000, gamma_scale: float = 1.0, random_state: int = 0,
-                 name: str | None = None):
+                 rank: int = 2000, gamma_scale: float = 1.0, random_state: int = 0):
         self.encoder = encoder
         self.model = model
         self.kernel = kernel
@@ -110,19 +129,26 @@ class FeatureBridgeMethod(RetrievalMethod):
         self.rank = rank
         self.gamma_scale = gamma_scale
         self.random_state = random_state
-        self.name = name or (
-            f"nn_{encoder.name}" if model == "nn"
-            else f"{'kcca' if kernel == 'rbf' else 'cca'}_{encoder.name}")
+
+    @property
+    def name(self) -> str:
+        """System name: ``"nn_<encoder>"``, ``"cca_<encoder>"`` or ``"kcca_<encoder>"`` (RBF kernel)."""
+        model = "nn" if self.model == "nn" else ("kcca" if self.kernel == "rbf" else "cca")
+        return f"{model}_{self.encoder.name}"
 
     # ------------------------------------------------------------------ fit
     def fit(self, train: Dataset) -> "FeatureBridgeMethod":
-        if self.model not in ("cca", "nn"):
-            raise ValueError(f"model must be 'cca' or 'nn', got {self.model!r}")
-        if self.kernel not in ("linear", "rbf"):
-            raise ValueError(f"kernel must be 'linear' or 'rbf', got {self.kernel!r}")
+        self._validate_params()
+        start = time.perf_counter()
         image_of, texts = training_pairs(train)
         X = self.encoder.embed_images(train.images).astype(np.float64)
         Y = self.encoder.embed_texts(texts).astype(np.float64)
+        embedded = time.perf_counter()
+        self._fit_model(X, Y, image_of)
+        self.timings_s_ = {"embed": embedded - start, "model": time.perf_counter() - embedded}
+        return self
+
+    def _fit_model(self, X: np.ndarray, Y: np.ndarray, image_of: np.ndarray) -> None:
         if self.model == "nn":
             self.train_images_ = X
             self.train_texts_ = Y
@@ -132,13 +158,11 @@ class FeatureBridgeMethod(RetrievalMethod):
             self.train_documents_ = np.zeros((len(X), Y.shape[1]))
             np.add.at(self.train_documents_, image_of, Y)
             self.train_documents_ /= counts
-            return self
-        if self.kernel == "rbf":
+        elif self.kernel == "rbf":
             self._fit_kcca(X[image_of], Y)
         else:
             self.cca_ = LinearCCA(n_components=self.n_components, reg=self.reg).fit(X[image_of], Y)
             self.dimension_weights_ = self.cca_.correlations_ ** self.weight_power
-        return self
 
     def _fit_kcca(self, X: np.ndarray, Y: np.ndarray) -> None:
         self.gammas_ = tuple(self.gamma_scale * median_gamma(V, random_state=self.random_state)
@@ -220,10 +244,7 @@ class FeatureBridgeMethod(RetrievalMethod):
     def _nn_scores(self, images: ImageSource, captions: Sequence[str]) -> DirectionalScores:
         X = self.encoder.embed_images(images)
         Y = self.encoder.embed_texts(list(captions))
-        # Annotation: captions ranked by similarity to the nearest training image's document.
-        nearest_image = np.argmax(cosine_scores(X, self.train_images_), axis=1)
-        annotation = cosine_scores(self.train_documents_[nearest_image], Y)
-        # Search: images ranked by similarity to the image of the nearest training caption.
-        nearest_caption = np.argmax(cosine_scores(Y, self.train_texts_), axis=1)
-        search = cosine_scores(X, self.train_images_[self.train_text_image_[nearest_caption]])
-        return DirectionalScores(annotation=annotation, search=search)
+        # Annotation through the nearest training image's document (its captions' mean vector);
+        # search through the image of the nearest training caption.
+        return nearest_neighbour_scores(cosine_scores(X, self.train_images_), cosine_scores(Y, self.train_documents_),
+                                        cosine_scores(Y, self.train_texts_), self.train_text_image_)

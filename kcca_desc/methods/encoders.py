@@ -9,38 +9,45 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..adapters.base import Encoder, PairScorer
+from ..validation import HasMethods, ValidatedParams
 from .base import RetrievalMethod, TwoTowerMethod
 
 __all__ = ["EncoderMethod", "PairScorerMethod"]
 
 
-class EncoderMethod(TwoTowerMethod):
+class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
     """A jointly trained encoder as a retrieval method: f(i, s) = cos(e(i), e(s)).
 
-    ``fit`` trains the encoder when it has a ``fit(train)`` method (the
-    trainable baselines) and is a no-op for frozen encoders.
+    ``fit`` trains the encoder in place when it has a ``fit(train)`` method (the trainable
+    baselines) and is a no-op for frozen encoders, so an encoder trained beforehand can be
+    scored without ``fit``.
 
     Parameters
     ----------
     encoder : Encoder
-        Must have ``joint_space = True``.
-    name : str, optional
-        System name in results (default: the encoder's name).
+        Must have ``joint_space = True``.  Its ``name`` is the system name.
     """
 
-    def __init__(self, encoder: Encoder, name: str | None = None):
+    _parameter_constraints = {"encoder": [HasMethods(["embed_images", "embed_texts"])]}
+
+    def __init__(self, encoder: Encoder):
         self.encoder = encoder
-        self.name = name or encoder.name
+
+    @property
+    def name(self) -> str:
+        return self.encoder.name
 
     def fit(self, train: Dataset) -> "EncoderMethod":
+        self._validate_params()
         if not getattr(self.encoder, "joint_space", False):
             raise ValueError(
-                f"encoder {self.encoder.name!r} embeds images and texts in different spaces; "
-                "cosine scores between them are meaningless — use FeatureBridgeMethod")
+                f"EncoderMethod: encoder {self.encoder.name!r} embeds images and texts in different spaces "
+                "(joint_space=False); cosine scores between them are meaningless — use FeatureBridgeMethod")
         if hasattr(self.encoder, "fit"):
             self.encoder.fit(train)
         return self
@@ -52,20 +59,27 @@ class EncoderMethod(TwoTowerMethod):
         return self.encoder.embed_texts(texts)
 
 
-class PairScorerMethod(RetrievalMethod):
+class PairScorerMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
     """A cross-conditioned model as a retrieval method: f(i, s) = scorer(i, s).
 
     Parameters
     ----------
     scorer : PairScorer
-    name : str, optional
+        Trained in place by ``fit`` when it has a ``fit(train)`` method.  Its ``name`` is the
+        system name.
     """
 
-    def __init__(self, scorer: PairScorer, name: str | None = None):
+    _parameter_constraints = {"scorer": [HasMethods(["score"])]}
+
+    def __init__(self, scorer: PairScorer):
         self.scorer = scorer
-        self.name = name or scorer.name
+
+    @property
+    def name(self) -> str:
+        return self.scorer.name
 
     def fit(self, train: Dataset) -> "PairScorerMethod":
+        self._validate_params()
         if hasattr(self.scorer, "fit"):
             self.scorer.fit(train)
         return self

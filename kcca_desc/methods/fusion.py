@@ -1,9 +1,8 @@
-"""Model selection on dev data and Borda-count fusion of rankings (SPEC §5).
+"""Borda-count fusion of the rankings of several models.
 
-Hodosh, Young & Hockenmaier (2013, §6) do not pick one KCCA setting: for each
-task they keep the 5 (n, κ) settings with the best R@1 on dev, the 5 best by
-R@5 and the 5 best by R@10 — 15 models — and combine their test rankings by
-Borda count, breaking ties by the median of each item's ranks.
+Hodosh, Young & Hockenmaier (2013, Section 4.1.3) do not pick one KCCA setting: for each
+task they keep 15 (n, κ) settings chosen on dev (:func:`kcca_desc.methods.selection.select_models`)
+and combine their test rankings by Borda count, breaking ties by the median of each item's ranks.
 
 References
 ----------
@@ -15,15 +14,13 @@ References
 
 from __future__ import annotations
 
-from typing import Hashable, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..scores import average_ranks
 
-__all__ = ["borda_fuse", "select_models", "SELECTION_METRICS"]
-
-SELECTION_METRICS = ("R@1", "R@5", "R@10")
+__all__ = ["borda_fuse"]
 
 # Rows (queries) fused at once: bounds the (n_models, chunk, N) rank stack.
 _CHUNK_ELEMENTS = 4 * 2**20
@@ -60,7 +57,7 @@ def _check_inputs(matrices: Sequence, axis: int, kind: str) -> list[np.ndarray]:
 
 
 def borda_fuse(matrices: Sequence, axis: int = 1, kind: str = "scores") -> np.ndarray:
-    """Fuse the rankings of several models by Borda count (SPEC §5).
+    """Fuse the rankings of several models by Borda count (Hodosh et al. 2013, Section 4.1.3).
 
     Each model ranks the ``N`` candidates of every query (the lines along
     ``axis``).  The item at rank ``r`` (1-based) gets ``N - r`` points; points
@@ -102,11 +99,11 @@ def borda_fuse(matrices: Sequence, axis: int = 1, kind: str = "scores") -> np.nd
 
     See Also
     --------
-    select_models : the 15 dev-selected settings whose rankings are fused.
+    kcca_desc.methods.selection.select_models : the 15 dev-selected settings whose rankings are fused.
 
     References
     ----------
-    .. [1] Hodosh, Young & Hockenmaier, JAIR 47, 2013, §6 (model combination).
+    .. [1] Hodosh, Young & Hockenmaier, JAIR 47, 2013, Section 4.1.3 ("The systems").
 
     Examples
     --------
@@ -129,65 +126,3 @@ def borda_fuse(matrices: Sequence, axis: int = 1, kind: str = "scores") -> np.nd
         total = (n - ranks).sum(axis=0)
         fused[start:stop] = total - np.median(ranks, axis=0) / (2 * n + 1)
     return np.moveaxis(fused, -1, axis)
-
-
-def select_models(dev_metrics: Sequence[tuple[Hashable, Mapping[str, float]]], k: int = 5,
-                  metrics: Sequence[str] = SELECTION_METRICS) -> list:
-    """The dev-selected settings whose rankings are fused (SPEC §5).
-
-    For one task, the ``k`` settings with the best dev R@1, then the ``k``
-    best by R@5, then the ``k`` best by R@10: ``3k`` settings (15 with the
-    default ``k = 5``, as in Hodosh et al. 2013).
-
-    A setting in several of the lists is kept once per list: duplicates count
-    separately, so such a setting votes more than once in
-    :func:`borda_fuse`.  This keeps the paper's fixed 15 models.
-
-    Ties within one metric are broken by the sum of the other selection
-    metrics (higher first), then by the order of ``dev_metrics`` (earlier
-    first), so the selection is deterministic.
-
-    Parameters
-    ----------
-    dev_metrics : sequence of (setting, dict)
-        Each setting (any object, e.g. ``(n_components, reg)``) with its dev
-        metrics of one task; the dicts need the keys in ``metrics``.
-    k : int, default=5
-        Settings per metric.  With fewer than ``k`` settings, every setting
-        is kept in each list (in that list's order).
-    metrics : sequence of str, default=("R@1", "R@5", "R@10")
-        Selection metrics, all higher-is-better.
-
-    Returns
-    -------
-    list
-        ``min(k, len(dev_metrics)) * len(metrics)`` settings, grouped by
-        metric, best first.
-
-    Raises
-    ------
-    ValueError
-        If ``dev_metrics`` is empty, ``k < 1``, or a setting lacks a metric
-        or has a non-finite value.
-    """
-    if not dev_metrics:
-        raise ValueError("select_models: no dev results to select from")
-    if int(k) != k or k < 1:
-        raise ValueError(f"select_models: k must be a positive integer, got {k!r}")
-    table = np.empty((len(dev_metrics), len(metrics)), dtype=np.float64)
-    for i, (setting, values) in enumerate(dev_metrics):
-        for j, name in enumerate(metrics):
-            if name not in values:
-                raise ValueError(f"select_models: setting {setting!r} has no {name}")
-            table[i, j] = values[name]
-            if not np.isfinite(table[i, j]):
-                raise ValueError(f"select_models: setting {setting!r} has {name} = {values[name]}")
-    settings = [setting for setting, _ in dev_metrics]
-    position = np.arange(len(settings))
-    selected = []
-    for j in range(len(metrics)):
-        others = table.sum(axis=1) - table[:, j]
-        # lexsort: last key is primary; position makes the order total.
-        order = np.lexsort((position, -others, -table[:, j]))
-        selected += [settings[i] for i in order[:k]]
-    return selected

@@ -1,4 +1,4 @@
-"""Nearest-neighbour baselines of Hodosh, Young & Hockenmaier (2013, §5).
+"""Nearest-neighbour baselines of Hodosh, Young & Hockenmaier (2013, Section 3.1).
 
 Annotation: find the training image closest to the query image under the
 image kernel and rank the candidate captions by their text similarity to that
@@ -27,13 +27,17 @@ from ..kernels.text import document_idf
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
-from ..image.kernel import ImageKernel
-from ..text.named_kernels import make_text_kernel
+from ..image.kernel import IMAGE_KERNELS, ImageKernel
+from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
 from ..scores import DirectionalScores
+from ..validation import SEED, Registered, StrOptions, ValidatedParams
 from .base import RetrievalMethod
 
-__all__ = ["idf_f1_similarity", "NearestNeighbour"]
+__all__ = ["idf_f1_similarity", "nearest_neighbour_scores", "NearestNeighbour"]
+
+#: The word-set similarities of the paper's NN5 baselines, by name, with their system names.
+WORD_SET_SIMILARITIES = {"idf_f1": "NN5 idf F1", "f1": "NN5 F1"}
 
 
 def _binary_term_matrix(documents: Sequence[Sequence[str]], vocabulary: Mapping[str, int]) -> sp.csr_matrix:
@@ -97,8 +101,47 @@ def idf_f1_similarity(
     return f1.astype(np.float32)
 
 
-class NearestNeighbour(BaseEstimator, RetrievalMethod):
-    """Nearest-neighbour image–sentence ranker (Hodosh et al. 2013, §5).
+def nearest_neighbour_scores(image_to_train: np.ndarray, caption_to_train: np.ndarray,
+                             caption_to_texts: np.ndarray | None = None,
+                             text_item: np.ndarray | None = None) -> DirectionalScores:
+    """Scores of the nearest-neighbour rule (Hodosh et al. 2013, Section 3.1).
+
+    Annotation: the query image i's nearest training item is t(i) = argmax_t I[i, t], and
+    candidate caption j scores T[j, t(i)], its text similarity to that item.  Search: the query
+    caption j's nearest training text is u(j) = argmax_u U[j, u], and candidate image i scores
+    I[i, item(u(j))], its image similarity to the image of that text's item::
+
+        annotation[i, j] = T[j, argmax_t I[i, t]]
+        search[i, j] = I[i, item(argmax_u U[j, u])]
+
+    Parameters
+    ----------
+    image_to_train : ndarray of shape (n_images, n_train)
+        I: similarity of each image to each training image.
+    caption_to_train : ndarray of shape (n_captions, n_train)
+        T: similarity of each caption to each training item's text (e.g. its five captions as
+        one document, NN5).
+    caption_to_texts : ndarray of shape (n_captions, n_texts), optional
+        U: similarity of each caption to the training texts searched for the nearest one;
+        default T (the texts are the items', item(u) = u).
+    text_item : ndarray of int of shape (n_texts,), optional
+        item(u): the training item of each text of U (needed with ``caption_to_texts``).
+
+    Returns
+    -------
+    DirectionalScores
+        Both ``(n_images, n_captions)``; ties in an argmax go to the first training item or text.
+    """
+    if caption_to_texts is None:
+        caption_to_texts, text_item = caption_to_train, np.arange(caption_to_train.shape[1])
+    nearest_item = np.argmax(image_to_train, axis=1)
+    nearest_text_item = np.asarray(text_item)[np.argmax(caption_to_texts, axis=1)]
+    return DirectionalScores(annotation=np.ascontiguousarray(caption_to_train[:, nearest_item].T),
+                             search=np.ascontiguousarray(image_to_train[:, nearest_text_item]))
+
+
+class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
+    """Nearest-neighbour image–sentence ranker (Hodosh et al. 2013, Section 3.1).
 
     Parameters
     ----------
@@ -115,7 +158,19 @@ class NearestNeighbour(BaseEstimator, RetrievalMethod):
         Text preprocessing (default: all steps on).
     random_state : int, default=0
         Seed for codebooks.
+    cache : bool, default=True
+        Cache image features, kernel matrices and (with the default ``preprocessor``)
+        preprocessed captions on disk.
     """
+
+    _parameter_constraints = {
+        "text_similarity": [StrOptions(set(WORD_SET_SIMILARITIES)), Registered(TEXT_KERNELS, "text kernel")],
+        "image_kernel": [Registered(IMAGE_KERNELS, "image kernel")],
+        "image_kernel_params": [dict, None],
+        "preprocessor": [Preprocessor, None],
+        "random_state": [SEED],
+        "cache": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -124,16 +179,18 @@ class NearestNeighbour(BaseEstimator, RetrievalMethod):
         image_kernel_params: dict | None = None,
         preprocessor: Preprocessor | None = None,
         random_state: int = 0,
+        cache: bool = True,
     ):
         self.text_similarity = text_similarity
         self.image_kernel = image_kernel
         self.image_kernel_params = image_kernel_params
         self.preprocessor = preprocessor
         self.random_state = random_state
+        self.cache = cache
 
     @property
     def name(self) -> str:
-        text = {"idf_f1": "NN5 idf F1", "f1": "NN5 F1"}.get(self.text_similarity, f"NN {self.text_similarity}")
+        text = WORD_SET_SIMILARITIES.get(self.text_similarity, f"NN {self.text_similarity}")
         return f"{text} ({self.image_kernel})"
 
     def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
@@ -141,19 +198,25 @@ class NearestNeighbour(BaseEstimator, RetrievalMethod):
         return tokens
 
     def fit(self, train: Dataset) -> "NearestNeighbour":
-        """Learn the image codebooks and the text statistics (idf or kernel) on ``train``."""
-        self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor()
-        self.image_kernel_ = ImageKernel(
-            kind=self.image_kernel, random_state=self.random_state, **(self.image_kernel_params or {})
-        ).fit(train.images)
+        """Learn the image codebooks and the text statistics (idf or kernel) on ``train``.
+
+        Every parameter, including those passed on to :class:`ImageKernel`, is checked before any
+        feature is computed.
+        """
+        self._validate_params()
+        image_kernel = ImageKernel(kind=self.image_kernel, random_state=self.random_state, cache=self.cache,
+                                   **(self.image_kernel_params or {}))
+        image_kernel._validate_params()
+        text_kernel = None
+        if self.text_similarity not in WORD_SET_SIMILARITIES:
+            text_kernel = make_text_kernel(self.text_similarity, random_state=self.random_state)
+
+        self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
+        self.image_kernel_ = image_kernel.fit(train.images)
         self.train_items_, tags = self.preprocessor_.process_items(train.captions)
         self.train_documents_ = [[w for s in item for w in s] for item in self.train_items_]
-        if self.text_similarity in ("idf_f1", "f1"):
-            self.idf_ = document_idf(self.train_items_) if self.text_similarity == "idf_f1" else None
-            self.text_kernel_ = None
-        else:
-            self.text_kernel_ = make_text_kernel(self.text_similarity, random_state=self.random_state)
-            self.text_kernel_.fit(self.train_items_, tags)
+        self.idf_ = document_idf(self.train_items_) if self.text_similarity == "idf_f1" else None
+        self.text_kernel_ = None if text_kernel is None else text_kernel.fit(self.train_items_, tags)
         return self
 
     def _text_to_train(self, caption_tokens: list[list[str]]) -> np.ndarray:
@@ -173,16 +236,6 @@ class NearestNeighbour(BaseEstimator, RetrievalMethod):
             item nearest to caption j.
         """
         check_is_fitted(self, "train_items_")
-        caption_tokens = self._tokens(captions)
-        image_to_train = self.image_kernel_.cross(images)           # (n_images, n_train)
-        text_to_train = self._text_to_train(caption_tokens)         # (n_captions, n_train)
-        # Annotation: captions ranked by text similarity to the query image's nearest training item.
-        nearest_item = np.argmax(image_to_train, axis=1)
-        annotation = text_to_train[:, nearest_item].T
-        # Search: images ranked by image similarity to the query caption's nearest training item.
-        nearest_text = np.argmax(text_to_train, axis=1)
-        search = image_to_train[:, nearest_text]
-        return DirectionalScores(
-            annotation=np.ascontiguousarray(annotation, dtype=np.float32),
-            search=np.ascontiguousarray(search, dtype=np.float32),
-        )
+        scores = nearest_neighbour_scores(self.image_kernel_.cross(images),
+                                          self._text_to_train(self._tokens(captions)))
+        return DirectionalScores(*(m.astype(np.float32, copy=False) for m in scores))

@@ -1,6 +1,7 @@
 """The complete Hodosh et al. (2013) KCCA system as one estimator.
 
-:class:`ImageSentenceRanker` runs the paper's procedure (SPEC §5):
+:class:`ImageSentenceRanker` runs the paper's procedure (Hodosh, Young & Hockenmaier 2013,
+Sections 3.2-3.5 and 4.1.3):
 
 1. image kernel (spatial pyramid over colour, texture and SIFT words, raised
    to the power p) and text kernel (e.g. ``tri_sem``, diagonal multiplied by
@@ -8,7 +9,7 @@
 2. one KCCA decomposition (:class:`kcca_desc.kcca.KCCA`);
 3. with a dev view: every (n, κ) of the grid scored on dev, and for each task
    the 5 settings with best R@1, the 5 best by R@5 and the 5 best by R@10
-   (15 models, :func:`kcca_desc.methods.fusion.select_models`);
+   (15 models, :func:`kcca_desc.methods.selection.select_per_task`);
 4. at test time each selected model ranks the whole pool and the rankings are
    combined by Borda count with ties broken by median rank
    (:func:`kcca_desc.methods.fusion.borda_fuse`).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from numbers import Real
 from typing import Sequence
 
 import numpy as np
@@ -29,14 +31,25 @@ from sklearn.utils.validation import check_is_fitted
 from ..cache import NpzCache, cache_dir
 from ..data.dataset import Dataset, RetrievalView
 from ..data.images import ImageSource
-from ..evaluate.ranks import evaluate_scores
-from ..image.kernel import ImageKernel
+from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..kcca import KCCA, scale_diagonal
 from ..scores import DirectionalScores, cosine_scores
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
+from ..validation import (
+    FINITE_REAL,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    SEED,
+    Interval,
+    Registered,
+    SequenceOf,
+    ValidatedParams,
+    invalid_parameter,
+)
 from .base import RetrievalMethod
-from .fusion import borda_fuse, select_models
+from .fusion import borda_fuse
+from .selection import dev_metrics, select_per_task
 
 __all__ = ["ImageSentenceRanker", "DEFAULT_N_COMPONENTS", "DEFAULT_REGS"]
 
@@ -44,7 +57,7 @@ DEFAULT_N_COMPONENTS = (16, 32, 64, 128, 256)
 DEFAULT_REGS = (0.01, 0.1, 1.0, 10.0)
 
 
-class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
+class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
     """Image–sentence ranking by kernel CCA (Hodosh, Young & Hockenmaier 2013).
 
     Parameters
@@ -65,13 +78,14 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
     n_select : int, default=5
         Models kept per selection metric (the paper: 5, i.e. 15 per task).
     weight_power : float, default=0.0
-        Weight projected dimension k by ρ_k ** weight_power before the cosine.
+        Weight projected dimension k by ρ_k ** weight_power before the cosine (our addition;
+        0 is the paper's plain cosine, see ``docs/design.md``).
     kcca_params : dict, optional
         Further :class:`KCCA` parameters (``method``, ``rank``, ``reg_form``...).  Unless given,
         ``solve_dtype=numpy.float32``: each κ's canonical eigensolve finds its subspace in single
         precision and refines it in double, about 1.6 times as fast; on the 31 systems of the
         Flickr8K table it selects the same models and gives the same R@K and median ranks as double
-        precision (33 of 62,000 per-query ranks move by one or two positions).
+        precision (33 of 62,000 per-query ranks move by one or two positions; ``docs/design.md``).
     image_kernel_params : dict, optional
         Further :class:`ImageKernel` parameters.
     preprocessor : Preprocessor, optional
@@ -79,12 +93,16 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
     random_state : int, default=0
         Seed of every random choice (codebooks, BoW1 caption choice, KCCA).
     cache : bool, default=True
-        Cache features and kernel matrices on disk.
+        Cache features, kernel matrices, KCCA solutions and (with the default ``preprocessor``)
+        preprocessed captions on disk.
 
     Attributes
     ----------
     kcca_ : KCCA
         The fitted decomposition (largest n of the grid).
+    models_ : dict of float to KCCA
+        The canonical solution of each κ solved so far (the grid's after a selection), sharing
+        the kernel decompositions of ``kcca_``.
     selected_ : dict
         ``{"annotation": [(n, reg), ...], "search": [...]}``, 15 settings each
         (fewer when the grid is smaller), or one setting without a dev set.
@@ -112,6 +130,22 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
         self.random_state = random_state
         self.cache = cache
 
+    _parameter_constraints = {
+        "image_kernel": [Registered(IMAGE_KERNELS, "image kernel")],
+        "text_kernel": [Registered(TEXT_KERNELS, "text kernel")],
+        "power": [POSITIVE_REAL],
+        "diag": [Interval(Real, 1, None, closed="left")],
+        "n_components": [SequenceOf(POSITIVE_INT)],
+        "regs": [SequenceOf(POSITIVE_REAL)],
+        "n_select": [POSITIVE_INT],
+        "weight_power": [FINITE_REAL],
+        "kcca_params": [dict, None],
+        "image_kernel_params": [dict, None],
+        "preprocessor": [Preprocessor, None],
+        "random_state": [SEED],
+        "cache": ["boolean"],
+    }
+
     @property
     def name(self) -> str:
         return f"KCCA {self.text_kernel} ({self.image_kernel})"
@@ -127,7 +161,7 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
         params = self.text_kernel_.get_params()
         params.pop("preprocessor")
         # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
-        params["name"] = TEXT_KERNELS[params["name"]]
+        params["name"] = TEXT_KERNELS[params["name"]].description
         return {"text_kernel": params, "preprocessor": self.preprocessor_.cache_params(),
                 "train": [list(c) for c in self.train_captions_]}
 
@@ -148,10 +182,13 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
 
     # -------------------------------------------------------------------- fit
     def fit(self, train: Dataset, dev: RetrievalView | None = None) -> "ImageSentenceRanker":
-        """Fit on ``train``; with ``dev``, select the fused models on it (SPEC §5)."""
+        """Fit on ``train``; with ``dev``, select the models to fuse (Hodosh et al. 2013, Section 4.1.3).
+
+        Every parameter, including those passed on to :class:`ImageKernel`, the text kernel and
+        :class:`KCCA`, is checked before any feature is computed.
+        """
+        self._validate_params()
         grid = self._grid()
-        if not grid:
-            raise ValueError("ImageSentenceRanker: n_components and regs must not be empty")
         if dev is None and len(grid) > 1:
             raise ValueError(
                 f"ImageSentenceRanker: a grid of {len(grid)} (n, reg) settings needs a dev view for "
@@ -159,31 +196,33 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
             )
         n_max = max(n for n, _ in grid)
         if n_max >= len(train):
-            raise ValueError(f"ImageSentenceRanker: n_components up to {n_max} needs more than {n_max} "
-                             f"training images, got {len(train)}")
+            raise invalid_parameter(self, "n_components", f"below the number of training images ({len(train)})",
+                                    self.n_components)
+        image_kernel = ImageKernel(kind=self.image_kernel, power=self.power, random_state=self.random_state,
+                                   cache=self.cache, **(self.image_kernel_params or {}))
+        text_kernel = make_text_kernel(self.text_kernel, random_state=self.random_state)
+        params = {"solve_dtype": np.float32, **(self.kcca_params or {})}
+        if self.cache:
+            params.setdefault("memory", str(cache_dir("kcca_spectra")))
+        kcca = KCCA(n_components=n_max, reg=grid[0][1], **params)
+        for stage in (image_kernel, text_kernel, kcca):
+            stage._validate_params()
+
         self.timings_s_ = {}
-        self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor()
+        self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
         self.train_captions_ = train.captions
         self.train_items_, train_tags = self._timed("text_preprocess", self.preprocessor_.process_items,
                                                     train.captions)
 
-        self.image_kernel_ = self._timed(
-            "image_features", ImageKernel(kind=self.image_kernel, power=self.power,
-                                          random_state=self.random_state, cache=self.cache,
-                                          **(self.image_kernel_params or {})).fit, train.images)
+        self.image_kernel_ = self._timed("image_features", image_kernel.fit, train.images)
         Kx = self._timed("image_gram", self.image_kernel_.train_gram)
 
-        self.text_kernel_ = self._timed(
-            "text_kernel_fit", make_text_kernel(self.text_kernel, random_state=self.random_state).fit,
-            self.train_items_, train_tags)
+        self.text_kernel_ = self._timed("text_kernel_fit", text_kernel.fit, self.train_items_, train_tags)
         Ky = self._timed("text_gram", self._cached_text_kernel, "gram", self.text_kernel_.train_gram)
         Ky = scale_diagonal(Ky, self.diag)
 
-        params = {"solve_dtype": np.float32, **(self.kcca_params or {})}
-        if self.cache:
-            params.setdefault("memory", str(cache_dir("kcca_spectra")))
-        self.kcca_ = self._timed("kcca_fit", KCCA(n_components=n_max, reg=grid[0][1], **params).fit, Kx, Ky)
-        self._models = {grid[0][1]: self.kcca_}
+        self.kcca_ = self._timed("kcca_fit", kcca.fit, Kx, Ky)
+        self.models_ = {grid[0][1]: self.kcca_}
         if dev is None:
             self.selected_ = {"annotation": grid, "search": grid}
             self.dev_results_ = []
@@ -194,43 +233,34 @@ class ImageSentenceRanker(BaseEstimator, RetrievalMethod):
         return list(itertools.product(sorted(self.n_components), sorted(self.regs)))
 
     def select(self, dev: RetrievalView) -> "ImageSentenceRanker":
-        """(Re-)select the fused models on ``dev`` from the fitted decomposition (SPEC §5).
+        """(Re-)select the fused models on ``dev`` from the fitted decomposition (Section 4.1.3).
 
         Called by :meth:`fit`; call it again after ``set_params(weight_power=...)`` to re-select
-        without refitting: each κ is solved once and kept.
+        without refitting: each κ is solved once and kept in :attr:`models_`.
         """
         check_is_fitted(self, "kcca_")
         self._timed("model_selection", self._select, dev, self._grid())
         return self
 
     def _projections(self, Kx_new, Ky_new, settings):
-        """Cosine score matrices of each (n, reg) setting, computed once per setting."""
+        """Cosine score matrices of each (n, reg) setting, one projection per κ."""
         out = {}
         for reg in sorted({r for _, r in settings}):
-            # One solve per reg serves every n, in selection and in scoring alike.
-            if reg not in self._models:
-                self._models[reg] = self.kcca_.with_params(reg=reg)
             # weight_power is read at projection time, so it may change after fit (no new solve).
-            model = self._models[reg].with_params(weight_power=self.weight_power)
+            model = self.models_[reg].with_params(weight_power=self.weight_power)
             for n in sorted({n for n, r in settings if r == reg}):
                 out[(n, reg)] = cosine_scores(*model.transform(Kx_new, Ky_new, n_components=n))
         return out
 
     def _select(self, dev: RetrievalView, grid) -> None:
-        Kx_dev = self.image_kernel_.cross(dev.images)
-        Ky_dev = self._query_text_kernel(dev.captions)
-        scores = self._projections(Kx_dev, Ky_dev, grid)
-        self.dev_results_ = []
-        per_task = {"annotation": [], "search": []}
-        for setting in grid:
-            metrics = evaluate_scores(scores[setting], dev)
-            row = {"n_components": setting[0], "reg": setting[1]}
-            for task in per_task:
-                m = {k: metrics[task][k] for k in ("R@1", "R@5", "R@10", "median_rank")}
-                per_task[task].append((setting, m))
-                row[task] = m
-            self.dev_results_.append(row)
-        self.selected_ = {task: select_models(rows, k=self.n_select) for task, rows in per_task.items()}
+        # One solve per κ serves every n, in selection and in scoring alike.
+        for reg in sorted({r for _, r in grid} - set(self.models_)):
+            self.models_[reg] = self.kcca_.with_params(reg=reg)
+        scores = self._projections(self.image_kernel_.cross(dev.images), self._query_text_kernel(dev.captions),
+                                   grid)
+        results = [(setting, dev_metrics(scores[setting], dev)) for setting in grid]
+        self.dev_results_ = [{"n_components": n, "reg": reg, **metrics} for (n, reg), metrics in results]
+        self.selected_ = select_per_task(results, k=self.n_select)
 
     # ------------------------------------------------------------------ score
     def score(self, images: ImageSource, captions: Sequence[str]) -> DirectionalScores:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import pearsonr
 
 __all__ = ["average_precision", "precision_at_k", "optimal_threshold", "leave_one_out_threshold_accuracy",
            "pearson_r"]
@@ -89,15 +90,23 @@ def leave_one_out_threshold_accuracy(scores, labels) -> float:
 
 
 def pearson_r(x, y) -> float:
-    """Pearson correlation coefficient of two equally long 1-D samples."""
+    """Pearson correlation coefficient of two equally long 1-D samples, :func:`scipy.stats.pearsonr`.
+
+    r = Σ (x_i - x̄)(y_i - ȳ) / sqrt(Σ (x_i - x̄)² Σ (y_i - ȳ)²).  Unlike SciPy, which returns
+    NaN with a warning, it raises when r is undefined.
+
+    Raises
+    ------
+    ValueError
+        If the samples are not 1-D of one length >= 2, hold NaN or infinite values, or one of
+        them is constant.
+    """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape or len(x) < 2:
         raise ValueError(f"pearson_r: need two 1-D samples of one length >= 2, got {x.shape} and {y.shape}")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("pearson_r: samples contain NaN or infinite values")
-    xc, yc = x - x.mean(), y - y.mean()
-    denominator = np.sqrt((xc @ xc) * (yc @ yc))
-    if denominator == 0:
+    if np.all(x == x[0]) or np.all(y == y[0]):
         raise ValueError("pearson_r: a sample is constant; the correlation is undefined")
-    return float(xc @ yc / denominator)
+    return float(pearsonr(x, y).statistic)

@@ -1,4 +1,8 @@
-"""The named text kernels of ``--text-kernel`` (Hodosh et al. 2013, §4.2 and Table 3).
+"""The named text kernels of ``--text-kernel`` (Hodosh et al. 2013, Sections 3.4-3.5).
+
+Every name is an entry of :data:`TEXT_KERNELS`, a :class:`TextKernelSpec` that says what the
+kernel learns from the training items and how it computes a Gram matrix; every word similarity
+of the soft trigram kernels is a factory in :data:`WORD_SIMILARITIES`.
 
 Names
 -----
@@ -14,17 +18,35 @@ Names
     the training captions, ``dext`` distributional on the external corpus, ``dext_ic`` the mean of
     the two, ``a`` IBM Model 1 alignment, ``a_<d>`` the elementwise max of alignment and ``<d>``.
 ``tri_sem``
-    The paper's best text kernel (Tri5Sem): ``tri5_a_dext_ic_idf``.
+    The paper's best text kernel (Tri5Sem): the same entry as ``tri5_a_dext_ic_idf``.
 
 The external corpus of ``dext`` defaults to
 :func:`kcca_desc.kernels.text.similarity.default_external_corpus` (Wikipedia lead paragraphs, about 0.8M
 words), NOT the British National Corpus the paper used, which cannot be shipped; pass
-``corpus=`` (raw sentences, e.g. :func:`kcca_desc.kernels.text.similarity.read_corpus_file`) to use another.
+``corpus=`` (raw sentences, e.g. :func:`kcca_desc.kernels.text.similarity.read_corpus_file`) to use another
+(``docs/design.md``).
+
+Adding a kernel
+---------------
+Register one object; :class:`TextKernel`, the systems and the command line pick it up::
+
+    @dataclass(frozen=True)
+    class WordOverlap(TextKernelSpec):
+        family: ClassVar[str] = "overlap"
+        single_caption: bool = False
+
+        def gram(self, kernel, items_a, items_b=None):
+            ...
+
+    TEXT_KERNELS.register("overlap", WordOverlap(), help="shared words")
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -44,36 +66,223 @@ from ..kernels.text.similarity import (
 )
 from ..kernels.text.tagrank import TagRank, tagrank_kernel
 from ..kernels.text.trigram import trigram_kernel
+from ..registry import Registry
+from ..validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Registered, ValidatedParams
+from .preprocess import Preprocessor
 
-__all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS"]
-
-_SOURCES = ("lin", "dic", "dext", "dext_ic", "a", "a_dic", "a_dext", "a_dext_ic")
-
-
-def _registry() -> dict[str, dict]:
-    kernels = {
-        "bow1": dict(family="bow", single_caption=True, weighting="none"),
-        "bow5": dict(family="bow", single_caption=False, weighting="none"),
-        "bow5_idf": dict(family="bow", single_caption=False, weighting="idf"),
-        "bow5_sqrtidf": dict(family="bow", single_caption=False, weighting="sqrt_idf"),
-        "tagrank": dict(family="tagrank", single_caption=False),
-        "tri1": dict(family="tri", single_caption=True, use_idf=False, source=None),
-        "tri5": dict(family="tri", single_caption=False, use_idf=False, source=None),
-        "tri5_idf": dict(family="tri", single_caption=False, use_idf=True, source=None),
-    }
-    for source in _SOURCES:
-        for use_idf in (False, True):
-            name = f"tri5_{source}" + ("_idf" if use_idf else "")
-            kernels[name] = dict(family="tri", single_caption=False, use_idf=use_idf, source=source)
-    kernels["tri_sem"] = dict(kernels["tri5_a_dext_ic_idf"])
-    return kernels
+__all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS", "WORD_SIMILARITIES", "TrainingText",
+           "TextStatistics", "TextKernelSpec", "BagOfWords", "TagRankKernel", "Trigram", "max_of", "mean_of"]
 
 
-#: Name -> configuration of every named text kernel.
-TEXT_KERNELS: dict[str, dict] = _registry()
+@dataclass(frozen=True)
+class TrainingText:
+    """The training data a text kernel learns from.
+
+    Attributes
+    ----------
+    kernel : str
+        Name of the kernel being fitted (for error messages).
+    items : list of items
+        Every caption of every training item (an item is a list of token lists).
+    tags : list of items or None
+        Penn Treebank tags in the same nesting; None when not given.
+    view : list of items
+        The items the kernel compares against (one seeded caption each for single-caption kernels).
+    sentences : list of token lists
+        Every training sentence.
+    random_state : int
+        Seed of the kernel.
+    corpus : sequence of str or None
+        Raw external sentences (None: the default corpus).
+    preprocessor : Preprocessor or None
+        Applied to ``corpus`` (None: ``Preprocessor()``, as for captions).
+    """
+
+    kernel: str
+    items: list
+    tags: list | None
+    view: list
+    sentences: list
+    random_state: int
+    corpus: Sequence[str] | None = None
+    preprocessor: Preprocessor | None = None
+
+    def require_tags(self, what: str) -> list:
+        """The tags, or a ValueError naming the kernel and the ``what`` that needs them."""
+        if self.tags is None:
+            raise ValueError(f"text kernel {self.kernel!r} needs train_items_tags (POS tags) for its {what}")
+        return self.tags
+
+    def external_sentences(self) -> list[list[str]]:
+        """The external corpus, preprocessed like the captions (empty sentences dropped)."""
+        raw = default_external_corpus() if self.corpus is None else list(self.corpus)
+        preprocessor = Preprocessor() if self.preprocessor is None else self.preprocessor
+        tokens, _ = preprocessor.process(raw)
+        return [s for s in tokens if s]
 
 
-class TextKernel(BaseEstimator):
+# ---------------------------------------------------------------------------- word similarities
+#: Name -> factory ``(TrainingText) -> fitted WordSimilarity`` of the soft trigram kernels.
+WORD_SIMILARITIES: Registry[Callable[[TrainingText], WordSimilarity]] = Registry("word similarity")
+
+
+def max_of(*sources: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
+    """A factory of the elementwise maximum of the ``sources``' similarities (fitted in order)."""
+    def fit(train: TrainingText) -> WordSimilarity:
+        return MaxSimilarity([source(train) for source in sources])
+    return fit
+
+
+def mean_of(*sources: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
+    """A factory of the elementwise mean of the ``sources``' similarities (fitted in order)."""
+    def fit(train: TrainingText) -> WordSimilarity:
+        return AverageSimilarity([source(train) for source in sources])
+    return fit
+
+
+@WORD_SIMILARITIES.register("lin", help="WordNet similarity of Lin (1998)")
+def lin_similarity(train: TrainingText) -> WordSimilarity:
+    return LinSimilarity(data_dir=cache_dir("nltk_data")).fit(train.sentences)
+
+
+@WORD_SIMILARITIES.register("dic", help="distributional similarity on the training captions")
+def captions_similarity(train: TrainingText) -> WordSimilarity:
+    return DistributionalSimilarity().fit(train.sentences)
+
+
+@WORD_SIMILARITIES.register("dext", help="distributional similarity on the external corpus")
+def external_similarity(train: TrainingText) -> WordSimilarity:
+    return DistributionalSimilarity().fit(train.external_sentences())
+
+
+external_and_captions_similarity = WORD_SIMILARITIES.register(
+    "dext_ic", mean_of(external_similarity, captions_similarity), help="mean of the dext and dic similarities")
+
+
+@WORD_SIMILARITIES.register("a", help="IBM Model 1 alignment of the captions of an image")
+def alignment_similarity(train: TrainingText) -> WordSimilarity:
+    return AlignmentSimilarity().fit(train.items, train.require_tags("alignment source"))
+
+
+WORD_SIMILARITIES.register("a_dic", max_of(alignment_similarity, captions_similarity),
+                           help="max of the a and dic similarities")
+WORD_SIMILARITIES.register("a_dext", max_of(alignment_similarity, external_similarity),
+                           help="max of the a and dext similarities")
+WORD_SIMILARITIES.register("a_dext_ic", max_of(alignment_similarity, external_and_captions_similarity),
+                           help="max of the a and dext_ic similarities")
+
+
+# -------------------------------------------------------------------------------- text kernels
+@dataclass(frozen=True)
+class TextStatistics:
+    """What a text kernel learnt from its training items (see :attr:`TextKernel.idf_` etc.)."""
+
+    idf: dict[str, float] | None = None
+    similarity: WordSimilarity | None = None
+    tagrank: TagRank | None = None
+
+
+class TextKernelSpec:
+    """Base of the entries of :data:`TEXT_KERNELS`: what one named text kernel computes.
+
+    Subclasses are frozen dataclasses whose fields, with the class variable ``family``, say
+    what the kernel computes (:attr:`description`); they override :meth:`gram`, and
+    :meth:`fit` when the kernel learns statistics from the training items.  Each sets the
+    field ``single_caption``: compare against one seeded caption per training item rather
+    than all of them.
+    """
+
+    family: ClassVar[str]
+    single_caption: bool
+
+    @property
+    def description(self) -> dict:
+        """A JSON-able description of what the kernel computes: the key of cached Grams.
+
+        Aliases are one entry, so they share the description and the cached Grams.
+        """
+        return {"family": self.family, **dataclasses.asdict(self)}
+
+    def fit(self, train: TrainingText) -> TextStatistics:
+        """Statistics learnt from the training data (none by default)."""
+        return TextStatistics()
+
+    def gram(self, kernel: "TextKernel", items_a: Sequence, items_b: Sequence | None = None) -> np.ndarray:
+        """Kernel matrix between items, given the fitted ``kernel`` (its statistics and parameters)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class BagOfWords(TextKernelSpec):
+    """Cosine of (weighted) word counts, :func:`~kcca_desc.kernels.text.bow.bow_kernel`."""
+
+    family: ClassVar[str] = "bow"
+    single_caption: bool = False
+    weighting: str = "none"
+
+    def fit(self, train: TrainingText) -> TextStatistics:
+        return TextStatistics(idf=None if self.weighting == "none" else document_idf(train.view))
+
+    def gram(self, kernel, items_a, items_b=None):
+        return bow_kernel(items_a, items_b, weighting=self.weighting, idf=kernel.idf_)
+
+
+@dataclass(frozen=True)
+class TagRankKernel(TextKernelSpec):
+    """Word-position kernel of Hwang & Grauman, :func:`~kcca_desc.kernels.text.tagrank.tagrank_kernel`."""
+
+    family: ClassVar[str] = "tagrank"
+    single_caption: bool = False
+
+    def fit(self, train: TrainingText) -> TextStatistics:
+        return TextStatistics(tagrank=TagRank(random_state=train.random_state).fit(train.sentences))
+
+    def gram(self, kernel, items_a, items_b=None):
+        return tagrank_kernel(items_a, items_b, model=kernel.tagrank_)
+
+
+@dataclass(frozen=True)
+class Trigram(TextKernelSpec):
+    """Subsequence kernel, exact or soft, :func:`~kcca_desc.kernels.text.trigram.trigram_kernel`.
+
+    ``source`` names the word similarity in :data:`WORD_SIMILARITIES` (None: exact matches).
+    """
+
+    family: ClassVar[str] = "tri"
+    single_caption: bool = False
+    use_idf: bool = False
+    source: str | None = None
+
+    def fit(self, train: TrainingText) -> TextStatistics:
+        return TextStatistics(idf=document_idf(train.view) if self.use_idf else None,
+                              similarity=None if self.source is None else WORD_SIMILARITIES[self.source](train))
+
+    def gram(self, kernel, items_a, items_b=None):
+        return trigram_kernel(items_a, items_b, lam=kernel.lam, max_len=kernel.max_len, idf=kernel.idf_,
+                              similarity=kernel.similarity_)
+
+
+#: Name -> :class:`TextKernelSpec` of every named text kernel.
+TEXT_KERNELS: Registry[TextKernelSpec] = Registry("text kernel")
+TEXT_KERNELS.register("bow1", BagOfWords(single_caption=True), help="bag of words of one seeded caption per image")
+TEXT_KERNELS.register("bow5", BagOfWords(), help="bag of words of all captions of an image")
+TEXT_KERNELS.register("bow5_idf", BagOfWords(weighting="idf"), help="idf-weighted bag of words")
+TEXT_KERNELS.register("bow5_sqrtidf", BagOfWords(weighting="sqrt_idf"), help="sqrt(idf)-weighted bag of words")
+TEXT_KERNELS.register("tagrank", TagRankKernel(), help="TagRank word-position kernel (Hwang & Grauman 2012)")
+TEXT_KERNELS.register("tri1", Trigram(single_caption=True), help="subsequence kernel of one seeded caption per image")
+TEXT_KERNELS.register("tri5", Trigram(), help="subsequence kernel of all captions")
+TEXT_KERNELS.register("tri5_idf", Trigram(use_idf=True), help="idf-weighted subsequence kernel")
+for _source in WORD_SIMILARITIES:
+    TEXT_KERNELS.register(f"tri5_{_source}", Trigram(source=_source),
+                          help=f"soft subsequence kernel, {WORD_SIMILARITIES.help(_source)}")
+    TEXT_KERNELS.register(f"tri5_{_source}_idf", Trigram(use_idf=True, source=_source),
+                          help=f"idf-weighted soft subsequence kernel, {WORD_SIMILARITIES.help(_source)}")
+del _source
+TEXT_KERNELS.register("tri_sem", TEXT_KERNELS["tri5_a_dext_ic_idf"],
+                      help="Tri5Sem, the paper's best text kernel: tri5_a_dext_ic_idf")
+
+
+class TextKernel(ValidatedParams, BaseEstimator):
     """A named text kernel fitted on training items (see the module docstring for the names).
 
     Parameters
@@ -94,6 +303,8 @@ class TextKernel(BaseEstimator):
 
     Attributes
     ----------
+    spec_ : TextKernelSpec
+        The registered entry of ``name`` at fit time.
     train_items_ : list of items
         The training items the kernel compares against (one caption each for ``bow1``/``tri1``).
     idf_ : dict of str to float or None
@@ -110,15 +321,19 @@ class TextKernel(BaseEstimator):
         self.corpus = corpus
         self.preprocessor = preprocessor
 
-    def _config(self) -> dict:
-        if self.name not in TEXT_KERNELS:
-            raise ValueError(f"unknown text kernel {self.name!r}; available: {', '.join(TEXT_KERNELS)}")
-        return TEXT_KERNELS[self.name]
+    _parameter_constraints = {
+        "name": [Registered(TEXT_KERNELS, "text kernel")],
+        "lam": [POSITIVE_REAL],
+        "max_len": [POSITIVE_INT],
+        "random_state": [SEED],
+        "corpus": ["array-like", None],
+        "preprocessor": [HasMethods(["process"]), None],
+    }
 
     def training_view(self, items: Sequence) -> list:
         """The items as training data: one seeded caption per item for ``bow1``/``tri1``."""
         items = check_items(items, "items")
-        if not self._config()["single_caption"]:
+        if not TEXT_KERNELS[self.name].single_caption:
             return items
         rng = np.random.default_rng(self.random_state)
         choice = [int(rng.integers(len(item))) if item else 0 for item in items]
@@ -137,50 +352,19 @@ class TextKernel(BaseEstimator):
         -------
         self : TextKernel
         """
-        config = self._config()
+        self._validate_params()
+        spec = TEXT_KERNELS[self.name]
         full_items = check_items(train_items_tokens, "train_items_tokens")
+        self.spec_ = spec
         self.train_items_ = self.training_view(full_items)
-        sentences = [s for item in full_items for s in item]
-        self.idf_ = None
-        self.similarity_ = None
-        self.tagrank_ = None
-        if config["family"] == "tagrank":
-            self.tagrank_ = TagRank(random_state=self.random_state).fit(sentences)
-        if config.get("weighting", "none") != "none" or config.get("use_idf"):
-            self.idf_ = document_idf(self.train_items_)
-        if config.get("source"):
-            self.similarity_ = self._fit_similarity(config["source"], full_items, train_items_tags, sentences)
+        statistics = spec.fit(TrainingText(
+            kernel=self.name, items=full_items, tags=train_items_tags, view=self.train_items_,
+            sentences=[s for item in full_items for s in item], random_state=self.random_state,
+            corpus=self.corpus, preprocessor=self.preprocessor))
+        self.idf_ = statistics.idf
+        self.similarity_ = statistics.similarity
+        self.tagrank_ = statistics.tagrank
         return self
-
-    def _fit_similarity(self, source: str, items, tags, sentences) -> WordSimilarity:
-        parts = source.split("_")
-        alignment = None
-        if parts[0] == "a":
-            if tags is None:
-                raise ValueError(f"text kernel {self.name!r} needs train_items_tags (POS tags) for its alignment source")
-            alignment = AlignmentSimilarity().fit(items, tags)
-            parts = parts[1:]
-        lexical = "_".join(parts)
-        if not lexical:
-            return alignment
-        if lexical == "lin":
-            other = LinSimilarity(data_dir=cache_dir("nltk_data")).fit(sentences)
-        elif lexical == "dic":
-            other = DistributionalSimilarity().fit(sentences)
-        elif lexical == "dext":
-            other = DistributionalSimilarity().fit(self._external_sentences())
-        else:  # dext_ic
-            other = AverageSimilarity([DistributionalSimilarity().fit(self._external_sentences()),
-                                       DistributionalSimilarity().fit(sentences)])
-        return other if alignment is None else MaxSimilarity([alignment, other])
-
-    def _external_sentences(self) -> list[list[str]]:
-        from .preprocess import Preprocessor
-
-        raw = default_external_corpus() if self.corpus is None else list(self.corpus)
-        preprocessor = Preprocessor() if self.preprocessor is None else self.preprocessor
-        tokens, _ = preprocessor.process(raw)
-        return [s for s in tokens if s]
 
     def gram(self, items_a: Sequence, items_b: Sequence | None = None) -> np.ndarray:
         """Kernel matrix between items (``items_b=None``: ``items_a`` against itself).
@@ -190,13 +374,7 @@ class TextKernel(BaseEstimator):
         ndarray of shape (len(items_a), len(items_b)), float64
         """
         check_is_fitted(self, "train_items_")
-        config = self._config()
-        if config["family"] == "bow":
-            return bow_kernel(items_a, items_b, weighting=config["weighting"], idf=self.idf_)
-        if config["family"] == "tagrank":
-            return tagrank_kernel(items_a, items_b, model=self.tagrank_)
-        return trigram_kernel(items_a, items_b, lam=self.lam, max_len=self.max_len, idf=self.idf_,
-                              similarity=self.similarity_)
+        return self.spec_.gram(self, items_a, items_b)
 
     def train_gram(self) -> np.ndarray:
         """Gram matrix of the training items (their training view)."""
@@ -211,6 +389,5 @@ class TextKernel(BaseEstimator):
 
 def make_text_kernel(name: str, **params) -> TextKernel:
     """A :class:`TextKernel` by name; unknown names raise ValueError listing the available ones."""
-    if name not in TEXT_KERNELS:
-        raise ValueError(f"unknown text kernel {name!r}; available: {', '.join(TEXT_KERNELS)}")
+    TEXT_KERNELS[name]  # an unknown name raises, listing the known ones
     return TextKernel(name=name, **params)

@@ -1,4 +1,9 @@
-"""Caption preprocessing: tokens and Penn Treebank tags (SPEC §2, Hodosh et al. 2013 §4).
+"""Caption preprocessing: tokens and Penn Treebank tags (Hodosh et al. 2013, Section 4.1.1).
+
+The paper spell-checks, normalises compound words, removes stop words and lemmatises, and tags
+parts of speech before lemmatisation for its alignment similarity (Section 3.5.4); the offline
+tools used here in place of its Linux ``spell`` and OpenNLP tagger are named in the steps below
+(see also ``docs/design.md``).
 
 The pipeline, in order, each step a switch of :class:`Preprocessor`:
 
@@ -111,7 +116,7 @@ def _require(module: str, extra: str):
 
 
 class Preprocessor:
-    """Deterministic caption preprocessing with one switch per step (SPEC §2).
+    """Deterministic caption preprocessing, one switch per step (Hodosh et al. 2013, Section 4.1.1).
 
     Parameters
     ----------

@@ -76,7 +76,7 @@ def _nearest_centres_fused(X, centres, half_sq_norms):
 
 
 class Codebook(BaseEstimator):
-    """A k-means codebook of visual words (Hodosh et al. 2013, §4.1.1).
+    """A k-means codebook of visual words (Hodosh et al. 2013, Section 3.3.1).
 
     ``fit`` draws at most ``max_samples_per_image`` descriptors from each
     training image (without replacement, seeded by ``(random_state, image

@@ -136,7 +136,7 @@ def _grid_points(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 
 def colour_features(image: np.ndarray, pixel_step: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """Per-pixel CIELAB colour (Hodosh et al. 2013, §4.1.1).
+    """Per-pixel CIELAB colour (Hodosh et al. 2013, Section 3.3.1).
 
     The image (sRGB, D65 white point) is converted to L* a* b* with OpenCV,
     L* in [0, 100] and a*, b* roughly in [-127, 127]; it agrees with

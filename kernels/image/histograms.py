@@ -24,8 +24,9 @@ def pyramid_histograms(words: np.ndarray, positions: np.ndarray, image_shape: tu
 
         h_c(v) = |{features in cell c with word v}| / n,
 
-    so each level's histograms sum to 1 (as in SPEC §3, which makes the level
-    intersection lie in [0, 1]); an image with no features gets all zeros.
+    so each level's histograms sum to 1 and the level intersection lies in
+    [0, 1] (Hodosh et al. 2013, Section 3.3.2, leave the cell normalisation
+    open: ``docs/design.md``).  An image with no features gets all zeros.
 
     Parameters
     ----------

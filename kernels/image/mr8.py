@@ -217,7 +217,7 @@ def mr8_responses(grey: np.ndarray, pixel_step: int = 1, support: int = 49) -> n
 
 
 def texture_features(image: np.ndarray, pixel_step: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """Per-pixel MR8 texture of an image's luminance (Hodosh et al. 2013, §4.1.1).
+    """Per-pixel MR8 texture of an image's luminance (Hodosh et al. 2013, Section 3.3.1).
 
     Parameters
     ----------

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
 from .._backend import resolve_backend
 from .intersection import check_histograms, intersection_validated
 
-__all__ = ["pyramid_cell_weights", "pyramid_kernel", "image_kernel"]
+__all__ = ["pyramid_cell_weights", "whole_image_cell_weights", "pyramid_kernel", "image_kernel"]
 
-_KINDS = ("pyramid", "histo")
 _PYRAMID_AXES = ("n_samples", "n_cells", "n_words")
 
 
@@ -49,6 +48,45 @@ def pyramid_cell_weights(levels: int = 2) -> np.ndarray:
     levels = _check_levels(levels)
     level_weights = [1.0 / 2 ** levels] + [1.0 / 2 ** (levels - l + 1) for l in range(1, levels + 1)]
     return np.repeat(level_weights, [4 ** l for l in range(levels + 1)])
+
+
+def whole_image_cell_weights(levels: int = 2) -> np.ndarray:
+    """Cell weights of the whole-image histogram intersection: weight 1 on cell 0 only.
+
+    Cell 0 (level 0) is the histogram of the whole image, so these weights turn the
+    spatial-pyramid computation of :func:`image_kernel` into a plain histogram intersection
+    (Swain and Ballard 1991, "Color indexing", IJCV); the finer cells get no weight whatever
+    ``levels`` is.
+
+    Parameters
+    ----------
+    levels : int, default=2
+        Finest level L of the pyramids (checked, otherwise unused).
+
+    Returns
+    -------
+    weights : ndarray of shape (1,), float64
+    """
+    _check_levels(levels)
+    return np.ones(1)
+
+
+#: The named cell weightings of :func:`image_kernel`'s ``kind``.
+_KINDS: dict[str, Callable[[int], np.ndarray]] = {"pyramid": pyramid_cell_weights,
+                                                  "histo": whole_image_cell_weights}
+
+
+def _cell_weights(kind, levels: int) -> np.ndarray:
+    """The weights of ``kind`` (a name of :data:`_KINDS` or a callable) for ``levels``, checked."""
+    weigh = _KINDS.get(kind) if isinstance(kind, str) else kind
+    if not callable(weigh):
+        raise ValueError(f"kind must be one of {tuple(_KINDS)} or a callable levels -> cell weights; got {kind!r}")
+    weights = np.asarray(weigh(levels), dtype=np.float64)
+    if weights.ndim != 1 or not 1 <= len(weights) <= _n_cells(levels) \
+            or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError(f"kind(levels={levels}) must return between 1 and {_n_cells(levels)} non-negative "
+                         f"finite cell weights; got {weights!r}")
+    return weights
 
 
 def _n_cells(levels: int) -> int:
@@ -158,7 +196,7 @@ def _check_features(features, name: str, levels: int) -> dict[str, np.ndarray]:
 
 
 def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, np.ndarray] | None = None,
-                 *, kind: str = "pyramid", levels: int = 2, power: float = 1.0,
+                 *, kind: str | Callable[[int], np.ndarray] = "pyramid", levels: int = 2, power: float = 1.0,
                  backend: str = "auto") -> np.ndarray:
     """Combined image kernel: the mean over feature types of pyramid (or histogram) kernels.
 
@@ -167,9 +205,11 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
         K_{img} = \\Big( \\frac{1}{|T|} \\sum_{t \\in T} K_t \\Big)^p
 
     with T the given feature types (colour, texture and SIFT words in Hodosh et al. 2013) and
-    K_t the spatial-pyramid kernel (``kind="pyramid"``) or the intersection of the level-0
-    (whole-image) histograms (``kind="histo"``). All types are weighted, concatenated and
-    intersected in one pass.
+    K_t = sum_c w_c sum_v min(h_{ic}(v), h_{jc}(v)) a weighted intersection of the pyramid cells:
+    the spatial-pyramid kernel (``kind="pyramid"``, w from :func:`pyramid_cell_weights`) or the
+    intersection of the level-0, whole-image histograms (``kind="histo"``, w from
+    :func:`whole_image_cell_weights`). All types are weighted, concatenated and intersected in
+    one pass.
 
     Parameters
     ----------
@@ -177,8 +217,9 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
         Pyramid cell histograms of each feature type (see :func:`pyramid_kernel`).
     features_b : dict of str to array-like of shape (n_samples_B, ...), default=None
         Same feature types and vocabularies; ``None`` computes the symmetric Gram matrix.
-    kind : {"pyramid", "histo"}, default="pyramid"
-        Spatial-pyramid kernel, or histogram intersection of level 0 only (cell 0).
+    kind : {"pyramid", "histo"} or callable, default="pyramid"
+        Spatial-pyramid kernel, or histogram intersection of level 0 only (cell 0); or a
+        callable ``levels -> w`` giving the weights of the first ``len(w)`` cells.
     levels : int, default=2
         Finest level L of the given pyramids (their number of cells is checked against it).
     power : float, default=1.0
@@ -193,8 +234,9 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
     Raises
     ------
     ValueError
-        On an unknown ``kind``, a non-positive or non-finite ``power``, feature types or
-        vocabularies that differ between the two sets, or an invalid histogram array.
+        On an unknown ``kind`` or invalid cell weights, a non-positive or non-finite ``power``,
+        feature types or vocabularies that differ between the two sets, or an invalid histogram
+        array.
 
     See Also
     --------
@@ -205,13 +247,13 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
     .. [1] Hodosh, M., Young, P. and Hockenmaier, J. (2013). Framing image description as a
        ranking task: data, models and evaluation metrics. JAIR 47, 853-899.
     .. [2] Lazebnik, S., Schmid, C. and Ponce, J. (2006). Beyond bags of features. CVPR.
+    .. [3] Swain, M. J. and Ballard, D. H. (1991). Color indexing. IJCV 7(1), 11-32.
     """
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
     if isinstance(power, bool) or not isinstance(power, (int, float, np.number)) \
             or not np.isfinite(power) or power <= 0:
         raise ValueError(f"power must be a positive finite number; got {power!r}")
     levels = _check_levels(levels)
+    cell_weights = _cell_weights(kind, levels)
     backend = resolve_backend(backend)
     features_a = _check_features(features_a, "features_a", levels)
     if features_b is not None:
@@ -222,9 +264,7 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
         for key in features_a:
             _check_same_words(features_a[key], features_b[key], f"feature type {key!r}")
 
-    # Cell 0 alone is the whole-image histogram; dividing every weight by |T| makes the single
-    # intersection the mean of the per-type kernels.
-    cell_weights = pyramid_cell_weights(levels) if kind == "pyramid" else np.ones(1)
+    # Dividing every weight by |T| makes the single intersection the mean of the per-type kernels.
     types = sorted(features_a)
     K = _weighted_intersection([features_a[key] for key in types],
                                None if features_b is None else [features_b[key] for key in types],

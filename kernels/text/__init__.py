@@ -1,4 +1,4 @@
-"""Text kernels between items of preprocessed sentences (Hodosh et al. 2013, §4.2).
+"""Text kernels between items of preprocessed sentences (Hodosh et al. 2013, Sections 3.4-3.5).
 
 An item is a list of sentences, a sentence a list of tokens. ``bow_kernel`` (cosine of word
 counts), ``trigram_kernel`` (truncated subsequence kernel, exact or with a word similarity from

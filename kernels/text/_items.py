@@ -63,7 +63,7 @@ def document_idf(items: Items) -> dict[str, float]:
     References
     ----------
     .. [1] Hodosh, Young & Hockenmaier (2013), "Framing image description as a ranking task",
-       JAIR 47, §4.2.
+       JAIR 47, Sections 3.1 and 3.4.1.
     """
     items = check_items(items, "items")
     if not items:

@@ -1,4 +1,4 @@
-"""Bag-of-words cosine kernel (Hodosh et al. 2013, §4.2 "BoW")."""
+"""Bag-of-words cosine kernel (Hodosh et al. 2013, Section 3.4.1 "BoW")."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ class TagRank(BaseEstimator):
     ----------
     .. [1] Hwang & Grauman (2010), "Accounting for the relative importance of objects in image
        retrieval", BMVC.
-    .. [2] Hodosh, Young & Hockenmaier (2013), JAIR 47, §4.2.
+    .. [2] Hodosh, Young & Hockenmaier (2013), JAIR 47, Section 3.4.2.
     """
 
     def __init__(self, n_pairs: int = 20000, random_state: int = 0):
@@ -224,7 +224,8 @@ def tagrank_kernel(items_a: Items, items_b: Items | None = None, *, model: TagRa
     Returns
     -------
     ndarray of shape (len(items_a), len(items_b)), float64, values in (0, 1]
-        Not normalised (SPEC §4): an item of several different captions has ``K(A, A) < 1``.
+        Not normalised: the kernel is averaged over sentence pairs (Hodosh, Young & Hockenmaier
+        2013, Section 3.4.2), so an item of several different captions has ``K(A, A) < 1``.
 
     See Also
     --------

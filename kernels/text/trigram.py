@@ -1,4 +1,7 @@
-"""Truncated subsequence ("trigram") string kernel, exact and lexically soft (Hodosh et al. 2013, §4.2).
+"""Truncated subsequence ("trigram") string kernel, exact and lexically soft.
+
+The exact kernel is Tri of Hodosh, Young & Hockenmaier (2013), Section 3.4.3; the soft one
+matches words by a lexical similarity as in its Section 3.5.1.
 
 The exact kernel is one sparse product of subsequence-count feature maps; the soft kernel is a
 Numba dynamic programme over caption pairs that reads word similarities from a dense
@@ -406,7 +409,7 @@ def trigram_kernel(
     References
     ----------
     .. [1] Hodosh, Young & Hockenmaier (2013), "Framing image description as a ranking task:
-       data, models and evaluation metrics", JAIR 47, 853-899, §4.2.
+       data, models and evaluation metrics", JAIR 47, 853-899, Sections 3.4.3 and 3.5.1.
     .. [2] Lodhi et al. (2002), "Text classification using string kernels", JMLR 2, 419-444.
     .. [3] Bloehdorn, Basili, Cammisa & Moschitti (2006), "Semantic kernels for text
        classification based on topological measures of feature similarity", ICDM.

@@ -1,4 +1,4 @@
-"""Word similarities for the soft trigram kernels (SPEC §4, Hodosh et al. 2013).
+"""Word similarities for the soft trigram kernels (Hodosh, Young & Hockenmaier 2013, Section 3.5).
 
 Every source subclasses :class:`WordSimilarity` and exposes
 ``pairwise(words_a, words_b=None)`` -> float32 matrix in [0, 1], 1 on equal

@@ -123,7 +123,7 @@ def _is_verb(tag: str) -> bool:
 
 
 class AlignmentSimilarity(VectorSimilarity):
-    r"""Cosine of IBM Model 1 translation vectors between captions of one image (Hodosh et al. 2013, §4.3.3).
+    r"""Cosine of IBM Model 1 translation vectors between captions of one image (Hodosh et al. 2013, Section 3.5.4).
 
     Two IBM Model 1 tables (:func:`ibm_model1`) are trained over all ordered
     pairs of captions of the same training image, one on the noun-only and one

@@ -106,7 +106,7 @@ class VectorSimilarity(WordSimilarity):
     Fitted subclasses set ``vocabulary_`` (word -> row) and ``vectors_``
     (sparse, one L2-normalised non-negative row per vocabulary word; an
     all-zero row for a word without any evidence).  Cosines below
-    ``threshold`` are set to 0: Hodosh et al. (2013, §4.3) zero the tiny
+    ``threshold`` are set to 0: Hodosh et al. (2013, Section 3.5.1) zero the tiny
     entries of the alignment and distributional word-kernel matrices because
     "most of these similarities are very close to zero" yet make the kernel
     dense.  Subclasses take that cut-off as their ``threshold`` parameter.

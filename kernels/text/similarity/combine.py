@@ -1,4 +1,4 @@
-"""Combinations of word similarities (Hodosh et al. 2013, §4.3.5)."""
+"""Combinations of word similarities (Hodosh et al. 2013, Section 3.5.6)."""
 
 from __future__ import annotations
 

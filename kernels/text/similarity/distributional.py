@@ -15,7 +15,7 @@ __all__ = ["DistributionalSimilarity"]
 
 
 class DistributionalSimilarity(VectorSimilarity):
-    r"""Cosine of positive pointwise-mutual-information vectors (Hodosh et al. 2013, §4.3.2).
+    r"""Cosine of positive pointwise-mutual-information vectors (Hodosh et al. 2013, Section 3.5.3).
 
     Each vocabulary word w gets the vector
 

@@ -21,7 +21,7 @@ def _hypernym_closure(synset) -> set:
 
 
 class LinSimilarity(VectorSimilarity):
-    r"""Cosine of Lin-similarity vectors over WordNet hypernyms (Hodosh et al. 2013, §4.3.1).
+    r"""Cosine of Lin-similarity vectors over WordNet hypernyms (Hodosh et al. 2013, Section 3.5.2).
 
     Each word w is mapped to its first (most frequent) noun sense
     :math:`s_w` (Bloehdorn et al. 2006) and represented over WordNet synsets by

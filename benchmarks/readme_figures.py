@@ -1,0 +1,454 @@
+"""Write every figure of README.md from the benchmark results files (``benchmarks/results/*.json``).
+
+The README marks each passage that carries figures::
+
+    <!-- figures:NAME -->
+    ...
+    <!-- /figures -->
+
+and this script rewrites the passage with the function registered as ``NAME`` in :data:`REGIONS`,
+which reads the figures from the results files. A figure that no results file stores cannot
+appear; a results file that changes makes the README stale, which ``--check`` reports (the test
+suite runs it). The published figures of other papers (:data:`PUBLISHED`) are the only ones not
+measured by this project.
+
+Usage::
+
+    python benchmarks/readme_figures.py            # rewrite README.md
+    python benchmarks/readme_figures.py --check    # exit 1 and print a diff when README.md is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+README = REPOSITORY / "README.md"
+RESULTS_DIR = REPOSITORY / "benchmarks" / "results"
+
+TASKS = ("annotation", "search")
+PROTOCOLS = ("hodosh", "karpathy")
+RECALLS = ("R@1", "R@5", "R@10")
+
+#: Published figures (R@1, R@5, R@10, median rank) per task: the only figures in the README that
+#: this project did not measure. Both were measured on the original Flickr8K images.
+PUBLISHED = {
+    # Hodosh et al. 2013, appendix B: Tri5Sem, hodosh protocol (as quoted by Karpathy et al. 2014).
+    "hodosh2013_tri5sem": {"annotation": (8.3, 21.6, 30.3, 34), "search": (7.6, 20.7, 30.1, 38)},
+    # Kiros et al. 2014, Table 1, "Our model": karpathy protocol, CNN image features.
+    "kiros2014": {"annotation": (13.5, 36.2, 45.7, 13), "search": (10.4, 31.0, 43.7, 14)},
+}
+
+_REGION = re.compile(r"<!-- figures:(?P<name>[a-z_]+) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
+
+
+class ResultsFiles:
+    """The JSON records of ``directory``, each read once, by name (``"hodosh_table"``)."""
+
+    def __init__(self, directory: str | Path = RESULTS_DIR):
+        self.directory = Path(directory)
+        self._read: dict[str, object] = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._read:
+            path = self.directory / f"{name}.json"
+            if not path.is_file():
+                raise FileNotFoundError(f"{path}: no such results file; the README's figures need it")
+            self._read[name] = json.loads(path.read_text())
+        return self._read[name]
+
+
+# ----------------------------------------------------------------- formats
+def recall(value: float) -> str:
+    """A recall (percent) at the precision of the paper's tables: one decimal."""
+    return f"{value:.1f}"
+
+
+def rank(value: float) -> str:
+    """A median rank: whole, or with its half (the median of an even number of queries)."""
+    return f"{value:g}"
+
+
+def figures(metrics: Mapping[str, float]) -> str:
+    """``R@1 / R@5 / R@10 (median rank)`` of one task."""
+    return " / ".join(recall(metrics[k]) for k in RECALLS) + f" ({rank(metrics['median_rank'])})"
+
+
+def published(name: str, task: str) -> str:
+    """``R@1 / R@5 / R@10 (median rank)`` of :data:`PUBLISHED` ``name``."""
+    return figures(dict(zip(RECALLS + ("median_rank",), PUBLISHED[name][task])))
+
+
+def span(values: Iterable[float], fmt: Callable[[float], str] = recall) -> str:
+    """``low–high`` of ``values`` as formatted, or one figure when both ends read the same."""
+    values = sorted(values)
+    low, high = fmt(values[0]), fmt(values[-1])
+    return low if low == high else f"{low}–{high}"
+
+
+def duration(seconds: float) -> str:
+    """``28 min 46 s`` (whole seconds)."""
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+def flags(sampling: Mapping[str, int]) -> str:
+    """The command-line flags of an image-resolution row's sampling (empty: the defaults)."""
+    if not sampling:
+        return "the default sampling"
+    return "`" + " ".join(f"--{key.replace('_', '-')} {value}" for key, value in sampling.items()) + "`"
+
+
+def signed(value: float) -> str:
+    """A difference of recalls with its sign, a true minus sign when negative."""
+    return f"{value:+.1f}".replace("-", "−")
+
+
+def paragraph(text: str, width: int = 100) -> str:
+    """``text`` wrapped at ``width`` columns, never inside a `code span`."""
+    text = re.sub(r"`[^`]*`", lambda m: m[0].replace(" ", "\0"), text)
+    return textwrap.fill(text, width, break_long_words=False, break_on_hyphens=False).replace("\0", " ")
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def sentence_list(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# ----------------------------------------------------------------- the Hodosh table
+#: README label and ``hodosh_table.json`` system of each measured row, in the paper's order.
+HODOSH_ROWS = (
+    ("NN5 idf F1", "nn5_idf_f1"),
+    ("KCCA BoW5", "bow5"),
+    ("KCCA BoW5, histogram image kernel", "bow5_histo"),
+    ("KCCA Tri5", "tri5"),
+    ("KCCA Tri5Sem (`tri_sem`)", "tri_sem"),
+)
+AS_SHIPPED, DOWNSAMPLED, DENSE, EVERY_PIXEL = ("224 px (as shipped)", "112 px (downsampled x2)",
+                                               "224 px, dense sampling", "224 px, every pixel")
+
+
+def _hodosh_result(results: ResultsFiles, system: str) -> dict:
+    return results["hodosh_table"]["systems"][system]["result"]
+
+
+def _resolution_rows(results: ResultsFiles, split: str) -> dict:
+    """``image_resolution[_dev].json`` rows, checked against the Tri5Sem they vary."""
+    name = "image_resolution" if split == "test" else f"image_resolution_{split}"
+    rows = results[name]["rows"]
+    reference = (_hodosh_result(results, "tri_sem") if split == "test"
+                 else results["hodosh_tuning"]["best"]["dev_fused"])
+    for task in TASKS:
+        if figures(rows[AS_SHIPPED][task]) != figures(reference[task]):
+            raise ValueError(f"{name}.json: its {AS_SHIPPED!r} row is not the stored Tri5Sem {split} run "
+                             f"({figures(rows[AS_SHIPPED][task])} vs {figures(reference[task])} for {task}); "
+                             f"re-run benchmarks/image_resolution.py so its rows compare with the table")
+    return rows
+
+
+def _random_scores(results: ResultsFiles, protocol: str) -> dict:
+    matches = [r for r in results["nn_baseline"]["flickr8k"]["results"]
+               if r["system"] == "random scores" and r["protocol"] == protocol]
+    if len(matches) != 1:
+        raise ValueError(f"nn_baseline.json: expected one {protocol} 'random scores' result, found {len(matches)}")
+    return matches[0]
+
+
+def hodosh_setup(results: ResultsFiles) -> str:
+    table_ = results["hodosh_table"]
+    settings, tuned = table_["settings"], results["hodosh_tuning"]["best"]
+    for key in ("power", "diag", "weight_power"):
+        if settings[key] != tuned[key]:
+            raise ValueError(f"hodosh_table.json: {key} = {settings[key]} is not the one hodosh_tuning.json "
+                             f"chose on dev ({tuned[key]})")
+    systems = table_["systems"]
+    tri_sem = _hodosh_result(results, "tri_sem")
+    own_time = sum(entry["wall_s"] for entry in systems.values())
+    if table_["wall_s_this_run"] < own_time:
+        raise ValueError("hodosh_table.json: wall_s_this_run is shorter than its systems' own wall times "
+                         "(the run resumed from an earlier one); time the whole table with --force")
+    if "OPENBLAS_CORETYPE" in table_["machine"].get("blas_env", {}):
+        raise ValueError("hodosh_table.json: run with OPENBLAS_CORETYPE set; the README describes a run "
+                         "with OpenBLAS's own kernels")
+    q = settings["weight_power"]
+    return paragraph(
+        "Measured with `benchmarks/hodosh_table.py` on our Flickr8K copy (square images, aspect ratio "
+        "squashed, with fewer pixels than the originals), hodosh protocol, test split "
+        f"({tri_sem['annotation']['n_queries']:,} images); p = {settings['power']:g}, d = {settings['diag']:g}, "
+        f"dimensions weighted by ρ<sup>{q:g}</sup> (chosen on dev by `benchmarks/hodosh_tuning.py`; the CLI's "
+        f"default is the paper's unweighted cosine, add `--weight-power {q:g}` for this setting). Full table "
+        f"with S@K, R-precision, expert scores, BLEU/ROUGE, {tri_sem['ci_settings']['confidence']:.0%} "
+        "bootstrap intervals and p-values against Tri5Sem: `benchmarks/results/hodosh_table.md` / `.json`. "
+        f"The stored run of the whole table ({len(systems)} systems and the karpathy run) took "
+        f"{duration(table_['wall_s_this_run'])} on {table_['machine']['cpus']} cores with OpenBLAS's own "
+        "kernels (see below)."
+    )
+
+
+def hodosh_table(results: ResultsFiles) -> str:
+    rows = [(label, *(figures(_hodosh_result(results, system)[task]) for task in TASKS))
+            for label, system in HODOSH_ROWS]
+    dense = _resolution_rows(results, "test")[DENSE]
+    rows.append((f"KCCA Tri5Sem, dense sampling ({flags(dense['sampling'])})", *(figures(dense[t]) for t in TASKS)))
+    rows.append(("Hodosh et al. 2013, Tri5Sem (original images)",
+                 *(published("hodosh2013_tri5sem", t) for t in TASKS)))
+    random = _random_scores(results, "hodosh")
+    rows.append((f"random scores (seed {random['params']['seed']})", *(figures(random[t]) for t in TASKS)))
+    return table(["system", "annotation R@1 / R@5 / R@10 (median rank)",
+                  "search R@1 / R@5 / R@10 (median rank)"], rows)
+
+
+def _gains(rows: Mapping, base: str, variant: str) -> tuple[float, float]:
+    """R@10 of ``variant`` minus R@10 of ``base``, per task."""
+    return tuple(rows[variant][task]["R@10"] - rows[base][task]["R@10"] for task in TASKS)
+
+
+def _recall_sum(row: Mapping) -> float:
+    return sum(row[task][k] for task in TASKS for k in RECALLS)
+
+
+def hodosh_notes(results: ResultsFiles) -> str:
+    karpathy = results["hodosh_table"]["karpathy"]["tri_sem"]["result"]
+    chance = results["nn_baseline"]["flickr8k"]["random_over_seeds"]
+    test, dev = _resolution_rows(results, "test"), _resolution_rows(results, "dev")
+    factor = results["image_resolution"]["factor"]
+    lost_test, lost_dev = (tuple(-g for g in _gains(rows, AS_SHIPPED, DOWNSAMPLED)) for rows in (test, dev))
+    dense_test, dense_dev = (_gains(rows, AS_SHIPPED, DENSE) for rows in (test, dev))
+    sums = sentence_list([f"{recall(_recall_sum(dev[row]))} with {flags(dev[row]['sampling'])}"
+                          for row in (AS_SHIPPED, EVERY_PIXEL, DENSE)])
+    if max(dev.values(), key=_recall_sum) is not dev[AS_SHIPPED]:
+        raise ValueError("image_resolution_dev.json: the default sampling is no longer the best on dev, "
+                         "as the README says it is")
+    medians = sentence_list([
+        "/".join(rank(dev[row][task]["median_rank"]) for task in TASKS) + f" with {flags(dev[row]['sampling'])}"
+        for row in (AS_SHIPPED, DENSE)])
+    return paragraph(
+        f"Tri5Sem under the karpathy protocol ({karpathy['search']['n_queries']:,} test captions): "
+        f"annotation {figures(karpathy['annotation'])}, search {figures(karpathy['search'])}. "
+        f"Random scores over {chance['n_seeds']} seeds: annotation R@10 "
+        f"{recall(chance['annotation']['R@10']['mean'])} (median rank "
+        f"{chance['annotation']['median_rank']['mean']:.0f}), search {recall(chance['search']['R@10']['mean'])} "
+        f"({chance['search']['median_rank']['mean']:.0f}). Our images have fewer pixels than the originals; "
+        f"dividing their side by {factor} again costs {recall(lost_test[0])} (annotation) and "
+        f"{recall(lost_test[1])} (search) R@10 points on test and {recall(lost_dev[0])} and "
+        f"{recall(lost_dev[1])} on dev (`benchmarks/image_resolution.py --dense [--split dev]`). Sampling them "
+        f"densely ({flags(test[DENSE]['sampling'])}) changes test R@10 by {signed(dense_test[0])} (annotation) "
+        f"and {signed(dense_test[1])} (search) but dev R@10 by {signed(dense_dev[0])} and "
+        f"{signed(dense_dev[1])} (sum of R@1/5/10 over both tasks on dev: {sums}; median ranks {medians}). "
+        "The default sampling, best on dev, is sparser than that of Hodosh et al. 2013 (§4.1.1), who "
+        "use every pixel (`--pixel-step 1`)."
+    )
+
+
+# ----------------------------------------------------------------- neural encoders
+#: README label and ``neural.json`` system of each measured row.
+NEURAL_ROWS = (
+    ("linear CCA, MiniLM captions × ViT-S/14 images (`cca_minilm_vit`)", "cca_minilm_vit"),
+    ("RBF KCCA, same features, rank {rank:,} (`kcca_minilm_vit`)", "kcca_minilm_vit"),
+    ("Kiros et al. VSE over ViT features (`vse`)", "vse"),
+    ("Merkx & Frank char-GRU over ViT features (`char_gru`)", "char_gru"),
+)
+BRIDGES = ("cca_minilm_vit", "kcca_minilm_vit")
+
+
+def _neural(results: ResultsFiles) -> dict[tuple[str, str], dict]:
+    """The retrieval results of ``neural.json`` by (system, protocol)."""
+    return {(r["system"], r["protocol"]): r for r in results["neural"] if "protocol" in r}
+
+
+def neural_table(results: ResultsFiles) -> str:
+    found = _neural(results)
+    selected = {tuple(found[system, p]["params"]["selected_on_dev"]) for system in BRIDGES for p in PROTOCOLS}
+    if len(selected) != 1:
+        raise ValueError(f"neural.json: the bridges were selected on different dev views: {sorted(selected)}")
+    rows = [(label.format(**found[system, "hodosh"]["params"]),
+             *(figures(found[system, p][t]) for p in PROTOCOLS for t in TASKS))
+            for label, system in NEURAL_ROWS]
+    rows.append(("Kiros et al. 2014, paper (CNN features we do not have)", "", "",
+                 *(published("kiros2014", t) for t in TASKS)))
+    views = sentence_list(list(selected.pop()))
+    return paragraph(
+        "`benchmarks/neural.py` runs encoders through the same data, protocols and metrics "
+        "(`kcca_desc.adapters`; needs the `neural` and `torch` extras). Flickr8K test split, R@1 / R@5 / "
+        "R@10 (median rank); the bridges' settings chosen on dev (R@1 + R@5 + R@10 of both tasks, summed "
+        f"over the {views} dev views), the trained encoders' epoch on dev; `benchmarks/results/neural.json`:"
+    ) + "\n\n" + table(["system"] + [f"{p} {t}" for p in PROTOCOLS for t in TASKS], rows)
+
+
+def neural_notes(results: ResultsFiles) -> str:
+    found = _neural(results)
+    bridges = [found[s, p] for s in BRIDGES for p in PROTOCOLS]
+    confidence = {r["ci_settings"]["confidence"] for r in bridges}
+    resampled = {tuple(sorted(r["ci_settings"]["resampled"].items())) for r in bridges}
+    if len(confidence) != 1 or resampled != {(("annotation", "queries"), ("search", "clusters"))}:
+        raise ValueError(f"neural.json: the bridges' intervals differ in kind ({confidence}, {resampled})")
+
+    def half_widths(protocols, tasks):
+        return [(r["ci"][t]["R@10"][1] - r["ci"][t]["R@10"][0]) / 2
+                for r in bridges if r["protocol"] in protocols for t in tasks]
+
+    gains = [found["kcca_minilm_vit", p][t][k] - found["cca_minilm_vit", p][t][k]
+             for p in PROTOCOLS for t in TASKS for k in RECALLS]
+    above = sum(g > 0 for g in gains)
+    kcca = found["kcca_minilm_vit", "hodosh"]["params"]
+    bandwidths = {}
+    for entry in kcca["dev_search"]:
+        bandwidths[entry["params"]["gamma_scale"]] = entry["params"]["factorise_s"]
+    return paragraph(
+        f"The benchmark stores and prints {confidence.pop():.0%} bootstrap intervals of the two bridges' "
+        "figures (search queries resampled by image, so the five karpathy captions of an image count once); "
+        f"at R@10 they are ±{span(half_widths(PROTOCOLS[:1], TASKS))} points on hodosh, "
+        f"±{span(half_widths(PROTOCOLS[1:], TASKS[:1]))} on karpathy annotation and "
+        f"±{span(half_widths(PROTOCOLS[1:], TASKS[1:]))} on karpathy search. RBF KCCA is above linear CCA on "
+        f"{'all' if above == len(gains) else f'{above} of the'} {len(gains)} recalls, by {span(gains)} points. "
+        f"At rank {kcca['rank']:,} (`--kcca-rank`) each of the {len(bandwidths)} bandwidths on the dev grid "
+        f"costs an incomplete Cholesky factorisation of {span([s / 60 for s in bandwidths.values()])} minutes."
+    )
+
+
+# ----------------------------------------------------------------- solver precision and BLAS
+def solve_dtype(results: ResultsFiles) -> str:
+    record = results["kcca_solve_dtype"]
+    per_reg = record["per_reg"]
+    return paragraph(
+        "`KCCA(solve_dtype=np.float32)` (the ranker's default) finds each κ's canonical subspace in single "
+        f"precision and computes the pairs in double precision: {span([r['speedup'] for r in per_reg])}× "
+        f"faster per κ at n = {record['n']:,}, correlations within "
+        f"{max(r['max_abs_correlation_diff'] for r in per_reg):.0e} of double precision "
+        "(`benchmarks/kcca_solve_dtype.py`)."
+    )
+
+
+def _table_changes(current: Mapping, earlier: Mapping) -> dict:
+    """What differs between two runs of ``hodosh_table.py``: R@K, median ranks, selections."""
+    recalls = [(round(c["result"][t][k], 1), round(earlier[s]["result"][t][k], 1))
+               for s, c in current.items() for t in TASKS for k in RECALLS]
+    medians = [(c["result"][t]["median_rank"], earlier[s]["result"][t]["median_rank"])
+               for s, c in current.items() for t in TASKS]
+    selections = [(c["selected"], earlier[s]["selected"]) for s, c in current.items() if c["selected"]]
+    changed = [abs(a - b) for a, b in recalls if a != b]
+    changed_medians = [abs(a - b) for a, b in medians if a != b]
+    return {
+        "recalls": len(recalls), "recalls_changed": len(changed), "recall_step": max(changed, default=0.0),
+        "medians": len(medians), "medians_changed": len(changed_medians),
+        "median_step": max(changed_medians, default=0.0),
+        "systems": len(selections),
+        "reordered": sum(a != b for a, b in selections),
+        "other_models": sum(sorted(map(tuple, a[t])) != sorted(map(tuple, b[t]))
+                            for a, b in selections for t in TASKS),
+    }
+
+
+def blas(results: ResultsFiles) -> str:
+    record = results["blas_kernels"]
+    stages = record["speedup_per_stage"]
+    own = record["configurations"]["chosen by OpenBLAS"]["blas_architectures"]
+    by_kernel: dict[str, list[str]] = {}
+    for entry in own:
+        version, kernel = entry.split(": ")
+        by_kernel.setdefault(kernel, []).append(version)
+    choice = "; ".join(f"`{kernel}` in {sentence_list(versions)}" for kernel, versions in by_kernel.items())
+    current, earlier = results["hodosh_table"], results["hodosh_table_warm"]
+    if "blas" in earlier["machine"]:
+        raise ValueError("hodosh_table_warm.json records its BLAS kernel now; describe it from the record")
+    changes = _table_changes(current["systems"], earlier["systems"])
+    tri_sem = [figures(run["systems"]["tri_sem"]["result"][t]) for run in (current, earlier) for t in TASKS]
+    same_tri_sem = tri_sem[:2] == tri_sem[2:]
+    if changes["other_models"]:
+        selection = f"{changes['other_models']} selections of a task differ in their models"
+    else:
+        selection = (f"every KCCA system selected the same models on dev ({changes['reordered']} of the "
+                     f"{changes['systems']} in another order)")
+    two_places = "{:.2f}".format
+    return paragraph(
+        "Some shared machines set `OPENBLAS_CORETYPE=Haswell` to protect old OpenBLAS builds: on an AVX-512 "
+        f"CPU that forces AVX2 kernels. Side by side on our {record['machine']['cpus']}-core machine, "
+        f"n = {record['n']:,} (`python benchmarks/blas_kernels.py`): OpenBLAS's own choice ({choice}) runs "
+        f"those stages {record['speedup_total']:.2f}× as fast as forced `Haswell` (`syevd` "
+        f"{span([stages['syevd_image'], stages['syevd_text']], two_places)}×, the cross product "
+        f"{stages['cross_product']:.2f}×, the κ solves "
+        f"{span([v for k, v in stages.items() if k.startswith('solve_')], two_places)}×), with canonical "
+        f"correlations within {record['max_abs_correlation_diff']:.0e}. Codebooks and pyramid histograms came "
+        "out bit-identical under both. The kernels round differently, so near-ties on dev can fall the other "
+        "way: the stored table (`hodosh_table.json`, OpenBLAS's own kernels) and an earlier run under forced "
+        "`Haswell` (`hodosh_table_warm.json`, from before the kernel was recorded) differ in "
+        f"{changes['recalls_changed']} of their {changes['recalls']} R@K figures, by at most "
+        f"{changes['recall_step']:.1f}, and in {changes['medians_changed']} of their {changes['medians']} "
+        f"median ranks, by at most {changes['median_step']:g}; {selection}; Tri5Sem's hodosh R@K and median "
+        f"ranks {'are the same' if same_tri_sem else 'differ'}."
+    )
+
+
+#: The README's regions of figures, by name, and the function that writes each from the results.
+REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
+    "hodosh_setup": hodosh_setup,
+    "hodosh_table": hodosh_table,
+    "hodosh_notes": hodosh_notes,
+    "neural_table": neural_table,
+    "neural_notes": neural_notes,
+    "solve_dtype": solve_dtype,
+    "blas": blas,
+}
+
+
+def render(text: str, results: ResultsFiles) -> str:
+    """``text`` (the README) with every region of figures rewritten from ``results``.
+
+    Raises
+    ------
+    ValueError
+        When a region is not closed, names no registered function, appears twice, or a registered
+        region is missing from ``text``.
+    """
+    names = [m["name"] for m in _REGION.finditer(text)]
+    opened = re.findall(r"<!-- figures:([^ ]*) -->", text)
+    if opened != names:
+        raise ValueError(f"README: a region of figures is not closed by <!-- /figures -->, or its name is "
+                         f"not lower-case letters and underscores (regions opened: {opened})")
+    unknown = sorted(set(names) - set(REGIONS))
+    missing = sorted(set(REGIONS) - set(names))
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if unknown or missing or repeated:
+        raise ValueError(f"README: regions of figures unknown {unknown}, missing {missing}, repeated {repeated}; "
+                         f"known: {', '.join(REGIONS)}")
+    return _REGION.sub(lambda m: f"<!-- figures:{m['name']} -->\n{REGIONS[m['name']](results)}\n<!-- /figures -->",
+                       text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="do not write: print a diff and exit 1 when the README differs from the results")
+    parser.add_argument("--readme", type=Path, default=README, help="the README to rewrite")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="the folder of the results files")
+    args = parser.parse_args(argv)
+    text = args.readme.read_text()
+    new = render(text, ResultsFiles(args.results))
+    if args.check:
+        diff = list(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                         str(args.readme), f"{args.readme} from {args.results}"))
+        sys.stdout.writelines(diff)
+        if diff:
+            print(f"\n{args.readme} is stale: run python benchmarks/readme_figures.py", file=sys.stderr)
+        return 1 if diff else 0
+    if new != text:
+        args.readme.write_text(new)
+        print(f"rewrote the figures of {args.readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

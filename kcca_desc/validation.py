@@ -1,0 +1,198 @@
+"""Parameter validation of every estimator, in the style of scikit-learn.
+
+Each estimator declares what its constructor parameters may be in a class attribute
+``_parameter_constraints`` (parameter name -> list of constraints, any one of which suffices), as
+scikit-learn's own estimators do, and calls ``self._validate_params()`` first thing in ``fit``, so
+that a bad parameter is reported before any costly work.  A violation raises
+:class:`InvalidParameterError` (a ``ValueError`` and a ``TypeError``) worded as scikit-learn words
+it: ``The 'diag' parameter of ImageSentenceRanker must be a float in the range [1.0, inf). Got 0.5
+instead.``
+
+The constraint types are scikit-learn's (:class:`Interval`, :class:`StrOptions`,
+:class:`HasMethods`, the strings ``"boolean"`` and ``"array-like"``, a type, ``None``,
+``callable``) plus four it lacks: :class:`Registered` (a name in a registry, looked up when
+validating, so that kernels registered later are accepted), :class:`SequenceOf` (a non-empty
+sequence whose every element meets a constraint), :class:`MappingOf` (a dict whose keys and
+values meet constraints) and :class:`DtypeOptions`.
+
+scikit-learn keeps this machinery in the private module ``sklearn.utils._param_validation`` and
+its ``BaseEstimator._validate_params`` accepts only its own constraint classes, so this module is
+the one place that imports it, and :class:`ValidatedParams` supplies a ``_validate_params`` that
+accepts both kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    Options,
+    StrOptions,
+    _Constraint,
+    make_constraint,
+)
+
+__all__ = [
+    "ValidatedParams", "validate_params", "invalid_parameter", "InvalidParameterError",
+    "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
+    "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
+]
+
+
+class Registered(_Constraint):
+    """A string that names an entry of ``registry`` when the parameters are validated.
+
+    Parameters
+    ----------
+    registry : mapping-like
+        Supports ``in`` and iteration over the registered names (e.g. ``TEXT_KERNELS``).
+    what : str
+        What an entry is, for the error message (``"text kernel"``).
+    """
+
+    def __init__(self, registry: Mapping, what: str):
+        super().__init__()
+        self.registry = registry
+        self.what = what
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, str) and val in self.registry
+
+    def __str__(self) -> str:
+        return f"a registered {self.what} ({', '.join(map(str, self.registry))})"
+
+
+class SequenceOf(_Constraint):
+    """A non-empty list, tuple or 1-D array whose every element satisfies ``constraint``.
+
+    Parameters
+    ----------
+    constraint : constraint
+        Any constraint of :func:`validate_params` (e.g. ``Interval(Integral, 1, None, closed="left")``).
+    distinct : bool, default=False
+        Whether the elements must differ from each other.
+    """
+
+    def __init__(self, constraint, distinct: bool = False):
+        super().__init__()
+        self.constraint = _as_constraint(constraint)
+        self.distinct = distinct
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if isinstance(val, np.ndarray):
+            if val.ndim != 1:
+                return False
+        elif not isinstance(val, (list, tuple)):
+            return False
+        return (len(val) > 0 and all(self.constraint.is_satisfied_by(v) for v in val)
+                and not (self.distinct and len(set(val)) != len(val)))
+
+    def __str__(self) -> str:
+        return f"a non-empty sequence of {'distinct ' if self.distinct else ''}{self.constraint}"
+
+
+class MappingOf(_Constraint):
+    """A dict whose every key satisfies ``keys`` and every value ``values``.
+
+    Parameters
+    ----------
+    keys, values : constraint
+        Any constraints of :func:`validate_params`.
+    """
+
+    def __init__(self, keys, values):
+        super().__init__()
+        self.keys = _as_constraint(keys)
+        self.values = _as_constraint(values)
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, dict) and all(self.keys.is_satisfied_by(k) and self.values.is_satisfied_by(v)
+                                             for k, v in val.items())
+
+    def __str__(self) -> str:
+        return f"a dict of {self.keys} to {self.values}"
+
+
+class DtypeOptions(_Constraint):
+    """A type, name or dtype that :class:`numpy.dtype` turns into one of ``dtypes`` (not None,
+    which numpy reads as float64)."""
+
+    def __init__(self, dtypes):
+        super().__init__()
+        self.dtypes = tuple(np.dtype(d) for d in dtypes)
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        if val is None:
+            return False
+        try:
+            return np.dtype(val) in self.dtypes
+        except (TypeError, ValueError):
+            return False
+
+    def __str__(self) -> str:
+        return f"a numpy dtype among {{{', '.join(f'numpy.{d}' for d in self.dtypes)}}}"
+
+
+#: Constraints that recur across the estimators.
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+NON_NEGATIVE_INT = Interval(Integral, 0, None, closed="left")
+POSITIVE_REAL = Interval(Real, 0, None, closed="neither")   # finite: an open right end excludes inf
+FINITE_REAL = Interval(Real, None, None, closed="neither")
+SEED = NON_NEGATIVE_INT  # every random choice takes an integer seed (numpy.random.default_rng)
+
+
+def _as_constraint(constraint) -> _Constraint:
+    return constraint if isinstance(constraint, _Constraint) else make_constraint(constraint)
+
+
+def _describe(constraints: list[_Constraint]) -> str:
+    shown = [str(c) for c in constraints if not c.hidden]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def invalid_parameter(owner: Any, name: str, requirement: str, value: Any) -> InvalidParameterError:
+    """The error for a parameter value that breaks a requirement no single constraint can state.
+
+    For requirements that involve another parameter or the data (``reg <= 1`` when
+    ``reg_form="hardoon"``; fewer components than training items), worded like every other
+    parameter error.  The caller raises it.
+    """
+    caller = owner if isinstance(owner, str) else type(owner).__name__
+    return InvalidParameterError(f"The {name!r} parameter of {caller} must be {requirement}. "
+                                 f"Got {value!r} instead.")
+
+
+def validate_params(estimator) -> None:
+    """Check ``estimator.get_params(deep=False)`` against its class's ``_parameter_constraints``.
+
+    A parameter is valid when it satisfies at least one of its constraints; parameters without
+    constraints are not checked (as in :func:`sklearn.utils._param_validation.validate_parameter_constraints`).
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the estimator, the parameter, what it must be and the value it has.
+    """
+    for name, value in estimator.get_params(deep=False).items():
+        constraints = [_as_constraint(c) for c in type(estimator)._parameter_constraints.get(name, ())]
+        if constraints and not any(c.is_satisfied_by(value) for c in constraints):
+            raise invalid_parameter(estimator, name, _describe(constraints), value)
+
+
+class ValidatedParams:
+    """Mixin giving scikit-learn's ``_validate_params`` hook the constraint types of this module.
+
+    Put it before :class:`sklearn.base.BaseEstimator` in the bases; the class declares
+    ``_parameter_constraints`` and calls ``self._validate_params()`` at the top of ``fit``.
+    """
+
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self) -> None:
+        validate_params(self)

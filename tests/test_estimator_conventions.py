@@ -1,0 +1,281 @@
+"""scikit-learn conventions of every system: parameters, clone, no work in ``__init__``, a
+``score`` that leaves the fitted system as it was; the one nearest-neighbour rule; caching off."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import itertools
+import types
+import weakref
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
+from kcca_desc.adapters.base import PairScorer
+from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, PairScorerMethod
+from kcca_desc.methods.nn import nearest_neighbour_scores
+
+from test_adapters import LatentEncoder, latent_dataset
+
+IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
+# Memo caches of processed inputs (Preprocessor._memo, Encoder._store_memo): they spare work
+# that would give the same result, so filling them is not a change of the fitted system.
+MEMO_CACHES = {"_memo", "_store_memo"}
+
+
+def assert_same_state(before, after, path="estimator", seen=None):
+    """Deep comparison of two object graphs: arrays bit for bit, objects attribute by attribute."""
+    seen = {} if seen is None else seen
+    if (id(before), id(after)) in seen:
+        return
+    seen[id(before), id(after)] = (before, after)  # kept alive, so that no later object reuses the ids
+    assert type(before) is type(after), f"{path}: {type(before).__name__} became {type(after).__name__}"
+    if isinstance(before, np.ndarray):
+        assert before.shape == after.shape and before.dtype == after.dtype, f"{path}: shape or dtype changed"
+        if before.dtype == object:
+            for i, (a, b) in enumerate(zip(before.ravel(), after.ravel())):
+                assert_same_state(a, b, f"{path}[{i}]", seen)
+        else:
+            assert before.tobytes() == after.tobytes(), f"{path}: values changed"
+    elif isinstance(before, weakref.ref):
+        assert_same_state(before(), after(), f"{path}()", seen)
+    elif hasattr(before, "detach"):  # a torch tensor
+        assert before.detach().numpy().tobytes() == after.detach().numpy().tobytes(), f"{path}: values changed"
+    elif isinstance(before, dict):
+        assert before.keys() == after.keys(), f"{path}: keys {list(before)} became {list(after)}"
+        for key in before:
+            assert_same_state(before[key], after[key], f"{path}[{key!r}]", seen)
+    elif isinstance(before, (list, tuple)):
+        assert len(before) == len(after), f"{path}: length changed"
+        for i, (a, b) in enumerate(zip(before, after)):
+            assert_same_state(a, b, f"{path}[{i}]", seen)
+    elif isinstance(before, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        assert before is after or before == after, f"{path}: {before!r} became {after!r}"
+    elif hasattr(before, "__dict__"):
+        state_a = {k: v for k, v in vars(before).items() if k not in MEMO_CACHES}
+        state_b = {k: v for k, v in vars(after).items() if k not in MEMO_CACHES}
+        assert_same_state(state_a, state_b, f"{path}.__dict__", seen)
+    elif isinstance(before, float) and np.isnan(before):
+        assert np.isnan(after), f"{path}: NaN became {after!r}"
+    else:
+        assert before is after or before == after, f"{path}: {before!r} became {after!r}"
+
+
+def test_assert_same_state_sees_changes_deep_inside():
+    class Holder:
+        def __init__(self):
+            self.models = {0.1: [np.zeros(3)]}
+            self._memo = {}
+
+    holder = Holder()
+    before = copy.deepcopy(holder)
+    holder._memo["seen"] = 1  # a memo cache: allowed
+    assert_same_state(before, holder)
+    holder.models[0.1][0][1] = 1.0
+    with pytest.raises(AssertionError, match=r"models'\]\[0.1\]\[0\]: values changed"):
+        assert_same_state(before, holder)
+    holder.models[0.1][0][1] = 0.0
+    holder.models[1.0] = []
+    with pytest.raises(AssertionError, match="keys"):
+        assert_same_state(before, holder)
+    holder.models.pop(1.0)
+    holder.fitted_ = True
+    with pytest.raises(AssertionError, match="keys"):
+        assert_same_state(before, holder)
+
+
+# ------------------------------------------------------------------------------ the systems
+class JointEncoder(LatentEncoder):
+    """Images and texts in one space: the latent of the item, one noisy copy per modality."""
+
+    name = "joint"
+    joint_space = True
+
+    def __init__(self, latents):
+        super().__init__(latents, noise=0.05, cache=False)
+
+    @property
+    def dim(self):
+        return {"image": self.latents.shape[1], "text": self.latents.shape[1]}
+
+    def _encode_image_batch(self, arrays):
+        idx = [int(a[0, 0, 0]) for a in arrays]
+        return self.latents[idx] + self.noise * np.random.default_rng(idx[0]).normal(size=(len(idx), self.dim["image"]))
+
+    def _encode_text_batch(self, texts):
+        idx = [int(t.split()[0][4:]) for t in texts]
+        return self.latents[idx] + self.noise * np.random.default_rng(idx[0] + 99).normal(size=(len(idx), self.dim["text"]))
+
+
+class DotScorer(PairScorer):
+    name = "dot"
+
+    def __init__(self, encoder):
+        super().__init__(batch_size=4)
+        self.encoder = encoder
+
+    def _score_batch(self, arrays, texts):
+        return self.encoder._encode_image_batch(arrays) @ self.encoder._encode_text_batch(texts).T
+
+
+LATENTS = np.random.default_rng(0).normal(size=(80, 4))
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return load_dataset("synthetic", n_images=100, image_size=48, seed=3)
+
+
+def neural_systems():
+    systems = {
+        "bridge_linear": FeatureBridgeMethod(LatentEncoder(LATENTS), n_components=3, reg=1e-2),
+        "bridge_rbf": FeatureBridgeMethod(LatentEncoder(LATENTS), kernel="rbf", n_components=3, rank=30),
+        "bridge_nn": FeatureBridgeMethod(LatentEncoder(LATENTS), model="nn"),
+        "encoder": EncoderMethod(JointEncoder(LATENTS)),
+        "pair_scorer": PairScorerMethod(DotScorer(JointEncoder(LATENTS))),
+    }
+    if importlib.util.find_spec("torch") is not None:
+        from kcca_desc.adapters.trainable import VSEEncoder
+
+        systems["vse"] = EncoderMethod(VSEEncoder(image_encoder=LatentEncoder(LATENTS), word_dim=8, joint_dim=8,
+                                                  min_count=1, batch_size=8, max_epochs=2, random_state=0))
+    return systems
+
+
+def kernel_systems():
+    return {
+        "ranker": ImageSentenceRanker(text_kernel="bow5", n_components=(4, 8), regs=(0.1, 1.0), n_select=2,
+                                      image_kernel_params=IMAGE_PARAMS),
+        "ranker_weighted": ImageSentenceRanker(text_kernel="tri5", n_components=(6,), regs=(0.5,),
+                                               weight_power=2.0, image_kernel_params=IMAGE_PARAMS),
+        "nn": NearestNeighbour(image_kernel_params=IMAGE_PARAMS),
+        "nn_kernel": NearestNeighbour(text_similarity="bow5", image_kernel_params=IMAGE_PARAMS),
+    }
+
+
+def fitted_and_view(name, synthetic):
+    if name in kernel_systems():
+        system = kernel_systems()[name]
+        train, dev = synthetic.subset("train"), synthetic.view("dev")
+        multi = isinstance(system, ImageSentenceRanker) and len(system.n_components) * len(system.regs) > 1
+        system.fit(train, dev=dev) if multi else system.fit(train)
+        return system, synthetic.view("test")
+    data = latent_dataset()
+    return neural_systems()[name].fit(data.subset("train")), data.view("test", "hodosh")
+
+
+ALL = list(kernel_systems()) + list(neural_systems())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_score_leaves_the_fitted_system_unchanged(name, synthetic):
+    system, view = fitted_and_view(name, synthetic)
+    before = copy.deepcopy(system)
+    first = system.score(view.images, view.captions)
+    assert_same_state(before, system)
+    # ...and so scoring again gives the same scores.
+    again = system.score(view.images, view.captions)
+    for a, b in zip(np.atleast_3d(first) if isinstance(first, np.ndarray) else first,
+                    np.atleast_3d(again) if isinstance(again, np.ndarray) else again):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_systems_are_scikit_learn_estimators(name):
+    system = {**kernel_systems(), **neural_systems()}[name]
+    params = system.get_params(deep=False)
+    copied = clone(system)
+    assert copied is not system and copied.get_params(deep=False).keys() == params.keys()
+    assert copied.name == system.name
+    assert not any(k.endswith("_") for k in vars(copied)), "clone must be unfitted"
+    first = next(iter(params))
+    assert system.set_params(**{first: params[first]}) is system
+
+
+def test_system_names_derive_from_the_parameters():
+    encoder = LatentEncoder(LATENTS)
+    assert FeatureBridgeMethod(encoder).name == "cca_latent"
+    assert FeatureBridgeMethod(encoder, kernel="rbf").name == "kcca_latent"
+    bridge = FeatureBridgeMethod(encoder, model="nn")
+    assert bridge.name == "nn_latent"
+    assert bridge.set_params(model="cca", kernel="rbf").name == "kcca_latent"
+    assert EncoderMethod(JointEncoder(LATENTS)).name == "joint"
+    assert PairScorerMethod(DotScorer(encoder)).name == "dot"
+
+
+def test_no_work_in_init():
+    # Construction stores the parameters as given: even invalid ones are reported only by fit.
+    for system in (FeatureBridgeMethod(encoder=None, model="svm"), EncoderMethod(encoder=None),
+                   PairScorerMethod(scorer=None), NearestNeighbour(text_similarity="nope"),
+                   ImageSentenceRanker(n_components=())):
+        assert all(getattr(system, k) is v for k, v in system.get_params(deep=False).items())
+
+
+def test_bridge_fit_records_its_timings_and_copies_carry_them():
+    method = FeatureBridgeMethod(LatentEncoder(LATENTS), n_components=3).fit(latent_dataset().subset("train"))
+    assert set(method.timings_s_) == {"embed", "model"} and all(t >= 0 for t in method.timings_s_.values())
+    assert method.with_params(weight_power=2.0).timings_s_ == method.timings_s_
+
+
+# ------------------------------------------------------------------- the nearest-neighbour rule
+def nn_reference(image_to_train, caption_to_train, caption_to_texts, text_item):
+    """The rule with explicit loops over queries and candidates."""
+    n_images, n_captions = image_to_train.shape[0], caption_to_train.shape[0]
+    annotation, search = np.empty((n_images, n_captions)), np.empty((n_images, n_captions))
+    for i, j in itertools.product(range(n_images), range(n_captions)):
+        nearest_item = max(range(image_to_train.shape[1]), key=lambda t: (image_to_train[i, t], -t))
+        annotation[i, j] = caption_to_train[j, nearest_item]
+        nearest_text = max(range(caption_to_texts.shape[1]), key=lambda u: (caption_to_texts[j, u], -u))
+        search[i, j] = image_to_train[i, text_item[nearest_text]]
+    return annotation, search
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**16), shape=st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5)),
+       texts_per_item=st.integers(1, 3), by_text=st.booleans())
+def test_nearest_neighbour_rule_matches_explicit_loops(seed, shape, texts_per_item, by_text):
+    n_images, n_captions, n_train = shape
+    rng = np.random.default_rng(seed)
+    # Small integers: ties in the argmax are common, and go to the first item or text.
+    image_to_train = rng.integers(0, 3, (n_images, n_train)).astype(float)
+    caption_to_train = rng.integers(0, 3, (n_captions, n_train)).astype(float)
+    if by_text:
+        caption_to_texts = rng.integers(0, 3, (n_captions, n_train * texts_per_item)).astype(float)
+        text_item = np.repeat(np.arange(n_train), texts_per_item)
+        got = nearest_neighbour_scores(image_to_train, caption_to_train, caption_to_texts, text_item)
+    else:
+        caption_to_texts, text_item = caption_to_train, np.arange(n_train)
+        got = nearest_neighbour_scores(image_to_train, caption_to_train)
+    annotation, search = nn_reference(image_to_train, caption_to_train, caption_to_texts, text_item)
+    np.testing.assert_array_equal(got.annotation, annotation)
+    np.testing.assert_array_equal(got.search, search)
+
+
+# ------------------------------------------------------------------------------- caching off
+def test_nearest_neighbour_without_cache_writes_nothing(tmp_path, monkeypatch, synthetic):
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    nn = NearestNeighbour(image_kernel_params=IMAGE_PARAMS, cache=False).fit(synthetic.subset("train"))
+    view = synthetic.view("test")
+    nn.score(view.images, view.captions)
+    assert nn.image_kernel_.cache is False and nn.preprocessor_.cache is False
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    # The same system with caching on does write there (so the check above can fail).
+    NearestNeighbour(image_kernel_params=IMAGE_PARAMS).fit(synthetic.subset("train")).score(view.images,
+                                                                                              view.captions)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize("cls_name", ["VSEEncoder", "CharGRUEncoder"])
+def test_trainable_encoders_clone_and_resolve_their_image_encoder_in_fit(cls_name):
+    from kcca_desc.adapters import trainable
+
+    encoder = getattr(trainable, cls_name)(joint_dim=8, random_state=3)
+    copied = clone(encoder)
+    assert copied.get_params() == encoder.get_params() and copied is not encoder
+    # The default image features are chosen by fit (image_encoder_), never written into the parameter.
+    assert copied.image_encoder is None and not hasattr(copied, "image_encoder_")

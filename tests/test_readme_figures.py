@@ -1,0 +1,169 @@
+"""README.md's figures are written from ``benchmarks/results/*.json`` and nowhere else.
+
+``benchmarks/readme_figures.py`` rewrites every marked region of figures from the results files;
+these tests fail when the README differs from what the files give (a stale figure), when a figure
+stands outside a generated region (a figure without a results file), and when the generator's
+checks or formats break.
+"""
+
+import copy
+import difflib
+import importlib.util
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("readme_figures", REPOSITORY / "benchmarks" / "readme_figures.py")
+readme_figures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(readme_figures)
+
+README = REPOSITORY / "README.md"
+
+#: Names with digits in them that the README may use outside the generated regions.
+NAMES_WITH_DIGITS = ("Flickr8K", "MR8", "IBM-1", "1-of-N", "ViT-S/14", "JAIR 47, 2013")
+
+
+@pytest.fixture
+def results():
+    """The committed results files, read afresh (a test may change its copy)."""
+    return readme_figures.ResultsFiles()
+
+
+def test_the_readme_holds_the_figures_of_the_results_files(results):
+    text = README.read_text()
+    new = readme_figures.render(text, results)
+    diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True), "README.md", "generated"))
+    assert not diff, f"README.md is stale; run python benchmarks/readme_figures.py\n{diff}"
+
+
+def test_no_figure_stands_outside_a_generated_region():
+    text = README.read_text()
+    for pattern in (r"<!-- figures:.*?<!-- /figures -->", r"```.*?```", r"`[^`\n]*`", r"<!--.*?-->"):
+        text = re.sub(pattern, "", text, flags=re.S)
+    for name in NAMES_WITH_DIGITS:
+        text = text.replace(name, "")
+    figures = [line.strip() for line in text.splitlines() if re.search(r"\d", line)]
+    assert not figures, f"figures outside a <!-- figures:NAME --> region: {figures}"
+
+
+def test_the_readme_cites_papers_not_the_developer_guide():
+    assert "SPEC" not in README.read_text()
+
+
+def test_a_changed_results_file_makes_check_fail_with_a_diff_and_a_rewrite_fixes_it(tmp_path, capsys):
+    results_dir = tmp_path / "results"
+    shutil.copytree(readme_figures.RESULTS_DIR, results_dir)
+    readme = tmp_path / "README.md"
+    readme.write_text(readme_figures.render(README.read_text(), readme_figures.ResultsFiles()))
+    before = readme.read_text()
+    blas = json.loads((results_dir / "blas_kernels.json").read_text())
+    blas["speedup_total"] = 1.5
+    (results_dir / "blas_kernels.json").write_text(json.dumps(blas))
+    arguments = ["--readme", str(readme), "--results", str(results_dir)]
+
+    assert readme_figures.main(["--check"] + arguments) == 1
+    diff = capsys.readouterr().out
+    assert "1.37× as fast" in "".join(line for line in diff.splitlines() if line.startswith("-"))
+    assert "1.50× as fast" in "".join(line for line in diff.splitlines() if line.startswith("+"))
+    assert readme.read_text() == before                       # --check writes nothing
+
+    assert readme_figures.main(arguments) == 0
+    assert "1.50× as fast" in readme.read_text()
+    assert readme_figures.main(["--check"] + arguments) == 0
+
+
+def test_a_missing_results_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="hodosh_table.json"):
+        readme_figures.render(README.read_text(), readme_figures.ResultsFiles(tmp_path))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace("<!-- figures:blas -->\n", ""), "missing \\['blas'\\]"),
+    (lambda t: t + "\n<!-- figures:nowhere -->\nx\n<!-- /figures -->\n", "unknown \\['nowhere'\\]"),
+    (lambda t: t + "\n<!-- figures:blas -->\nx\n<!-- /figures -->\n", "repeated \\['blas'\\]"),
+    (lambda t: t + "\n<!-- figures:blas -->\nnever closed\n", "not closed"),
+])
+def test_regions_must_be_closed_known_and_each_present_once(results, edit, message):
+    with pytest.raises(ValueError, match=message):
+        readme_figures.render(edit(README.read_text()), results)
+
+
+def test_a_resolution_row_that_is_not_the_tables_tri_sem_is_refused(results):
+    results["image_resolution"]["rows"]["224 px (as shipped)"]["search"]["R@10"] += 1
+    with pytest.raises(ValueError, match="image_resolution.json"):
+        readme_figures.hodosh_table(results)
+
+
+def test_a_table_run_with_other_settings_than_the_tuned_ones_is_refused(results):
+    results["hodosh_table"]["settings"]["weight_power"] = 0.0
+    with pytest.raises(ValueError, match="weight_power"):
+        readme_figures.hodosh_setup(results)
+
+
+def test_a_resumed_table_run_gives_no_wall_time(results):
+    results["hodosh_table"]["wall_s_this_run"] = 60.0
+    with pytest.raises(ValueError, match="resumed"):
+        readme_figures.hodosh_setup(results)
+
+
+def _entry(recalls, median, selected):
+    metrics = dict(zip(("R@1", "R@5", "R@10"), recalls), median_rank=median)
+    return {"result": {"annotation": metrics, "search": dict(metrics)}, "selected": selected}
+
+
+def test_table_changes_counts_what_differs_between_two_runs():
+    models = {"annotation": [[16, 0.1], [32, 1.0]], "search": [[16, 0.1], [32, 1.0]]}
+    reordered = {"annotation": [[32, 1.0], [16, 0.1]], "search": models["search"]}
+    earlier = {"kcca": _entry((4.8, 16.4, 24.0), 38.0, models), "nn": _entry((2.5, 6.6, 9.5), 298.5, None)}
+    current = copy.deepcopy(earlier)
+    current["kcca"]["result"]["annotation"]["R@5"] = 16.500000000000004   # a 0.1 change, in float noise
+    current["kcca"]["result"]["search"]["R@10"] = 24.000000000000004      # float noise only: no change
+    current["nn"]["result"]["search"]["median_rank"] = 299.0
+    current["kcca"]["selected"] = reordered
+
+    changes = readme_figures._table_changes(current, earlier)
+    assert changes == {"recalls": 12, "recalls_changed": 1, "recall_step": pytest.approx(0.1),
+                       "medians": 4, "medians_changed": 1, "median_step": 0.5,
+                       "systems": 1, "reordered": 1, "other_models": 0}
+    current["kcca"]["selected"] = {"annotation": [[64, 1.0], [16, 0.1]], "search": models["search"]}
+    assert readme_figures._table_changes(current, earlier)["other_models"] == 1
+
+
+@pytest.mark.parametrize("metrics, expected", [
+    ({"R@1": 16.400000000000002, "R@5": 6.6000000000000005, "R@10": 9.5, "median_rank": 298.5},
+     "16.4 / 6.6 / 9.5 (298.5)"),
+    ({"R@1": 0.0, "R@5": 17.580000000000002, "R@10": 100.0, "median_rank": 38.0}, "0.0 / 17.6 / 100.0 (38)"),
+])
+def test_figures_reads_like_the_papers_tables(metrics, expected):
+    assert readme_figures.figures(metrics) == expected
+
+
+@pytest.mark.parametrize("values, expected", [([1.25, 1.35, 1.3], "1.2–1.4"), ([1.56, 1.63], "1.6"), ([3.0], "3.0")])
+def test_span_gives_one_figure_when_both_ends_read_the_same(values, expected):
+    assert readme_figures.span(values) == expected
+
+
+@given(st.integers(0, 10**6))
+def test_duration_reads_back_as_the_seconds(seconds):
+    text = readme_figures.duration(seconds)
+    minutes = re.fullmatch(r"(?:(\d+) min )?(\d+) s", text)
+    assert minutes and int(minutes[1] or 0) * 60 + int(minutes[2]) == seconds and int(minutes[2]) < 60
+
+
+_words = st.text(st.sampled_from("abcxyz-/.1"), min_size=1, max_size=12)
+_code_spans = st.lists(_words, min_size=1, max_size=4).map(lambda ws: "`" + " ".join(ws) + "`")
+
+
+@given(st.lists(st.one_of(_words, _code_spans), min_size=1, max_size=60))
+def test_paragraph_wraps_between_words_and_never_inside_a_code_span(tokens):
+    text = " ".join(tokens)
+    wrapped = readme_figures.paragraph(text, width=30)
+    assert wrapped.replace("\n", " ") == text
+    for line in wrapped.splitlines():
+        assert line.count("`") % 2 == 0
+        assert len(line) <= 30 or line in tokens          # only a single long word or span runs over
