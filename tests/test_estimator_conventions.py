@@ -20,7 +20,7 @@ from kcca_desc.adapters.base import PairScorer
 from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, PairScorerMethod
 from kcca_desc.methods.nn import nearest_neighbour_scores
 
-from test_adapters import LatentEncoder, latent_dataset
+from toys import LatentEncoder, latent_dataset
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
 # Memo caches of processed inputs (Preprocessor._memo, Encoder._store_memo): they spare work

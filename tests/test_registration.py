@@ -26,7 +26,7 @@ from kcca_desc.tasks import TASKS
 from kcca_desc.text import TEXT_KERNELS, Preprocessor, TextKernelSpec, make_text_kernel
 from kcca_desc.text.named_kernels import WORD_SIMILARITIES
 
-from test_text_named import tagged_items
+from toys import tagged_items
 
 
 # ------------------------------------------------------------------------------ the registry type

@@ -5,7 +5,7 @@ The first images (by sorted file name) of each official split go through every s
 Tri5Sem text kernel (alignment, distributional similarity on the training captions and on the
 default external corpus, idf), KCCA, dev selection over a small (n, κ) grid and Borda fusion —
 and the per-query ranks of both tasks under both protocols must equal those recorded in
-``tests/data/flickr8k_regression.json`` exactly, as must the dev metrics and the selected
+``tests/fixtures/flickr8k_regression.json`` exactly, as must the dev metrics and the selected
 models. A change in any stage that moves one rank shows here.
 
 The fixture was produced by this code. After a deliberate change of results, rewrite it with::
@@ -29,7 +29,7 @@ from kcca_desc import Dataset, ImageSentenceRanker, evaluate_fitted
 from kcca_desc.data import load_flickr8k
 from kcca_desc.data.dataset import PROTOCOLS
 
-FIXTURE = Path(__file__).parent / "data" / "flickr8k_regression.json"
+FIXTURE = Path(__file__).parent / "fixtures" / "flickr8k_regression.json"
 REGENERATE = "KCCA_DESC_REGENERATE"
 
 SIZES = {"train": 60, "dev": 20, "test": 20}

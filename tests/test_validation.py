@@ -31,7 +31,7 @@ from kcca_desc.validation import (
     invalid_parameter,
 )
 
-from test_adapters import LatentEncoder, TinyEncoder, latent_dataset
+from toys import LatentEncoder, TinyEncoder, latent_dataset
 
 
 # ------------------------------------------------------------------------ constraint types

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
 from kcca_desc.adapters.trainable import CharGRUEncoder, VSEEncoder, bidirectional_hinge_loss  # noqa: E402
 
-from test_adapters import TinyEncoder, make_dataset  # noqa: E402
+from toys import TinyEncoder, make_dataset  # noqa: E402
 
 
 def brute_force_loss(S, margin):

@@ -68,7 +68,7 @@ def test_lin_neighbours_are_wordnet_relatives(wordnet):
 @pytest.mark.flickr8k
 def test_flickr8k_rider_swim_neighbours(flickr8k_root, wordnet, tmp_path):
     # The benchmark that prints the Figure 6 comparison, run end to end on the real captions.
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "word_neighbours.py"
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "word_neighbours.py"
     spec = importlib.util.spec_from_file_location("word_neighbours", script)
     word_neighbours = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(word_neighbours)

@@ -7,28 +7,11 @@ from sklearn.base import clone
 from kcca_desc.text.named_kernels import TEXT_KERNELS, make_text_kernel
 from kcca_desc.kernels.text.bow import bow_kernel
 from kcca_desc.kernels.text.trigram import trigram_kernel
+from toys import tagged_items
 
 EXPECTED = {"bow1", "bow5", "bow5_idf", "bow5_sqrtidf", "tagrank", "tri1", "tri5", "tri5_idf", "tri_sem"} | {
     f"tri5_{s}{suffix}" for s in ("lin", "dic", "dext", "dext_ic", "a", "a_dic", "a_dext", "a_dext_ic")
     for suffix in ("", "_idf")}
-
-NOUNS = ["dog", "man", "ball", "boy", "girl", "water", "grass", "bike"]
-VERBS = ["run", "jump", "ride", "swim", "play"]
-
-
-def tagged_items(n_items, seed):
-    rng = np.random.default_rng(seed)
-    items, tags = [], []
-    for _ in range(n_items):
-        captions, caption_tags = [], []
-        for _ in range(5):
-            words = [str(rng.choice(NOUNS)), str(rng.choice(VERBS)), str(rng.choice(NOUNS))]
-            captions.append(words)
-            caption_tags.append(["NN", "VBZ", "NN"])
-        items.append(captions)
-        tags.append(caption_tags)
-    return items, tags
-
 
 def test_registry_has_every_name_and_unknown_names_are_listed():
     assert set(TEXT_KERNELS) == EXPECTED
