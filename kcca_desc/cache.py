@@ -92,29 +92,42 @@ class NpzCache:
     True
     """
 
+    #: File suffix of the entries, and the errors by which a damaged entry shows when read.
+    suffix = ".npz"
+    damaged = (OSError, ValueError)
+
     def __init__(self, subdir: str, enabled: bool = True):
         self.subdir = subdir
         self.enabled = enabled
 
     def path(self, key: str) -> Path:
-        return cache_dir(self.subdir) / f"{key}.npz"
+        return cache_dir(self.subdir) / f"{key}{self.suffix}"
 
-    def load(self, key: str) -> dict[str, np.ndarray] | None:
+    def load(self, key: str) -> Any | None:
+        """The entry ``key``, or None when caching is off or the entry is missing or damaged."""
         if not self.enabled:
             return None
         path = self.path(key)
         if not path.exists():
             return None
         try:
-            with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-        except (OSError, ValueError):
+            return self._read(path)
+        except self.damaged:
             # A damaged entry is recomputed, not trusted.
             return None
 
-    def save(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+    def save(self, key: str, value: Any) -> None:
         if self.enabled:
-            atomic_write_bytes(self.path(key), lambda f: np.savez(f, **arrays))
+            atomic_write_bytes(self.path(key), lambda f: self._write(f, value))
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, np.ndarray]:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+
+    @staticmethod
+    def _write(f, arrays: dict[str, np.ndarray]) -> None:
+        np.savez(f, **arrays)
 
     def get_or_compute(self, compute: Callable[[], dict[str, np.ndarray]], **params: Any) -> dict[str, np.ndarray]:
         key = cache_key(**params)
@@ -129,21 +142,14 @@ class NpzCache:
 class PickleCache(NpzCache):
     """Like :class:`NpzCache` for arbitrary picklable Python objects."""
 
-    def path(self, key: str) -> Path:
-        return cache_dir(self.subdir) / f"{key}.pkl"
+    suffix = ".pkl"
+    damaged = (OSError, pickle.UnpicklingError, EOFError)
 
-    def load(self, key: str) -> Any | None:
-        if not self.enabled:
-            return None
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            with open(path, "rb") as f:
-                return pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError):
-            return None
+    @staticmethod
+    def _read(path: Path) -> Any:
+        with open(path, "rb") as f:
+            return pickle.load(f)
 
-    def save(self, key: str, obj: Any) -> None:
-        if self.enabled:
-            atomic_write_bytes(self.path(key), lambda f: pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL))
+    @staticmethod
+    def _write(f, obj: Any) -> None:
+        pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
