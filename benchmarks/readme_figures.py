@@ -361,9 +361,9 @@ def blas(results: ResultsFiles) -> str:
         version, kernel = entry.split(": ")
         by_kernel.setdefault(kernel, []).append(version)
     choice = "; ".join(f"`{kernel}` in {sentence_list(versions)}" for kernel, versions in by_kernel.items())
-    current, earlier = results["hodosh_table"], results["hodosh_table_warm"]
+    current, earlier = results["hodosh_table_blas_native"], results["hodosh_table_blas_haswell"]
     if "blas" in earlier["machine"]:
-        raise ValueError("hodosh_table_warm.json records its BLAS kernel now; describe it from the record")
+        raise ValueError("hodosh_table_blas_haswell.json records its BLAS kernel now; describe it from the record")
     changes = _table_changes(current["systems"], earlier["systems"])
     tri_sem = [figures(run["systems"]["tri_sem"]["result"][t]) for run in (current, earlier) for t in TASKS]
     same_tri_sem = tri_sem[:2] == tri_sem[2:]
@@ -383,8 +383,9 @@ def blas(results: ResultsFiles) -> str:
         f"{span([v for k, v in stages.items() if k.startswith('solve_')], two_places)}×), with canonical "
         f"correlations within {record['max_abs_correlation_diff']:.0e}. Codebooks and pyramid histograms came "
         "out bit-identical under both. The kernels round differently, so near-ties on dev can fall the other "
-        "way: the stored table (`hodosh_table.json`, OpenBLAS's own kernels) and an earlier run under forced "
-        "`Haswell` (`hodosh_table_warm.json`, from before the kernel was recorded) differ in "
+        "way: two earlier runs of the table on machines of this kind, under OpenBLAS's own kernels "
+        "(`hodosh_table_blas_native.json`) and under forced `Haswell` (`hodosh_table_blas_haswell.json`, from "
+        "before the kernel was recorded), differ in "
         f"{changes['recalls_changed']} of their {changes['recalls']} R@K figures, by at most "
         f"{changes['recall_step']:.1f}, and in {changes['medians_changed']} of their {changes['medians']} "
         f"median ranks, by at most {changes['median_step']:g}; {selection}; Tri5Sem's hodosh R@K and median "
