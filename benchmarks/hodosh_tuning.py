@@ -5,8 +5,8 @@ multiplier d per kernel pair. This script fits one :class:`~kcca_desc.ImageSente
 (p, d), and for each weight power q (projected dimension k weighted by ρ_k^q before the cosine,
 our addition: ``docs/design.md``) runs the dev model selection and scores the Borda-fused
 system on dev. Only dev data is used, so the chosen setting can be evaluated once on test by
-``hodosh_table.py``. Every per-setting dev figure is kept, to show whether the best (n, κ) lie
-inside the grid.
+``hodosh_table.py``. The fused dev result of each (p, d, q) is kept with its per-query ranks, and
+every (n, κ) model's dev figures beside it, to show whether the best (n, κ) lie inside the grid.
 
 Writes ``benchmarks/results/hodosh_tuning.json`` and prints one line per (p, d, q).
 
@@ -25,8 +25,9 @@ import time
 
 from kcca_desc import ImageSentenceRanker
 from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
-                             write_results)
-from kcca_desc.methods import dev_metrics, recall_sum, select_best
+                             result_record, write_results)
+from kcca_desc.evaluate import result_from_scores
+from kcca_desc.methods import recall_sum, select_best
 
 #: Defaults of the grids, of a full and of a quick run (30 training images: n must stay below 30).
 DEFAULTS = {
@@ -70,7 +71,9 @@ def main(argv=None) -> dict:
         for q in args.weight_powers:
             t0 = time.perf_counter()
             ranker.set_params(weight_power=q).select(dev)
-            fused = dev_metrics(ranker.score(dev.images, dev.captions), dev)
+            system = f"{args.text_kernel} p={power:g} d={diag:g} q={q:g}, fused"
+            fused = result_record(result_from_scores(ranker.score(dev.images, dev.captions), dev, system,
+                                                     params=ranker.get_params()), dev)
             total = recall_sum(fused)
             rows.append({"power": power, "diag": diag, "weight_power": q, "dev_fused": fused,
                          "sum_recall": total, "selected": ranker.selected_, "grid": ranker.dev_results_,

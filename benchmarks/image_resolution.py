@@ -13,7 +13,7 @@ pixel, as the per-pixel histograms of Hodosh et al. (2013), Section 3.3.1, SIFT 
 ``--split dev`` measures the fused systems on the dev split instead, the split that chooses
 settings: optimistic for every variant alike (dev also selected their (n, κ) models), but free of
 the test set. Writes ``benchmarks/results/image_resolution.json`` (``image_resolution_dev.json``
-for dev) and prints the table.
+for dev), each row a result with its per-query ranks, and prints the table.
 
 Usage::
 
@@ -34,7 +34,8 @@ import cv2
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, evaluate_fitted, format_table
-from kcca_desc.bench import add_output_arguments, flickr8k_or_quick, machine_info, output_path, write_results
+from kcca_desc.bench import (add_output_arguments, flickr8k_or_quick, machine_info, output_path, result_record,
+                             write_results)
 from kcca_desc.data import ImageSource
 
 
@@ -90,9 +91,10 @@ def main(argv=None) -> dict:
                                      image_kernel_params={"progress": False, "featurizer_params": sampling or None},
                                      **grid)
         ranker.fit(dataset.subset("train"), dev=dataset.view("dev"))
-        result = evaluate_fitted(ranker, dataset.view(args.split), system=f"{args.text_kernel} {label}")
+        view = dataset.view(args.split)
+        result = evaluate_fitted(ranker, view, system=f"{args.text_kernel} {label}")
         results.append(result)
-        out["rows"][label] = {"annotation": result.annotation, "search": result.search, "sampling": sampling,
+        out["rows"][label] = {**result_record(result, view), "sampling": sampling,
                               "wall_s": time.perf_counter() - t0}
     print(format_table(results))
     name = "image_resolution" if args.split == "test" else "image_resolution_dev"

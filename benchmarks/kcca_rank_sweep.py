@@ -5,7 +5,8 @@ speed. On the real Flickr8K kernels (pyramid image kernel, a named text kernel; 
 images), one KCCA setting (n, κ) is fitted with ranks 500, 1,000, 2,000 and the exact solver,
 and each ranks the 1,000 dev images against their 1,000 ``#2`` captions (:func:`rank_sweep`).
 
-Writes ``benchmarks/results/kcca_rank_sweep.json`` and prints one line per rank.
+Writes ``benchmarks/results/kcca_rank_sweep.json``, one result with its per-query ranks per rank,
+and prints the figures of each.
 
 Usage::
 
@@ -16,7 +17,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Sequence
 
@@ -24,7 +24,9 @@ import numpy as np
 
 from kcca_desc import ImageSentenceRanker
 from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
-                             timed_with_peak_memory, write_results)
+                             result_record, timed_with_peak_memory, write_results)
+from kcca_desc.data import RetrievalView
+from kcca_desc.evaluate import Result, format_table, result_from_scores
 from kcca_desc.kcca import KCCA
 from kcca_desc.scores import cosine_scores
 
@@ -34,21 +36,25 @@ def rank_sweep(
     Ky: np.ndarray,
     Kx_dev: np.ndarray,
     Ky_dev: np.ndarray,
+    view: RetrievalView,
     ranks: Sequence[int | None],
     *,
     reg: float,
     n_components: int,
     weight_power: float = 0.0,
 ) -> list[dict]:
-    """Retrieval R@1/5/10 on paired dev items as a function of the low-rank solver's rank.
+    """Retrieval on dev pools as a function of the low-rank solver's rank.
 
     Parameters
     ----------
     Kx, Ky : ndarray of shape (n, n)
         Training image and text kernels (same item order).
-    Kx_dev, Ky_dev : ndarray of shape (m, n)
-        Dev-by-training kernel rows; dev image ``i`` and dev caption ``i`` are
-        the gold pair (hodosh protocol, one caption per image).
+    Kx_dev : ndarray of shape (view.n_images, n)
+        Kernel rows of the pool images of ``view`` against the training images.
+    Ky_dev : ndarray of shape (view.n_captions, n)
+        Kernel rows of the pool captions of ``view`` against the training captions.
+    view : RetrievalView
+        The dev pools and their gold items.
     ranks : sequence of int or None
         Incomplete Cholesky ranks; ``None`` means the exact solver.
     reg, n_components, weight_power
@@ -57,8 +63,9 @@ def rank_sweep(
     Returns
     -------
     list of dict
-        Per rank: fit seconds, explained trace of both kernels and R@K (%)
-        for annotation (image -> captions) and search (caption -> images).
+        Per rank: the solver's ``rank``, fit seconds ``fit_s``, the explained trace of both
+        kernels and the result on ``view`` (:func:`~kcca_desc.bench.result_record`: R@K,
+        median and mean rank of annotation and search, with the per-query ranks).
     """
     rows = []
     for rank in ranks:
@@ -67,15 +74,12 @@ def rank_sweep(
             lambda: KCCA(n_components, reg=reg, method=method, rank=rank, weight_power=weight_power).fit(Kx, Ky)
         )
         scores = cosine_scores(*model.transform(Kx_dev, Ky_dev))
-        gold = np.diag(scores)[:, None]
-        annotation_rank = 1 + np.sum(scores > gold, axis=1)
-        search_rank = 1 + np.sum(scores > gold.T, axis=0)
-        row = {"rank": rank, "fit_s": seconds,
-               "explained_trace": [model.explained_trace_x_, model.explained_trace_y_]}
-        for task, ranks_ in (("annotation", annotation_rank), ("search", search_rank)):
-            for k in (1, 5, 10):
-                row[f"{task}_R@{k}"] = float(100 * np.mean(ranks_ <= k))
-        rows.append(row)
+        params = {"rank": rank, "n_components": n_components, "reg": reg, "weight_power": weight_power}
+        result = result_from_scores(scores, view, "KCCA exact" if rank is None else f"KCCA rank {rank}",
+                                    params=params, timings={"fit": seconds})
+        rows.append({"rank": rank, "fit_s": seconds,
+                     "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],
+                     **result_record(result, view)})
     return rows
 
 
@@ -106,13 +110,15 @@ def main(argv=None) -> dict:
     Ky = ranker._cached_text_kernel("gram", ranker.text_kernel_.train_gram)
     Kx_dev = ranker.image_kernel_.cross(dev.images)
     Ky_dev = ranker._query_text_kernel(dev.captions)
-    rows = rank_sweep(Kx, Ky, Kx_dev, Ky_dev, ranks, reg=args.reg, n_components=args.n_components,
+    rows = rank_sweep(Kx, Ky, Kx_dev, Ky_dev, dev, ranks, reg=args.reg, n_components=args.n_components,
                       weight_power=args.weight_power)
     out = {"dataset": dataset.name, "text_kernel": args.text_kernel, "reg": args.reg,
            "n_components": args.n_components, "power": args.power, "weight_power": args.weight_power,
            "rows": rows, "machine": machine}
     for row in rows:
-        print(json.dumps(row))
+        print(f"{row['system']}: fit {row['fit_s']:.1f} s, explained trace "
+              f"{row['explained_trace'][0]:.3f} (images), {row['explained_trace'][1]:.3f} (captions)")
+    print(format_table([Result.from_dict(row) for row in rows]))
     write_results(output_path(args, __file__), out, indent=1)
     return out
 

@@ -20,9 +20,10 @@ Usage::
                                 [--flickr8k DIR] [--vsts DIR]
     python benchmarks/neural.py --quick    # the synthetic data set, one setting per bridge, no vSTS
 
-Writes ``benchmarks/results/neural.json`` (a list of result objects) and
-prints a Markdown table.  Embeddings are cached (``$KCCA_DESC_CACHE``): the
-first run embeds all 8,091 images with ViT (slow on 2 cores).
+Writes ``benchmarks/results/neural.json`` (a list of result objects, the
+retrieval results with their per-query ranks) and prints a Markdown table.
+Embeddings are cached (``$KCCA_DESC_CACHE``): the first run embeds all 8,091
+images with ViT (slow on 2 cores).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ import numpy as np
 from kcca_desc.adapters import PairedEncoder
 from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, dev_metrics, recall_sum, select_best
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
-from kcca_desc.bench import add_output_arguments, fill_defaults, output_path, quick_dataset, write_results
+from kcca_desc.bench import (add_output_arguments, fill_defaults, output_path, quick_dataset, result_record,
+                             write_results)
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.flickr8k import load_flickr8k
 from kcca_desc.evaluate import add_confidence_intervals, evaluate_fitted, to_markdown
@@ -371,7 +373,7 @@ def main(argv=None) -> None:
         kept = []
         if args.merge and out.exists():
             kept = [r for r in json.loads(out.read_text()) if r["system"] not in rerun]
-        payload = [r.to_dict() for r in results] + tasks
+        payload = [result_record(r, data.view(r.split, r.protocol)) for r in results] + tasks
         for r in payload[:len(results)]:
             r["params"]["encoder_throughput"] = speed
             r["params"]["n_train_images"] = len(data.splits["train"])

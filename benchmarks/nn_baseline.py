@@ -6,7 +6,8 @@ both protocols: NN5 idf F1 with the pyramid image kernel and with a global colou
 and Tri5 text kernels; beside seeded uniform random scores as a sanity check of the harness (on a
 1,000-image pool, chance R@10 is 1% and the median rank about 500).
 
-Writes ``benchmarks/results/nn_baseline.json`` and prints the tables.
+Writes ``benchmarks/results/nn_baseline.json`` (every result with its per-query ranks) and prints
+the tables.
 
 Usage::
 
@@ -24,7 +25,8 @@ import time
 import numpy as np
 
 from kcca_desc import NearestNeighbour, load_dataset
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset, write_results
+from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset,
+                             result_record, write_results)
 from kcca_desc.data import PROTOCOLS
 from kcca_desc.evaluate import evaluate_fitted, evaluate_scores, format_table, result_from_scores
 
@@ -78,7 +80,9 @@ def main(argv=None) -> dict:
                    load_dataset(name, root=args.data_root if name == "flickr8k" else None, seed=args.seed))
         start = time.perf_counter()
         results = run(dataset, args.seed)
-        out[name] = {"results": [r.to_dict() for r in results], "wall_s": time.perf_counter() - start,
+        wall_s = time.perf_counter() - start
+        out[name] = {"results": [result_record(r, dataset.view(r.split, r.protocol)) for r in results],
+                     "wall_s": wall_s,
                      "random_over_seeds": random_over_seeds(dataset, n_seeds=args.random_seeds)}
         print(f"{name} ({out[name]['wall_s']:.0f} s)")
         print(format_table(results))

@@ -2,8 +2,10 @@
 
 The scripts are found by globbing ``benchmarks/*.py``, so a new benchmark without ``--quick`` (or
 without an entry in :data:`EXPECTED_KEYS`) fails here. Each quick run writes its record to a
-temporary file and must leave the committed records in ``benchmarks/results/`` untouched. The
-shared code the scripts import (:mod:`kcca_desc.bench`) is tested directly below.
+temporary file and must leave the committed records in ``benchmarks/results/`` untouched. Every
+retrieval result a record holds must keep its per-query ranks, which must give its figures, so
+that two runs on the same queries can be compared later without re-running either. The shared
+code the scripts import (:mod:`kcca_desc.bench`) is tested directly below.
 """
 
 from __future__ import annotations
@@ -26,9 +28,12 @@ from kcca_desc.bench import (
     fit_word_similarities,
     machine_info,
     output_path,
+    quick_dataset,
+    result_record,
     synthetic_items,
     write_results,
 )
+from kcca_desc.evaluate import TASKS, Result, result_from_scores, retrieval_metrics
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
@@ -64,7 +69,56 @@ EXTRAS = {
     "blas_kernels.py": ("threadpoolctl",),
 }
 
+#: Benchmarks whose records hold retrieval results; the others must hold none.
+RETRIEVAL = {"hodosh_table.py", "hodosh_tuning.py", "image_resolution.py", "kcca_rank_sweep.py", "neural.py",
+             "nn_baseline.py"}
+
+#: Keys of a record whose values are the per-setting figures of a dev search: they choose a setting
+#: and are shown nowhere, so they may keep figures without per-query ranks.
+DEV_GRIDS = {"hodosh_tuning.py": {"grid"}}
+
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS)
+
+
+def retrieval_results(node, skip=frozenset(), where="record", holder=None):
+    """Every retrieval result in a record, as (where, result, the mapping that holds it).
+
+    A retrieval result is a mapping whose ``annotation`` and ``search`` are mappings with a
+    numeric ``R@1``. The walk enters neither a result (its ``ci`` and ``significance`` are keyed
+    by task too) nor the keys in ``skip``.
+    """
+    if isinstance(node, dict):
+        if all(isinstance(node.get(task), dict) and isinstance(node[task].get("R@1"), (int, float))
+               for task in TASKS):
+            yield where, node, holder
+            return
+        for key, value in node.items():
+            if key not in skip:
+                yield from retrieval_results(value, skip, f"{where}.{key}", node)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from retrieval_results(value, skip, f"{where}[{i}]", None)
+
+
+def check_ranks(where: str, result: dict, holder: dict | None = None) -> None:
+    """``result`` keeps the per-query ranks of both tasks, and they give its R@1/5/10 and median rank.
+
+    A karpathy result also needs the image of each search query (``caption_image``, in the result
+    or beside it in ``holder``): its bootstrap intervals resample the captions of an image together.
+    """
+    ranks = result.get("ranks", {})
+    for task in TASKS:
+        assert task in ranks, f"{where}: no per-query {task} ranks"
+        recomputed = retrieval_metrics(np.asarray(ranks[task]))
+        for key in ("R@1", "R@5", "R@10", "median_rank", "n_queries"):
+            assert result[task].get(key) == pytest.approx(recomputed[key], rel=1e-12), \
+                f"{where}: {task} {key} is {result[task].get(key)}, its per-query ranks give {recomputed[key]}"
+    groups = result.get("caption_image", (holder or {}).get("caption_image"))
+    if result.get("protocol") == "karpathy":
+        assert groups is not None, f"{where}: a karpathy result without the image of each search query"
+    if groups is not None:
+        assert len(groups) == len(ranks["search"]), f"{where}: caption_image is not one image per search query"
+        assert set(groups) == set(range(len(ranks["annotation"]))), f"{where}: caption_image names other images"
 
 
 def _results_state() -> dict[str, tuple[int, int]]:
@@ -103,7 +157,68 @@ def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, tmp_p
         assert EXPECTED_KEYS[script] <= set(entry), f"{script}: missing {EXPECTED_KEYS[script] - set(entry)}"
         # A quick run never reads the real data.
         assert entry.get("dataset", "synthetic") == "synthetic"
+    found = list(retrieval_results(record, DEV_GRIDS.get(script, frozenset())))
+    assert bool(found) == (script in RETRIEVAL), \
+        f"{script}: {len(found)} retrieval results; list the script in RETRIEVAL if and only if it has some"
+    for where, result, holder in found:
+        check_ranks(f"{script}: {where}", result, holder)
     assert _results_state() == before, f"{script} --quick changed benchmarks/results/"
+
+
+def _karpathy_record(seed: int = 0) -> dict:
+    view = quick_dataset().view("test", "karpathy")
+    scores = np.random.default_rng(seed).random((view.n_images, view.n_captions))
+    return result_record(result_from_scores(scores, view, "random scores"), view)
+
+
+def test_rank_check_fails_without_ranks_or_groups_or_with_other_figures():
+    record = {"rows": [_karpathy_record()], "grid": [{"annotation": {"R@1": 1.0}, "search": {"R@1": 2.0}}]}
+    found = list(retrieval_results(record, skip={"grid"}))
+    assert [where for where, _, _ in found] == ["record.rows[0]"]
+    check_ranks(*found[0])
+    broken = {
+        "no ranks": lambda r: r.pop("ranks"),
+        "no search ranks": lambda r: r["ranks"].pop("search"),
+        "no groups": lambda r: r.pop("caption_image"),
+        "groups of other queries": lambda r: r.update(caption_image=r["caption_image"][:-1]),
+        "another R@5": lambda r: r["annotation"].update({"R@5": r["annotation"]["R@5"] + 0.5}),
+        "another median": lambda r: r["search"].update(median_rank=r["search"]["median_rank"] + 1),
+        "ranks of other queries": lambda r: r["ranks"].update(annotation=r["ranks"]["annotation"][:-1]),
+    }
+    for name, edit in broken.items():
+        result = _karpathy_record()
+        edit(result)
+        with pytest.raises(AssertionError):
+            check_ranks(name, result)
+    # The dev grid is skipped; entered, its figures without ranks fail.
+    grid = list(retrieval_results(record))[1:]
+    assert len(grid) == 1
+    with pytest.raises(AssertionError, match="no per-query annotation ranks"):
+        check_ranks(*grid[0])
+
+
+def test_result_record_keeps_ranks_and_groups_and_reads_back():
+    view = quick_dataset().view("test", "karpathy")
+    record = _karpathy_record()
+    assert record["caption_image"] == view.caption_image.tolist()
+    assert len(record["ranks"]["search"]) == view.n_captions > view.n_images == len(record["ranks"]["annotation"])
+    again = Result.from_dict(json.loads(json.dumps(record)))
+    assert again.extras["caption_image"] == record["caption_image"]
+    for task in TASKS:
+        np.testing.assert_array_equal(again.ranks[task], record["ranks"][task])
+
+
+def test_result_record_refuses_a_result_without_ranks_or_of_another_view():
+    data = quick_dataset()
+    view = data.view("test", "karpathy")
+    result = result_from_scores(np.random.default_rng(0).random((view.n_images, view.n_captions)), view, "random")
+    with pytest.raises(ValueError, match="view is .*:test:hodosh"):
+        result_record(result, data.view("test", "hodosh"))
+    with pytest.raises(ValueError, match="view is .*:dev:karpathy"):
+        result_record(result, data.view("dev", "karpathy"))
+    result.ranks.pop("search")
+    with pytest.raises(ValueError, match="no per-query ranks for search"):
+        result_record(result, view)
 
 
 def test_text_kernels_without_wordnet_records_what_it_skips(tmp_path):

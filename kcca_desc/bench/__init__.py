@@ -6,13 +6,16 @@ stage, and no stage imports it. Each benchmark script writes one JSON record
 (:func:`write_results`) to ``benchmarks/results/<name>.json`` by default, or with ``--quick`` a
 seconds-long run of the same code on tiny inputs (:func:`quick_dataset`,
 :func:`synthetic_items`) to a scratch location (:func:`output_path`), so that a smoke test never
-overwrites the committed figures.
+overwrites the committed figures. Every evaluated system goes into a record as
+:func:`result_record`: its figures with the per-query ranks they come from, so that runs can be
+compared query by query without re-running them.
 """
 
 from .machine import BLAS_OVERRIDES, blas_libraries, machine_info
 from .neighbours import (FIGURE6_SOURCES, FIGURE6_WORDS, fit_word_similarities, frequent_words, neighbour_lists,
                          wordnet_unavailable)
 from .output import QUICK_DIR, add_output_arguments, fill_defaults, output_path, write_results
+from .records import result_record
 from .synthetic import (
     QUICK_N_IMAGES,
     QUICK_WORDS,
@@ -26,7 +29,7 @@ from .timing import median_time, timed_with_peak_memory
 
 __all__ = [
     "BLAS_OVERRIDES", "blas_libraries", "machine_info",
-    "QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results",
+    "QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results", "result_record",
     "QUICK_N_IMAGES", "QUICK_WORDS", "quick_dataset", "flickr8k_or_quick",
     "synthetic_items", "synthetic_image_kernel", "synthetic_text_kernel",
     "median_time", "timed_with_peak_memory",
