@@ -192,10 +192,22 @@ def hodosh_setup(results: ResultsFiles) -> str:
         f"default is the paper's unweighted cosine, add `--weight-power {q:g}` for this setting). Full table "
         f"with S@K, R-precision, expert scores, BLEU/ROUGE, {tri_sem['ci_settings']['confidence']:.0%} "
         "bootstrap intervals and p-values against Tri5Sem: `benchmarks/results/hodosh_table.md` / `.json`. "
-        f"The stored run of the whole table ({len(systems)} systems and the karpathy run) took "
-        f"{duration(table_['wall_s_this_run'])} on {table_['machine']['cpus']} cores with OpenBLAS's own "
-        "kernels (see below)."
+        f"{_table_time(table_, results['hodosh_table_blas_native'], len(systems))}"
     )
+
+
+def _table_time(table_: dict, idle: dict, n_systems: int) -> str:
+    """The wall time of the stored table run, and of an idle one when the stored run shared its cores."""
+    cores = table_["machine"]["cpus"]
+    sentence = (f"The stored run of the whole table ({n_systems} systems and the karpathy run) took "
+                f"{duration(table_['wall_s_this_run'])} on {cores} cores with OpenBLAS's own kernels")
+    shared = table_.get("shared_machine")
+    if shared is None:
+        return sentence + " (see below)."
+    low, high = shared["load_average_observed"]
+    return (sentence + f", sharing them with other work (load averages {low:g}–{high:g}), so that is no speed "
+            f"figure; an earlier run on an idle machine of this kind (`hodosh_table_blas_native.json`) took "
+            f"{duration(idle['wall_s_this_run'])}.")
 
 
 def hodosh_table(results: ResultsFiles) -> str:
