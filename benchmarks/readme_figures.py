@@ -241,9 +241,16 @@ def hodosh_notes(results: ResultsFiles) -> str:
     dense_test, dense_dev = (_gains(rows, AS_SHIPPED, DENSE) for rows in (test, dev))
     sums = sentence_list([f"{recall(_recall_sum(dev[row]))} with {flags(dev[row]['sampling'])}"
                           for row in (AS_SHIPPED, EVERY_PIXEL, DENSE)])
-    if max(dev.values(), key=_recall_sum) is not dev[AS_SHIPPED]:
-        raise ValueError("image_resolution_dev.json: the default sampling is no longer the best on dev, "
-                         "as the README says it is")
+    best = max(dev, key=lambda row: _recall_sum(dev[row]))
+    if best == AS_SHIPPED:
+        default = ("The default sampling, best on dev, is sparser than that of Hodosh et al. 2013 (§3.3.1), "
+                   "who use every pixel (`--pixel-step 1`).")
+    else:
+        lead = _recall_sum(dev[best]) - _recall_sum(dev[AS_SHIPPED])
+        default = ("The default sampling is sparser than that of Hodosh et al. 2013 (§3.3.1), who use every "
+                   f"pixel (`--pixel-step 1`); on dev, {flags(dev[best]['sampling'])} leads it by "
+                   f"{recall(lead)} in that sum. The default is left as it is: changing it would change "
+                   "every KCCA figure of the toolkit.")
     medians = sentence_list([
         "/".join(rank(dev[row][task]["median_rank"]) for task in TASKS) + f" with {flags(dev[row]['sampling'])}"
         for row in (AS_SHIPPED, DENSE)])
@@ -260,8 +267,7 @@ def hodosh_notes(results: ResultsFiles) -> str:
         f"densely ({flags(test[DENSE]['sampling'])}) changes test R@10 by {signed(dense_test[0])} (annotation) "
         f"and {signed(dense_test[1])} (search) but dev R@10 by {signed(dense_dev[0])} and "
         f"{signed(dense_dev[1])} (sum of R@1/5/10 over both tasks on dev: {sums}; median ranks {medians}). "
-        "The default sampling, best on dev, is sparser than that of Hodosh et al. 2013 (§4.1.1), who "
-        "use every pixel (`--pixel-step 1`)."
+        + default
     )
 
 
