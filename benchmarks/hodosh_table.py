@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour
-from kcca_desc.bench import add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path
+from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+                             result_record)
 from kcca_desc.cache import atomic_write_text
 from kcca_desc.data import load_flickr8k_judgments
 from kcca_desc.evaluate import (
@@ -196,7 +197,7 @@ def run_karpathy(args, dataset, train) -> dict:
     # The five captions of an image are resampled together (cluster bootstrap).
     add_confidence_intervals(result, groups={"search": view.caption_image})
     print(f"tri_sem karpathy: annotation {result.annotation}, search {result.search}", flush=True)
-    return {"result": result.to_dict(include_ranks=True), "caption_image": np.asarray(view.caption_image).tolist()}
+    return {"result": result_record(result, view)}
 
 
 def _load(path: Path) -> dict:

@@ -29,13 +29,14 @@ import textwrap
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from kcca_desc.data.dataset import PROTOCOLS
+from kcca_desc.evaluate.ranks import TASKS
+from kcca_desc.methods.selection import SELECTION_METRICS as RECALLS, recall_sum
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 README = REPOSITORY / "README.md"
 RESULTS_DIR = REPOSITORY / "benchmarks" / "results"
 
-TASKS = ("annotation", "search")
-PROTOCOLS = ("hodosh", "karpathy")
-RECALLS = ("R@1", "R@5", "R@10")
 
 #: Published figures (R@1, R@5, R@10, median rank) per task: the only figures in the README that
 #: this project did not measure. Both were measured on the original Flickr8K images.
@@ -228,10 +229,6 @@ def _gains(rows: Mapping, base: str, variant: str) -> tuple[float, float]:
     return tuple(rows[variant][task]["R@10"] - rows[base][task]["R@10"] for task in TASKS)
 
 
-def _recall_sum(row: Mapping) -> float:
-    return sum(row[task][k] for task in TASKS for k in RECALLS)
-
-
 def hodosh_notes(results: ResultsFiles) -> str:
     karpathy = results["hodosh_table"]["karpathy"]["tri_sem"]["result"]
     chance = results["nn_baseline"]["flickr8k"]["random_over_seeds"]
@@ -239,14 +236,14 @@ def hodosh_notes(results: ResultsFiles) -> str:
     factor = results["image_resolution"]["factor"]
     lost_test, lost_dev = (tuple(-g for g in _gains(rows, AS_SHIPPED, DOWNSAMPLED)) for rows in (test, dev))
     dense_test, dense_dev = (_gains(rows, AS_SHIPPED, DENSE) for rows in (test, dev))
-    sums = sentence_list([f"{recall(_recall_sum(dev[row]))} with {flags(dev[row]['sampling'])}"
+    sums = sentence_list([f"{recall(recall_sum(dev[row]))} with {flags(dev[row]['sampling'])}"
                           for row in (AS_SHIPPED, EVERY_PIXEL, DENSE)])
-    best = max(dev, key=lambda row: _recall_sum(dev[row]))
+    best = max(dev, key=lambda row: recall_sum(dev[row]))
     if best == AS_SHIPPED:
         default = ("The default sampling, best on dev, is sparser than that of Hodosh et al. 2013 (§3.3.1), "
                    "who use every pixel (`--pixel-step 1`).")
     else:
-        lead = _recall_sum(dev[best]) - _recall_sum(dev[AS_SHIPPED])
+        lead = recall_sum(dev[best]) - recall_sum(dev[AS_SHIPPED])
         default = ("The default sampling is sparser than that of Hodosh et al. 2013 (§3.3.1), who use every "
                    f"pixel (`--pixel-step 1`); on dev, {flags(dev[best]['sampling'])} leads it by "
                    f"{recall(lead)} in that sum. The default is left as it is: changing it would change "

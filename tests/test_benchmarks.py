@@ -80,8 +80,8 @@ DEV_GRIDS = {"hodosh_tuning.py": {"grid"}}
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS)
 
 
-def retrieval_results(node, skip=frozenset(), where="record", holder=None):
-    """Every retrieval result in a record, as (where, result, the mapping that holds it).
+def retrieval_results(node, skip=frozenset(), where="record"):
+    """Every retrieval result in a record, as (where, result).
 
     A retrieval result is a mapping whose ``annotation`` and ``search`` are mappings with a
     numeric ``R@1``. The walk enters neither a result (its ``ci`` and ``significance`` are keyed
@@ -90,21 +90,21 @@ def retrieval_results(node, skip=frozenset(), where="record", holder=None):
     if isinstance(node, dict):
         if all(isinstance(node.get(task), dict) and isinstance(node[task].get("R@1"), (int, float))
                for task in TASKS):
-            yield where, node, holder
+            yield where, node
             return
         for key, value in node.items():
             if key not in skip:
-                yield from retrieval_results(value, skip, f"{where}.{key}", node)
+                yield from retrieval_results(value, skip, f"{where}.{key}")
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from retrieval_results(value, skip, f"{where}[{i}]", None)
+            yield from retrieval_results(value, skip, f"{where}[{i}]")
 
 
-def check_ranks(where: str, result: dict, holder: dict | None = None) -> None:
+def check_ranks(where: str, result: dict) -> None:
     """``result`` keeps the per-query ranks of both tasks, and they give its R@1/5/10 and median rank.
 
-    A karpathy result also needs the image of each search query (``caption_image``, in the result
-    or beside it in ``holder``): its bootstrap intervals resample the captions of an image together.
+    A karpathy result also needs the image of each search query (``caption_image``): its
+    bootstrap intervals resample the captions of an image together.
     """
     ranks = result.get("ranks", {})
     for task in TASKS:
@@ -113,7 +113,7 @@ def check_ranks(where: str, result: dict, holder: dict | None = None) -> None:
         for key in ("R@1", "R@5", "R@10", "median_rank", "n_queries"):
             assert result[task].get(key) == pytest.approx(recomputed[key], rel=1e-12), \
                 f"{where}: {task} {key} is {result[task].get(key)}, its per-query ranks give {recomputed[key]}"
-    groups = result.get("caption_image", (holder or {}).get("caption_image"))
+    groups = result.get("caption_image")
     if result.get("protocol") == "karpathy":
         assert groups is not None, f"{where}: a karpathy result without the image of each search query"
     if groups is not None:
@@ -160,8 +160,8 @@ def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, tmp_p
     found = list(retrieval_results(record, DEV_GRIDS.get(script, frozenset())))
     assert bool(found) == (script in RETRIEVAL), \
         f"{script}: {len(found)} retrieval results; list the script in RETRIEVAL if and only if it has some"
-    for where, result, holder in found:
-        check_ranks(f"{script}: {where}", result, holder)
+    for where, result in found:
+        check_ranks(f"{script}: {where}", result)
     assert _results_state() == before, f"{script} --quick changed benchmarks/results/"
 
 
@@ -174,7 +174,7 @@ def _karpathy_record(seed: int = 0) -> dict:
 def test_rank_check_fails_without_ranks_or_groups_or_with_other_figures():
     record = {"rows": [_karpathy_record()], "grid": [{"annotation": {"R@1": 1.0}, "search": {"R@1": 2.0}}]}
     found = list(retrieval_results(record, skip={"grid"}))
-    assert [where for where, _, _ in found] == ["record.rows[0]"]
+    assert [where for where, _ in found] == ["record.rows[0]"]
     check_ranks(*found[0])
     broken = {
         "no ranks": lambda r: r.pop("ranks"),
