@@ -26,7 +26,7 @@ from typing import Any
 from ..data.dataset import Dataset
 from ..registry import Registry
 from .base import RetrievalMethod
-from .nn import NearestNeighbour
+from .nn import WORD_SET_SIMILARITIES, NearestNeighbour
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 
 __all__ = ["System", "SYSTEMS", "fit_on_train"]
@@ -117,7 +117,8 @@ def _fit_with_selection(method: ImageSentenceRanker, dataset: Dataset, protocol:
     return method.fit(dataset.subset("train"), dev=dataset.view("dev", protocol) if multi else None)
 
 
-_NN_TEXT = ("idf_f1", "f1", "kernel")
+# The word-set similarities of NearestNeighbour, or "kernel": the --text-kernel.
+_NN_TEXT = (*WORD_SET_SIMILARITIES, "kernel")
 
 
 def _nn_options(group: argparse._ArgumentGroup) -> None:
