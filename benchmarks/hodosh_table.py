@@ -7,8 +7,11 @@ per task) and Borda-fused, and the fused system ranks the 1,000 test images agai
 ``#2`` captions (hodosh protocol). Reported per system: R@1/5/10 and median rank for annotation
 and search with bootstrap 95% intervals; S@1/5/10 and R-precision from the CrowdFlower judgments;
 the expert score of the first caption; unigram BLEU and ROUGE-1; p-values against Tri5Sem
-(McNemar for R@K and S@K, Fisher's paired randomisation test for median rank, R-precision and
-expert score). Tri5Sem is also evaluated under the karpathy protocol (5,000 test captions).
+(McNemar for R@K and S@K, Fisher's paired randomisation test for median and mean rank,
+R-precision and expert score). The intervals and the retrieval p-values are computed by the code
+of ``python -m kcca_desc.compare`` (its cluster bootstrap and
+:func:`kcca_desc.evaluate.statistics.paired_tests`), so ``compare`` run on this file reproduces
+them. Tri5Sem is also evaluated under the karpathy protocol (5,000 test captions).
 Spearman's ρ and Kendall's τ compare the system rankings under different metrics.
 
 Results go to ``benchmarks/results/hodosh_table.json`` (and ``.md``) after every system, so an
@@ -37,6 +40,7 @@ from kcca_desc import ImageSentenceRanker, NearestNeighbour
 from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record)
 from kcca_desc.cache import atomic_write_text
+from kcca_desc.compare import cluster_groups
 from kcca_desc.data import load_flickr8k_judgments
 from kcca_desc.evaluate import (
     Result,
@@ -194,8 +198,8 @@ def run_karpathy(args, dataset, train) -> dict:
     view = dataset.view("test", "karpathy")
     result = evaluate_fitted(method, view, system="Tri5Sem",
                              timings={"fit": time.perf_counter() - t0, **method.timings_s_})
-    # The five captions of an image are resampled together (cluster bootstrap).
-    add_confidence_intervals(result, groups={"search": view.caption_image})
+    # The five captions of an image are resampled together (cluster bootstrap), as compare does.
+    add_confidence_intervals(result, groups=cluster_groups(result))
     print(f"tri_sem karpathy: annotation {result.annotation}, search {result.search}", flush=True)
     return {"result": result_record(result, view)}
 

@@ -8,16 +8,22 @@ canonical dimensions weighted by their correlations raised to a power p; the
 regulariser, p (and the KCCA bandwidth) are chosen on dev (sum of R@1/5/10
 over both tasks and, by default, both protocols' dev views) and the chosen
 models are evaluated on test under both protocols, with bootstrap intervals
-and the issue's anchor beside them.  The trainable baselines (Kiros VSE,
-Merkx & Frank char-GRU) train on the same pairs over the frozen ViT features.
-The same models then run the other seed papers' tasks: off-topic detection,
-1-of-6 forced choice and vSTS.
+and the issue's anchor beside them.  The seed papers' trainable systems (Kiros
+VSE with the summed and the VSE++ hardest-negative loss, Merkx & Frank
+char-GRU, and Rei & Yannakoudakis's relevance scorer with its ablation steps)
+train on the same pairs over the same frozen image features, in a configuration
+(``--train-config cpu|paper``) of :data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`;
+each trains once into a checkpoint under the cache that later runs reuse (an
+interrupted training resumes from its last epoch).  The same models then run the
+other seed papers' tasks: off-topic detection, 1-of-6 forced choice and vSTS.
 
 Usage::
 
-    python benchmarks/neural.py [--systems NAME ...] [--merge] [--train-seconds S]
+    python benchmarks/neural.py [--systems NAME ...] [--merge] [--train-config cpu|paper]
+                                [--image-features vit|efficientnet] [--train-epochs N]
                                 [--kcca-rank 4096] [--select-on hodosh karpathy]
                                 [--flickr8k DIR] [--vsts DIR]
+    python benchmarks/neural.py --train-only --systems char_gru   # checkpoints only (run several at once)
     python benchmarks/neural.py --quick    # the synthetic data set, one setting per bridge, no vSTS
 
 Writes ``benchmarks/results/neural.json`` (a list of result objects, the
@@ -36,9 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kcca_desc.adapters import PairedEncoder
-from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, dev_metrics, recall_sum, select_best
+from kcca_desc.adapters import Encoder, PairedEncoder
+from kcca_desc.methods import (EncoderMethod, FeatureBridgeMethod, PairScorerMethod, dev_metrics, recall_sum,
+                               select_best)
+from kcca_desc.methods.trainable_systems import trainable_model
+from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
+from kcca_desc.adapters.trainable import REI_ABLATION  # torch itself is imported only to train
 from kcca_desc.bench import (add_output_arguments, fill_defaults, output_path, quick_dataset, result_record,
                              write_results)
 from kcca_desc.data.dataset import Dataset
@@ -54,6 +64,15 @@ from kcca_desc.tasks import (cosine_similarity_correlations, evaluate_forced_cho
 ANCHOR = {"hodosh": {"annotation": (13.6, 37.6, 50.1, 10), "search": (14.8, 38.8, 51.8, 9)},
           "karpathy": {"annotation": (18.5, 43.9, 55.0, 8), "search": (14.3, 37.1, 50.4, 10)}}
 ANCHOR_METRICS = ("R@1", "R@5", "R@10", "median_rank")
+
+#: Frozen image features by name (``--image-features``).
+IMAGE_FEATURES = {"vit": lambda: ViTImageEncoder(pooling="cls+mean_patch"),
+                  "efficientnet": EfficientNetLiteImageEncoder}
+
+
+def named_for_features(name: str, args) -> str:
+    """A bridge's name over ``--image-features`` (``cca_minilm_vit`` → ``cca_minilm_efficientnet``)."""
+    return name if args.image_features == "vit" else name.replace("vit", args.image_features)
 
 
 def throughput(n_threads: int = 2, n_texts: int = 512, n_images: int = 32) -> dict:
@@ -149,7 +168,7 @@ def fit_linear_cca(train: Dataset, dev, encoder, args):
     method, params = select_on_dev(candidates(), dev, log)
     # The re-weighted copies carry the fit timings of the model they re-weight.
     return method, {**params, "n_components": args.n_components, "selected_on_dev": list(dev),
-                    "features": "minilm | vit cls+mean_patch", "dev_search": log}, sum(method.timings_s_.values())
+                    "features": f"minilm | {args.image_features}", "dev_search": log}, sum(method.timings_s_.values())
 
 
 def fit_rbf_kcca(train: Dataset, dev, encoder, args):
@@ -196,31 +215,94 @@ def retrieval_results(data: Dataset, encoder, args) -> tuple[list, dict]:
             continue
         method, params, fit_s = BRIDGES[name](train, dev, encoder, args)
         methods[name] = method
-        results += evaluate_on_test(method, data, name, params, fit_s)
+        results += evaluate_on_test(method, data, named_for_features(name, args), params, fit_s)
     return results, methods
+
+
+#: The trainable systems: name -> (model of :data:`TRAINABLE_CONFIGS`, settings over its configuration).
+#: The four Rei systems are the paper's ablation (Rei & Yannakoudakis 2017, Table 3), one step each.
+TRAINABLE = {
+    "vse": ("vse", {}),
+    "vse_hardest": ("vse_hardest", {}),
+    "char_gru": ("char_gru", {}),
+    "rei_baseline": ("rei", REI_ABLATION["baseline"]),
+    "rei_dropout": ("rei", REI_ABLATION["+dropout"]),
+    "rei_gating": ("rei", REI_ABLATION["+gating"]),
+    "rei": ("rei", REI_ABLATION["+softmax"]),
+}
+
+#: Tiny sizes of a quick run (two epochs on 20 synthetic images).
+QUICK_SIZES = {"vse": {"word_dim": 16, "joint_dim": 16, "min_count": 1, "batch_size": 16},
+               "vse_hardest": {"word_dim": 16, "joint_dim": 16, "min_count": 1, "batch_size": 16, "sum_epochs": 1},
+               "char_gru": {"char_dim": 8, "hidden_dim": 8, "attention_dim": 8, "batch_size": 16, "cycle_epochs": 1},
+               "rei": {"word_dim": 16, "hidden_dim": 16, "min_count": 1, "batch_size": 16}}
+
+
+def train_model(name: str, data: Dataset, image_encoder, args):
+    """The trained model of system ``name``: loaded from its checkpoint when one exists."""
+    base, settings = TRAINABLE[name]
+    overrides = {**settings, **(QUICK_SIZES[base] if args.quick else {})}
+    if args.train_epochs is not None:
+        overrides["max_epochs"] = args.train_epochs
+    model = trainable_model(base, args.train_config, image_encoder=image_encoder, n_threads=args.train_threads,
+                            device=args.train_device, max_train_seconds=args.train_seconds, random_state=0,
+                            **overrides)
+    start = time.perf_counter()
+    model.fit(data.subset("train"), dev=data.subset("dev"))
+    summary = model.training_summary()
+    print(f"  {name}: {summary['epochs']} epochs ({summary['stopped_by']}), kept {summary['snapshot_epochs']}, "
+          f"{summary['train_s']:.0f} s of training, this call {time.perf_counter() - start:.0f} s, "
+          f"checkpoint {model.checkpoint_path_}", flush=True)
+    return model
 
 
 def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
-    """Kiros VSE and Merkx & Frank char-GRU over the same frozen ViT features."""
-    from kcca_desc.adapters.trainable import CharGRUEncoder, VSEEncoder
-
+    """The seed papers' trainable systems over the same frozen image features, on test."""
     results, methods = [], {}
-    train, dev = data.subset("train"), data.subset("dev")
-    for name, cls in (("vse", VSEEncoder), ("char_gru", CharGRUEncoder)):
-        if name not in args.systems:
-            continue
-        model = cls(image_encoder=encoder.image_encoder, max_train_seconds=args.train_seconds, random_state=0)
-        start = time.perf_counter()
-        model.fit(train, dev=dev)
-        fit_s = time.perf_counter() - start
-        print(f"  {name}: {len(model.history_)} epochs, best {model.best_epoch_}, {fit_s:.0f} s", flush=True)
-        method = EncoderMethod(model)
-        params = {**{k: v for k, v in vars(model).items()
-                     if not k.startswith("_") and not k.endswith("_") and k not in ("image_encoder", "cache")},
-                  "history": model.history_, "best_epoch": model.best_epoch_}
+    for name in (n for n in TRAINABLE if n in args.systems):
+        model = train_model(name, data, encoder.image_encoder, args)
+        method = EncoderMethod(model) if isinstance(model, Encoder) else PairScorerMethod(model)
+        params = {**{k: v for k, v in model.get_params().items() if k != "image_encoder"},
+                  "config": args.train_config, "image_features": model.image_encoder_.name,
+                  **model.training_summary()}
+        fit_s = model.timings_s_["train"]
         results += evaluate_on_test(method, data, name, params, fit_s)
         methods[name] = method
     return results, methods
+
+
+def trainable_vsts(data: Dataset, methods: dict, args) -> list[dict]:
+    """vSTS Pearson r of the cosine of each trainable model's sentence vectors (no supervision)."""
+    if args.vsts is None or not args.vsts.is_dir():
+        return []
+    out = []
+    for name, method in methods.items():
+        model = method.encoder if isinstance(method, EncoderMethod) else method.scorer
+        embed = model.embed_texts if isinstance(model, Encoder) else model.sentence_vectors
+        metrics = {}
+        for split in ("all", "test"):
+            pairs = load_vsts(args.vsts, split)
+            left, right = (embed(list(side)) for side in (pairs.sent1, pairs.sent2))
+            cosine = np.sum(left * right, axis=1) / np.maximum(
+                np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1), 1e-12)
+            metrics[f"pearson_text_cosine_{split}"] = pearson_r(cosine, pairs.sim)
+        out.append({"system": name, "dataset": "vsts-flickr8k", "split": "authors", "task": "vsts",
+                    "metrics": metrics, "params": {"text": "cosine of the model's sentence vectors"}})
+    return out
+
+
+def rei_ablation_markdown(tasks: list[dict]) -> str:
+    """The Rei ablation as one table: forced choice and off-topic figures per step."""
+    by = {(t["system"], t["task"]): t["metrics"] for t in tasks}
+    lines = ["| step | forced choice 1-of-6 accuracy | off-topic AP | off-topic P@k | off-topic accuracy |",
+             "|---|---|---|---|---|"]
+    for name in ("rei_baseline", "rei_dropout", "rei_gating", "rei"):
+        if (name, "off_topic") in by:
+            off = by[(name, "off_topic")]
+            p_at = next(v for k, v in off.items() if k.startswith("P@"))
+            lines.append(f"| {name} | {by[(name, 'forced_choice')]['accuracy']:.1f} | {off['AP']:.1f} | {p_at:.1f} "
+                         f"| {off['accuracy']:.1f} |")
+    return "\n".join(lines)
 
 
 def task_results(data: Dataset, methods: dict, encoder, args, with_vsts: bool = True) -> list[dict]:
@@ -229,12 +311,14 @@ def task_results(data: Dataset, methods: dict, encoder, args, with_vsts: bool = 
     for name, method in methods.items():
         start = time.perf_counter()
         metrics = evaluate_off_topic(method, test.images, test.captions, seed=0, k=args.off_topic_k)
-        out.append({"system": name, "dataset": data.name, "split": "test", "task": "off_topic",
+        out.append({"system": named_for_features(name, args), "dataset": data.name, "split": "test",
+                    "task": "off_topic",
                     "metrics": metrics, "params": {"seed": 0, "text": "5 captions, mean of sentence scores"},
                     "timings_s": {"task": time.perf_counter() - start}})
         start = time.perf_counter()
         metrics = evaluate_forced_choice(method, data.view("test", "karpathy"), n_choices=6, seed=0)
-        out.append({"system": name, "dataset": data.name, "split": "test", "task": "forced_choice",
+        out.append({"system": named_for_features(name, args), "dataset": data.name, "split": "test",
+                    "task": "forced_choice",
                     "metrics": metrics, "params": {"seed": 0, "n_choices": 6},
                     "timings_s": {"task": time.perf_counter() - start}})
     if with_vsts and args.vsts is not None and args.vsts.is_dir():  # vSTS needs projections: the CCA bridges only
@@ -259,7 +343,7 @@ def vsts_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
 
     out = []
     for space in ["raw"] * args.vsts_raw + [m for m in ("cca_minilm_vit", "kcca_minilm_vit") if m in methods]:
-        system = "minilm_vit" if space == "raw" else space
+        system = named_for_features("minilm_vit" if space == "raw" else space, args)
         metrics = {"pearson_cosine_all455": cosine_similarity_correlations(splits["all"].sim, *reps(splits["all"], space)),
                    "pearson_cosine_test": cosine_similarity_correlations(splits["test"].sim, *reps(splits["test"], space))}
         supervised = {}
@@ -296,26 +380,24 @@ def tasks_markdown(tasks: list[dict]) -> str:
     return "\n".join(lines)
 
 
-TRAINABLE = ["vse", "char_gru"]
-
 #: Images of the synthetic data set of a quick run: ViT embeds about 3 images a second on 2 busy cores.
 QUICK_N_IMAGES = 20
 
 #: Options of a full and of a quick run. A quick run tries one setting per bridge on a small
 #: synthetic data set (12 training images: at most 11 canonical pairs), with a small encoder
 #: throughput sample, no vSTS (its images are Flickr8K's) and the trainable baselines only where
-#: torch is installed, for two seconds each.
+#: torch is installed, at tiny sizes for two epochs each.
 DEFAULTS = {
     "full": {"vsts": Path("/work/shared/vsts"), "n_components": 128, "off_topic_k": 50, "kcca_rank": 4096,
-             "systems": list(BRIDGES) + TRAINABLE,
-             "kcca_gamma_scales": [0.03125, 0.0625, 0.125, 0.25, 0.5], "train_seconds": 900.0,
+             "systems": list(BRIDGES) + list(TRAINABLE),
+             "kcca_gamma_scales": [0.03125, 0.0625, 0.125, 0.25, 0.5], "train_epochs": None,
              "cca_regs": [1e-2, 3e-2, 0.05, 0.1, 0.2, 0.3, 1.0], "cca_weight_powers": [0.5, 1.0, 2.0, 4.0],
              "kcca_regs": [0.1, 0.3, 1, 3, 10], "kcca_weight_powers": [0.5, 1.0, 2.0],
              "throughput_sample": [512, 32]},
     "quick": {"n_components": 8, "off_topic_k": 5, "kcca_rank": 64, "kcca_gamma_scales": [0.125],
-              "train_seconds": 2.0, "cca_regs": [0.1], "cca_weight_powers": [1.0], "kcca_regs": [1.0],
+              "train_epochs": 2, "cca_regs": [0.1], "cca_weight_powers": [1.0], "kcca_regs": [1.0],
               "kcca_weight_powers": [1.0],
-              "systems": list(BRIDGES) + (TRAINABLE if importlib.util.find_spec("torch") else []),
+              "systems": list(BRIDGES) + (list(TRAINABLE) if importlib.util.find_spec("torch") else []),
               "throughput_sample": [16, 2]},
 }
 
@@ -334,8 +416,17 @@ def main(argv=None) -> None:
     parser.add_argument("--merge", action="store_true",
                         help="replace only these systems' entries in an existing results file")
     parser.add_argument("--kcca-gamma-scales", type=float, nargs="+")
-    parser.add_argument("--train-seconds", type=float,
-                        help="wall-clock budget of each trainable baseline (default 900)")
+    parser.add_argument("--train-config", choices=("cpu", "paper"), default="cpu",
+                        help="size of the trainable systems: cpu (measured on one thread) or paper (for a GPU)")
+    parser.add_argument("--train-epochs", type=int, help="override each trainable configuration's max epochs")
+    parser.add_argument("--train-threads", type=int, default=1, help="torch threads while training (default 1)")
+    parser.add_argument("--train-device", default="cpu", help="torch device of the trainable systems (default cpu)")
+    parser.add_argument("--train-only", action="store_true",
+                        help="train the trainable systems named into their checkpoints; evaluate and write nothing")
+    parser.add_argument("--train-seconds", type=float, default=None,
+                        help="safety stop per trainable model, recorded as such (default none: epochs decide)")
+    parser.add_argument("--image-features", choices=tuple(IMAGE_FEATURES), default="vit",
+                        help="frozen image features of the bridges and the trainable systems (default vit)")
     parser.add_argument("--max-train-images", type=int, default=None,
                         help="train on the first N train images (split-file order) only")
     parser.add_argument("--cca-regs", type=float, nargs="+")
@@ -349,13 +440,14 @@ def main(argv=None) -> None:
     add_output_arguments(parser, f"{QUICK_N_IMAGES} synthetic images, one setting per bridge, no vSTS")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     args.vsts_raw = not args.merge or "minilm_vit" in args.systems
-    out = output_path(args, __file__)
+    # Another image feature's figures go to their own file: the default one is the ViT record.
+    out = output_path(args, __file__, None if args.image_features == "vit" else f"neural_{args.image_features}")
 
     data = quick_dataset(QUICK_N_IMAGES) if args.quick else load_flickr8k(args.flickr8k)
     if args.max_train_images is not None:
         splits = {**data.splits, "train": data.splits["train"][:args.max_train_images]}
         data = Dataset(data.name, data.images, data.captions, splits, data.hodosh_caption, data.metadata)
-    encoder = PairedEncoder(ViTImageEncoder(pooling="cls+mean_patch"), MiniLMTextEncoder())
+    encoder = PairedEncoder(IMAGE_FEATURES[args.image_features](), MiniLMTextEncoder())
     speed = throughput(n_texts=args.throughput_sample[0], n_images=args.throughput_sample[1])
     print(f"throughput on {speed['n_threads']} threads: {speed['texts_per_s']:.0f} texts/s, "
           f"{speed['images_per_s']:.1f} images/s", flush=True)
@@ -364,6 +456,12 @@ def main(argv=None) -> None:
     encoder.embed_images(data.images.subset(used))
     encoder.embed_texts([c for i in used for c in data.captions[i]])
     print(f"embeddings ready in {time.perf_counter() - start:.0f} s", flush=True)
+    if args.train_only:
+        # Checkpoints only: several such runs with different --systems train in parallel, and a
+        # later run without --train-only loads and evaluates them.
+        for name in (n for n in TRAINABLE if n in args.systems):
+            train_model(name, data, encoder.image_encoder, args)
+        return
 
     rerun = set(args.systems) | ({"minilm_vit"} if args.vsts_raw else set())
 
@@ -390,11 +488,15 @@ def main(argv=None) -> None:
         save(results, tasks)
         tasks += task_results(data, trained, encoder, args, with_vsts=False)
         save(results, tasks)
+        tasks += trainable_vsts(data, trained, args)
+        save(results, tasks)
     print(to_markdown(results, ci=True))
     print()
     print(anchor_comparison(results))
     print()
     print(tasks_markdown(tasks))
+    print()
+    print(rei_ablation_markdown(tasks))
 
 
 if __name__ == "__main__":

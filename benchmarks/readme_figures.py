@@ -408,6 +408,70 @@ def blas(results: ResultsFiles) -> str:
     )
 
 
+# ----------------------------------------------------------------- report and compare
+def report(results: ResultsFiles) -> str:
+    """Build time and size of the HTML report of the Flickr8K table, and ``compare`` against its stored tests."""
+    record = results["report"]
+    agreement = record["stored_agreement"]
+    def reproduced(count: int, difference: float, what: str) -> str:
+        return (f"all {count} stored {what} exactly" if difference == 0
+                else f"the {count} stored {what} to within {difference:.0e}")
+    return paragraph(
+        f"For the Flickr8K table of the next section ({record['n_runs']} runs with per-query ranks, "
+        f"`python benchmarks/report.py`), the report takes {record['build_cpu_s']:.0f} s of CPU to build "
+        f"({record['build_s']:.0f} s wall on this machine's {record['machine']['cpus']} shared cores; most of it "
+        f"the randomisation tests) and {record['report_dir_bytes'] / 1e6:.1f} MB on disk "
+        f"({record['report_html_bytes'] / 1e6:.1f} MB for the page); `compare` on the stored ranks reproduces "
+        f"{reproduced(agreement['p_values_compared'], agreement['max_abs_p_difference'], 'p-values against Tri5Sem')} "
+        f"and {reproduced(agreement['intervals_compared'], agreement['max_abs_interval_difference'], 'intervals')}."
+    )
+
+
+# ----------------------------------------------------------------- reliability
+def reliability(results: ResultsFiles) -> str:
+    """The reliability benchmark's verdicts, interrupt latency, concurrency and damaged-cache counts."""
+    record = results["reliability"]
+    bad, fuzz = record["bad_inputs"]["verdicts"], record["fuzz"]
+    stops, damaged = record["interrupts"], record["damaged_cache"]
+    runs = record["concurrency"]["runs"]
+    concurrent = " and ".join(f"{row['identical_to_alone']} of {len(row['configurations'])}"
+                              for row in runs.values())
+    return paragraph(
+        f"Of {sum(bad.values())} broken inputs given to the command line "
+        f"({', '.join(record['bad_inputs']['by_category'])}), {bad['graceful']} runs finished "
+        f"(with a warning), {bad['clear']} stopped with a one-line error and a documented exit code, and "
+        f"{bad['failed']} failed; {fuzz['cases']} fuzzed data files gave {fuzz['failed']} failures. "
+        f"Ctrl-C or SIGTERM stopped a run in {stops['latency_median_s'] * 1000:.0f} ms (median; at most "
+        f"{stops['latency_max_s'] * 1000:.0f} ms) over {stops['n_interrupted']} runs interrupted in "
+        f"{len(stops['stages_interrupted'])} different stages, and the run resumed from what they kept gave "
+        f"{'the same' if stops['resume_identical'] else 'different'} figures as an uninterrupted one. "
+        f"Concurrent runs on one cache ({' and '.join(runs)}): {concurrent} gave the figures they give alone. "
+        f"Of {damaged['damaged']} damaged cache entries, {damaged['detected']} were detected and "
+        f"{damaged['recomputed']} recomputed (`python benchmarks/reliability.py`, "
+        f"{record['machine']['cpus']} cores)."
+    )
+
+
+# ----------------------------------------------------------------- offline image encoders
+def image_encoders(results: ResultsFiles) -> str:
+    """Dev linear CCA against MiniLM captions for each offline image encoder, with its cost."""
+    record = results["image_encoders"]
+    dev = {(r["system"], r["protocol"]): r for r in record["dev_results"]}
+    rows = []
+    for encoder in record["encoders"]:
+        cells = [figures(dev[(f"cca_minilm_{encoder['encoder']}", protocol)][task])
+                 for protocol in PROTOCOLS for task in TASKS]
+        rows.append([f"`{encoder['encoder']}` ({encoder['dim']}-d)", *cells,
+                     f"{encoder['images_per_s']:.1f}", f"{encoder['weights_mb']:.0f} MB"])
+    header = ["image encoder", *(f"{protocol} {task}" for protocol in PROTOCOLS for task in TASKS),
+              f"images/s ({record['machine']['cpus']} threads)", "weights"]
+    return (paragraph(
+        f"Flickr8K dev, linear CCA against MiniLM captions trained on the first {record['n_train_images']:,} "
+        "training images (regulariser chosen on dev), R@1 / R@5 / R@10 (median rank); images per second "
+        "on this machine's shared cores (`benchmarks/results/image_encoders.json`):")
+            + "\n\n" + table(header, rows))
+
+
 #: The README's regions of figures, by name, and the function that writes each from the results.
 REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "hodosh_setup": hodosh_setup,
@@ -417,6 +481,9 @@ REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "neural_notes": neural_notes,
     "solve_dtype": solve_dtype,
     "blas": blas,
+    "report": report,
+    "reliability": reliability,
+    "image_encoders": image_encoders,
 }
 
 

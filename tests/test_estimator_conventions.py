@@ -140,10 +140,12 @@ def neural_systems():
         "pair_scorer": PairScorerMethod(DotScorer(JointEncoder(LATENTS))),
     }
     if importlib.util.find_spec("torch") is not None:
-        from kcca_desc.adapters.trainable import VSEEncoder
+        from kcca_desc.adapters.trainable import ReiRelevanceScorer, VSEEncoder
 
         systems["vse"] = EncoderMethod(VSEEncoder(image_encoder=LatentEncoder(LATENTS), word_dim=8, joint_dim=8,
                                                   min_count=1, batch_size=8, max_epochs=2, random_state=0))
+        systems["rei"] = PairScorerMethod(ReiRelevanceScorer(image_encoder=LatentEncoder(LATENTS), word_dim=8,
+                                                             hidden_dim=8, min_count=1, batch_size=8, max_epochs=2))
     return systems
 
 
@@ -270,11 +272,11 @@ def test_nearest_neighbour_without_cache_writes_nothing(tmp_path, monkeypatch, s
     assert [p for p in tmp_path.rglob("*") if p.is_file()]
 
 
-@pytest.mark.parametrize("cls_name", ["VSEEncoder", "CharGRUEncoder"])
+@pytest.mark.parametrize("cls_name", ["VSEEncoder", "CharGRUEncoder", "ReiRelevanceScorer"])
 def test_trainable_encoders_clone_and_resolve_their_image_encoder_in_fit(cls_name):
     from kcca_desc.adapters import trainable
 
-    encoder = getattr(trainable, cls_name)(joint_dim=8, random_state=3)
+    encoder = getattr(trainable, cls_name)(batch_size=8, random_state=3)
     copied = clone(encoder)
     assert copied.get_params() == encoder.get_params() and copied is not encoder
     # The default image features are chosen by fit (image_encoder_), never written into the parameter.

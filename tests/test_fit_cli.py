@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from kcca_desc.errors import MissingDataFileError
 from kcca_desc.evaluate import load_results
 from kcca_desc.fit import main
 
@@ -39,7 +40,7 @@ def test_unknown_names_are_rejected_with_the_choices(capsys):
 
 
 def test_missing_data_directory_is_a_clear_error(tmp_path, capsys):
-    assert main(["--data", "flickr8k", "--data-root", str(tmp_path / "nowhere")]) == 2
+    assert main(["--data", "flickr8k", "--data-root", str(tmp_path / "nowhere")]) == MissingDataFileError.exit_code
     assert "nowhere" in capsys.readouterr().err
 
 

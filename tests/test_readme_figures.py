@@ -25,7 +25,7 @@ _spec.loader.exec_module(readme_figures)
 README = REPOSITORY / "README.md"
 
 #: Names with digits in them that the README may use outside the generated regions.
-NAMES_WITH_DIGITS = ("Flickr8K", "MR8", "IBM-1", "1-of-N", "ViT-S/14", "JAIR 47, 2013")
+NAMES_WITH_DIGITS = ("Flickr8K", "Flickr30K", "EfficientNet-Lite0", "Jinja2", "MR8", "IBM-1", "1-of-N", "ViT-S/14", "JAIR 47, 2013")
 
 
 @pytest.fixture
@@ -78,7 +78,8 @@ def test_a_changed_results_file_makes_check_fail_with_a_diff_and_a_rewrite_fixes
 
 
 def test_a_missing_results_file_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="hodosh_table.json"):
+    # The first region of the README that needs a file names it (which one depends on the order).
+    with pytest.raises(FileNotFoundError, match=r"[a-z_]+\.json"):
         readme_figures.render(README.read_text(), readme_figures.ResultsFiles(tmp_path))
 
 

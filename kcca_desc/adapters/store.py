@@ -6,9 +6,12 @@ split after the whole data set is a cache hit, and so that a changed model
 file, preprocessing parameter or image file can never return a stale vector.
 
 Each call that computes new vectors writes one *shard* — an ``.npz`` holding
-the SHA-1 digests of the items and their vectors — atomically through
-:func:`kcca_desc.cache.atomic_write_bytes`.  An interrupted run therefore
-loses at most the shard it was writing; the shards already written stay valid.
+the SHA-1 digests of the items and their vectors — atomically and with its
+checksum, as a chunk of a :class:`kcca_desc.cache.ChunkCache`.  An interrupted run
+therefore loses at most the shard it was writing; the shards already written stay
+valid, and a damaged one is discarded with a warning and its items recomputed.
+Missing items are computed under the store's lock, so a concurrent run that needs
+them waits and reads them back rather than computing them again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cache import atomic_write_bytes, cache_dir, cache_key
+from ..cache import ChunkCache, cache_key, cache_root
 
 __all__ = ["EmbeddingStore", "item_digest"]
 
@@ -45,23 +48,17 @@ class EmbeddingStore:
     def __init__(self, identity: dict, enabled: bool = True):
         self.identity = dict(identity)
         self.enabled = enabled
-        self._memory: dict[str, np.ndarray] | None = None
+        self._memory: dict[str, np.ndarray] = {}
+        self._shards = ChunkCache(f"embeddings/{cache_key(**self.identity)}", enabled=enabled)
 
     @property
     def directory(self) -> Path:
-        return cache_dir("embeddings") / cache_key(**self.identity)
+        return cache_root() / self._shards.subdir
 
     def _load(self) -> dict[str, np.ndarray]:
-        if self._memory is None:
-            self._memory = {}
-            if self.directory.is_dir():
-                for shard in sorted(self.directory.glob("*.npz")):
-                    try:
-                        with np.load(shard, allow_pickle=False) as z:
-                            self._memory.update(zip(z["digests"].tolist(), z["vectors"]))
-                    except (OSError, ValueError, KeyError):
-                        # A damaged shard is ignored: its items are recomputed.
-                        continue
+        """Every vector stored so far, reading the shards written since the last call."""
+        for shard in self._shards.unread():
+            self._memory.update(zip(shard["digests"].tolist(), shard["vectors"]))
         return self._memory
 
     def get_or_compute(
@@ -85,6 +82,21 @@ class EmbeddingStore:
         """
         digests = [item_digest(k) for k in item_keys]
         known = self._load() if self.enabled else {}
+        if any(d not in known for d in digests):
+            with self._shards.lock("compute"):
+                self._fill(digests, known, compute)
+        if not digests:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([known[d] for d in digests]).astype(np.float32, copy=False)
+
+    def _fill(self, digests: list[str], known: dict[str, np.ndarray],
+              compute: Callable[[list[int]], np.ndarray]) -> None:
+        """Compute and store the vectors of ``digests`` missing from ``known``.
+
+        Under the lock: the shards a concurrent run wrote meanwhile are read first.
+        """
+        if self.enabled:
+            self._load()  # ``known`` is the store's memory: read in place
         missing_digests = list(dict.fromkeys(d for d in digests if d not in known))
         if missing_digests:
             first_position = {}
@@ -99,12 +111,4 @@ class EmbeddingStore:
             if not np.all(np.isfinite(vectors)):
                 raise ValueError("encoder returned non-finite embeddings")
             known.update(zip(missing_digests, vectors))
-            if self.enabled:
-                shard = self.directory / f"{uuid.uuid4().hex}.npz"
-                atomic_write_bytes(
-                    shard,
-                    lambda f: np.savez(f, digests=np.array(missing_digests), vectors=vectors),
-                )
-        if not digests:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([known[d] for d in digests]).astype(np.float32, copy=False)
+            self._shards.save(uuid.uuid4().hex, {"digests": np.array(missing_digests), "vectors": vectors})

@@ -2,7 +2,8 @@
 
 from ._textfiles import DataFormatError
 from .byod import load_karpathy_json, load_tsv
-from .dataset import PROTOCOLS, Dataset, RetrievalView
+from .checks import check_dataset, check_images, drop_items, settle_problems
+from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView
 from .flickr8k import load_flickr8k
 from .images import ArrayImages, FileImages, ImageReadError, ImageSource, decode_image_file
 from .judgments import (
@@ -11,6 +12,8 @@ from .judgments import (
     load_expert_annotations,
     load_flickr8k_judgments,
 )
+from .karpathy import EVALUATION_POOLS, EvaluationPool, load_coco, load_flickr30k
+from .problems import ProblemLog
 from .registry import DATASETS, load_dataset
 from .synthetic import make_synthetic
 
@@ -24,11 +27,21 @@ __all__ = [
     "ImageReadError",
     "decode_image_file",
     "DataFormatError",
+    "MissingSplitError",
+    "ProblemLog",
+    "check_dataset",
+    "check_images",
+    "drop_items",
+    "settle_problems",
     "DATASETS",
     "load_dataset",
     "load_flickr8k",
     "load_karpathy_json",
     "load_tsv",
+    "load_flickr30k",
+    "load_coco",
+    "EvaluationPool",
+    "EVALUATION_POOLS",
     "make_synthetic",
     "Flickr8kJudgments",
     "load_expert_annotations",

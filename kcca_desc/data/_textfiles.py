@@ -9,22 +9,32 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["DataFormatError", "read_lines", "iter_fields"]
+from ..errors import DataError, MissingDataFileError
+
+if TYPE_CHECKING:
+    from .problems import ProblemLog
+
+__all__ = ["DataFormatError", "read_lines", "iter_fields", "shorten"]
 
 
-class DataFormatError(ValueError):
-    """A data file is malformed; the message names the file and the line."""
+class DataFormatError(DataError):
+    """A data file is malformed; the message names the file and the line.
 
-    def __init__(self, path: str | os.PathLike, line: int | None, message: str):
+    With ``problems`` it stands for several problems, listed beneath the message (``line`` is
+    then None): see :class:`~kcca_desc.data.problems.ProblemLog`.
+    """
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str, problems: Sequence[str] = ()):
         where = f"{path}, line {line}" if line is not None else f"{path}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(f"{where}: {message}", problems)
         self.path = Path(path)
         self.line = line
 
 
-def read_lines(path: str | os.PathLike, what: str) -> list[str]:
+def read_lines(path: str | os.PathLike, what: str, problems: "ProblemLog | None" = None) -> list[str]:
     """The lines of a UTF-8 text file, without line terminators.
 
     Parameters
@@ -33,28 +43,43 @@ def read_lines(path: str | os.PathLike, what: str) -> list[str]:
         The file.
     what : str
         What the file is (e.g. ``"Flickr8K caption file"``), for the error message.
+    problems : ProblemLog, optional
+        Where to record each line that is not valid UTF-8 (it is then returned empty); without
+        it the first such line raises.
 
     Raises
     ------
-    FileNotFoundError
-        Naming ``what`` and ``path`` when the file does not exist.
+    MissingDataFileError
+        Naming ``what`` and ``path`` when the file does not exist (a ``FileNotFoundError``).
     DataFormatError
-        When the file is not valid UTF-8 (naming the line).
+        When the file is UTF-16, or not valid UTF-8 (naming the line) and no ``problems`` log is given.
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{what} not found: {path}")
+        raise MissingDataFileError(f"{what} not found: {path}")
+    # Split the bytes, not the decoded text: str.splitlines would also break a caption at the
+    # Unicode line separators (U+2028, U+0085...) that may appear inside it; every editor counts
+    # lines at \n, \r\n and \r only.  A BOM is dropped.
     data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DataFormatError(path, line, f"not valid UTF-8 ({exc.reason})") from None
-    return text.splitlines()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataFormatError(path, None, "is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+    lines = []
+    for number, raw in enumerate(data.removeprefix(b"\xef\xbb\xbf").splitlines(), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            message = f"not valid UTF-8 ({exc.reason}); save the file as UTF-8"
+            if problems is None:
+                raise DataFormatError(path, number, message) from None
+            # The line is returned empty, so it is skipped and the others keep their numbers.
+            problems.add(path, number, message)
+            lines.append("")
+    return lines
 
 
 def iter_fields(
-    path: str | os.PathLike, lines: list[str], n_fields: int, sep: str | None = "\t"
+    path: str | os.PathLike, lines: list[str], n_fields: int, sep: str | None = "\t",
+    problems: "ProblemLog | None" = None,
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` for each non-blank line.
 
@@ -62,10 +87,16 @@ def iter_fields(
     ``n_fields`` fields, each stripped of surrounding white space; 1-based line
     numbers count blank lines too, so they match what an editor shows.
 
+    Parameters
+    ----------
+    problems : ProblemLog, optional
+        Where to record a line with the wrong number of fields (it is then skipped); without it
+        such a line raises.
+
     Raises
     ------
     DataFormatError
-        When a line does not have ``n_fields`` fields.
+        When a line does not have ``n_fields`` fields and no ``problems`` log is given.
     """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -73,8 +104,14 @@ def iter_fields(
         fields = line.split(sep) if sep is not None else line.split()
         if len(fields) != n_fields:
             separator = "tab" if sep == "\t" else "white-space"
-            raise DataFormatError(
-                path, number,
-                f"expected {n_fields} {separator}-separated fields, found {len(fields)}: {line!r}",
-            )
+            message = f"expected {n_fields} {separator}-separated fields, found {len(fields)}: {shorten(line)!r}"
+            if problems is None:
+                raise DataFormatError(path, number, message)
+            problems.add(path, number, message)
+            continue
         yield number, [f.strip() for f in fields]
+
+
+def shorten(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters, so that a huge line does not flood the error."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

@@ -13,9 +13,11 @@ import json
 import os
 from pathlib import Path
 
-from ._textfiles import DataFormatError, iter_fields, read_lines
+from ..errors import MissingDataFileError
+from ._textfiles import DataFormatError, iter_fields, read_lines, shorten
 from .dataset import Dataset
 from .images import FileImages
+from .problems import ProblemLog
 
 __all__ = ["SPLIT_ALIASES", "load_karpathy_json", "load_tsv"]
 
@@ -24,24 +26,28 @@ SPLIT_ALIASES = {"train": "train", "restval": "train", "dev": "dev", "val": "dev
 TSV_HEADER = ("image_path", "caption", "split")
 
 
-def _split_name(path: Path, line: int | None, split: object, where: str = "") -> str:
-    if split not in SPLIT_ALIASES:
-        raise DataFormatError(
-            path, line, f"{where}unknown split {split!r}; expected one of {', '.join(SPLIT_ALIASES)}"
-        )
-    return SPLIT_ALIASES[split]
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False, not an error, for a name the file system rejects (too long...)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
-def _make_dataset(
-    name: str, paths: list[Path], ids: list[str], captions: list[list[str]], split_of: list[str], metadata: dict
-) -> Dataset:
+def _make_dataset(name: str, items: dict[str, tuple[Path, list[str], str]], problems: ProblemLog,
+                  metadata: dict) -> Dataset:
+    """The data set of ``items`` (image id -> path, captions, split) less those a problem spoils."""
+    bad = problems.bad_items
+    kept = [(image_id, item) for image_id, item in items.items() if image_id not in bad]
     splits: dict[str, list[int]] = {}
-    for i, split in enumerate(split_of):
+    for i, (_, (_, _, split)) in enumerate(kept):
         splits.setdefault(split, []).append(i)
-    return Dataset(name=name, images=FileImages(paths, ids), captions=captions, splits=splits, metadata=metadata)
+    return Dataset(name=name, images=FileImages([item[0] for _, item in kept], [image_id for image_id, _ in kept]),
+                   captions=[item[1] for _, item in kept], splits=splits, metadata=metadata)
 
 
-def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike) -> Dataset:
+def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
+                       problems: ProblemLog | None = None) -> Dataset:
     """Load a data set described by a Karpathy-style JSON file.
 
     The format of Karpathy & Fei-Fei's ``dataset_{flickr8k,flickr30k,coco}.json``::
@@ -57,6 +63,10 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike) -
         The JSON file.
     image_root : path-like
         Directory the image files (``filepath/filename``) are relative to.
+    problems : ProblemLog, optional
+        Where to record each problem; the images they spoil are left out of the data set, and
+        the caller decides whether to raise (:meth:`ProblemLog.raise_if_any`).  Without it,
+        every problem found is raised together in one :class:`DataFormatError`.
 
     Returns
     -------
@@ -67,11 +77,11 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike) -
 
     Raises
     ------
-    FileNotFoundError
-        When the JSON file or ``image_root`` is missing.
+    MissingDataFileError
+        When the JSON file or ``image_root`` is missing (a ``FileNotFoundError``).
     DataFormatError
-        Naming the file and the item (``images[i]``), or the line for JSON
-        syntax errors: a missing or mistyped field, an unknown split, an empty
+        Listing every problem, each naming the file and the item (``images[i]``), or the line
+        for JSON syntax errors: a missing or mistyped field, an unknown split, an empty
         caption, an image listed twice, an image file that does not exist.
 
     References
@@ -81,56 +91,70 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike) -
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"Karpathy JSON file not found: {path}")
+        raise MissingDataFileError(f"Karpathy JSON file not found: {path}")
     image_root = Path(image_root)
     if not image_root.is_dir():
-        raise FileNotFoundError(f"image directory not found: {image_root}")
+        raise MissingDataFileError(f"image directory not found: {image_root}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
     except UnicodeDecodeError as exc:
-        raise DataFormatError(path, None, f"not valid UTF-8 ({exc.reason})") from None
+        raise DataFormatError(path, None, f"not valid UTF-8 ({exc.reason}); save the file as UTF-8") from None
+    except RecursionError:
+        raise DataFormatError(path, None, "invalid JSON: nested too deeply for a data set file") from None
     if not isinstance(data, dict) or not isinstance(data.get("images"), list):
         raise DataFormatError(path, None, 'expected an object with an "images" list')
 
-    paths, ids, captions, split_of = [], [], [], []
+    log = ProblemLog() if problems is None else problems
+    items: dict[str, tuple[Path, list[str], str]] = {}
     first_item: dict[str, int] = {}
     for i, item in enumerate(data["images"]):
         where = f"images[{i}]: "
         if not isinstance(item, dict) or not isinstance(item.get("filename"), str) or not item["filename"]:
-            raise DataFormatError(path, None, f'{where}expected an object with a "filename" string')
+            log.add(path, None, f'{where}expected an object with a "filename" string')
+            continue
         if not isinstance(item.get("filepath", ""), str):
-            raise DataFormatError(path, None, f'{where}"filepath" must be a string, got {item["filepath"]!r}')
+            log.add(path, None, f'{where}"filepath" must be a string, got {shorten(repr(item["filepath"]))}')
+            continue
         image_id = str(Path(item.get("filepath") or "") / item["filename"])
         where = f"images[{i}] ({image_id}): "
         if image_id in first_item:
-            raise DataFormatError(path, None, f"{where}image listed twice (first as images[{first_item[image_id]}])")
+            # The later listing is the bad item: the first stands.
+            log.add(path, None, f"{where}image listed twice (first as images[{first_item[image_id]}])")
+            continue
         first_item[image_id] = i
-        split = _split_name(path, None, item.get("split"), where)
+        found = len(log)
+        split = item.get("split")
+        if not isinstance(split, str) or split not in SPLIT_ALIASES:
+            log.add(path, None, f"{where}unknown split {shorten(repr(split))}; expected one of "
+                                f"{', '.join(SPLIT_ALIASES)}", item=image_id)
         sentences = item.get("sentences")
-        if not isinstance(sentences, list) or not sentences:
-            raise DataFormatError(path, None, f'{where}expected a non-empty "sentences" list')
         texts = []
-        for k, sentence in enumerate(sentences):
-            raw = sentence.get("raw") if isinstance(sentence, dict) else None
-            if not isinstance(raw, str) or not raw.strip():
-                raise DataFormatError(path, None, f'{where}sentences[{k}] has no non-empty "raw" caption')
-            texts.append(raw.strip())
+        if not isinstance(sentences, list) or not sentences:
+            log.add(path, None, f'{where}expected a non-empty "sentences" list', item=image_id)
+        else:
+            for k, sentence in enumerate(sentences):
+                raw = sentence.get("raw") if isinstance(sentence, dict) else None
+                if not isinstance(raw, str) or not raw.strip():
+                    log.add(path, None, f'{where}sentences[{k}] has no non-empty "raw" caption', item=image_id)
+                else:
+                    texts.append(raw.strip())
         image_path = image_root / image_id
-        if not image_path.is_file():
-            raise DataFormatError(path, None, f"{where}image file not found: {image_path}")
-        paths.append(image_path)
-        ids.append(image_id)
-        captions.append(texts)
-        split_of.append(split)
-    if not ids:
+        if not _is_file(image_path):
+            log.add(path, None, f"{where}image file not found: {image_path}", item=image_id)
+        if len(log) == found:
+            items[image_id] = (image_path, texts, SPLIT_ALIASES[split])
+    if problems is None:
+        log.raise_if_any(path)
+    if not items and not log:
         raise DataFormatError(path, None, "no images")
     name = data.get("dataset") if isinstance(data.get("dataset"), str) else path.stem
-    return _make_dataset(name, paths, ids, captions, split_of, {"source": str(path), "image_root": str(image_root)})
+    return _make_dataset(name, items, log, {"source": str(path), "image_root": str(image_root)})
 
 
-def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = None) -> Dataset:
+def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = None,
+             problems: ProblemLog | None = None) -> Dataset:
     """Load a data set from a tab-separated file ``image_path<TAB>caption<TAB>split``.
 
     One line per caption; the lines of one image are consecutive and give
@@ -145,6 +169,10 @@ def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = Non
     image_root : path-like, optional
         Directory relative image paths are resolved against; defaults to the
         TSV file's directory.  Absolute paths are used as they are.
+    problems : ProblemLog, optional
+        Where to record each problem; the images they spoil are left out of the data set, and
+        the caller decides whether to raise (:meth:`ProblemLog.raise_if_any`).  Without it,
+        every problem found is raised together in one :class:`DataFormatError`.
 
     Returns
     -------
@@ -154,53 +182,54 @@ def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = Non
 
     Raises
     ------
-    FileNotFoundError
-        When the TSV file or ``image_root`` is missing.
+    MissingDataFileError
+        When the TSV file or ``image_root`` is missing (a ``FileNotFoundError``).
     DataFormatError
-        Naming the file and line: not three fields, an empty image path or
+        Listing every problem, each naming the file and line: not three fields, an empty image path or
         caption, an unknown split, an image whose split changes between its
         lines, an image whose lines are not consecutive, an image file that
         does not exist.
     """
     path = Path(path)
-    lines = read_lines(path, "TSV data file")
+    log = ProblemLog() if problems is None else problems
+    lines = read_lines(path, "TSV data file", log)
     base = Path(image_root) if image_root is not None else path.parent
     if not base.is_dir():
-        raise FileNotFoundError(f"image directory not found: {base}")
+        raise MissingDataFileError(f"image directory not found: {base}")
 
-    paths, ids, captions, split_of = [], [], [], []
+    items: dict[str, tuple[Path, list[str], str | None]] = {}
     first_line: dict[str, int] = {}
-    for number, (image_id, caption, split) in iter_fields(path, lines, 3):
-        if not ids and tuple(f.lower() for f in (image_id, caption, split)) == TSV_HEADER:
+    previous = None
+    for number, (image_id, caption, split) in iter_fields(path, lines, 3, problems=log):
+        if previous is None and tuple(f.lower() for f in (image_id, caption, split)) == TSV_HEADER:
             continue
         if not image_id:
-            raise DataFormatError(path, number, "empty image path")
-        if not caption:
-            raise DataFormatError(path, number, f"empty caption for image {image_id!r}")
-        split = _split_name(path, number, split)
-        if ids and ids[-1] == image_id:
-            if split != split_of[-1]:
-                raise DataFormatError(
-                    path, number,
-                    f"image {image_id!r} is in split {split!r} here but {split_of[-1]!r} on line "
-                    f"{first_line[image_id]}",
-                )
-            captions[-1].append(caption)
+            log.add(path, number, "empty image path")
             continue
-        if image_id in first_line:
-            raise DataFormatError(
-                path, number,
-                f"image {image_id!r} first appeared on line {first_line[image_id]} with other images "
-                "in between; the lines of one image must be consecutive",
-            )
-        image_path = base / image_id
-        if not image_path.is_file():
-            raise DataFormatError(path, number, f"image file not found: {image_path}")
-        first_line[image_id] = number
-        paths.append(image_path)
-        ids.append(image_id)
-        captions.append([caption])
-        split_of.append(split)
-    if not ids:
+        if not caption:
+            log.add(path, number, f"empty caption for image {image_id!r}", item=image_id)
+        if split not in SPLIT_ALIASES:
+            log.add(path, number, f"unknown split {shorten(repr(split))}; expected one of {', '.join(SPLIT_ALIASES)}",
+                    item=image_id)
+        split = SPLIT_ALIASES.get(split)
+        if image_id == previous:
+            if split is not None and items[image_id][2] is not None and split != items[image_id][2]:
+                log.add(path, number, f"image {image_id!r} is in split {split!r} here but {items[image_id][2]!r} "
+                                      f"on line {first_line[image_id]}", item=image_id)
+        elif image_id in first_line:
+            log.add(path, number, f"image {image_id!r} first appeared on line {first_line[image_id]} with other "
+                                  "images in between; the lines of one image must be consecutive", item=image_id)
+        else:
+            image_path = base / image_id
+            if not _is_file(image_path):
+                log.add(path, number, f"image file not found: {image_path}", item=image_id)
+            first_line[image_id] = number
+            items[image_id] = (image_path, [], split)
+        previous = image_id
+        if caption:
+            items[image_id][1].append(caption)
+    if problems is None:
+        log.raise_if_any(path)
+    if not items and not log:
         raise DataFormatError(path, None, "no data lines")
-    return _make_dataset(path.stem, paths, ids, captions, split_of, {"source": str(path), "image_root": str(base)})
+    return _make_dataset(path.stem, items, log, {"source": str(path), "image_root": str(base)})

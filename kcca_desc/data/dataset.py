@@ -24,11 +24,20 @@ from typing import Mapping
 
 import numpy as np
 
+from ..errors import DataError
 from .images import ImageSource
 
-__all__ = ["Dataset", "RetrievalView", "PROTOCOLS"]
+__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError"]
 
 PROTOCOLS = ("hodosh", "karpathy")
+
+
+class MissingSplitError(DataError, KeyError):
+    """The data set has no split of that name (a ``KeyError``, as a missing key of ``splits``)."""
+
+    def __str__(self) -> str:
+        # KeyError would print the repr of its argument, quotes included.
+        return str(self.args[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +126,7 @@ class Dataset:
 
     def split_indices(self, split: str) -> np.ndarray:
         if split not in self.splits:
-            raise KeyError(
+            raise MissingSplitError(
                 f"dataset {self.name!r} has no split {split!r}; available: {sorted(self.splits)}"
             )
         return self.splits[split]
@@ -144,7 +153,7 @@ class Dataset:
             caps = self.captions[i]
             if protocol == "hodosh":
                 if self.hodosh_caption >= len(caps):
-                    raise ValueError(
+                    raise DataError(
                         f"image {self.images.ids[i]!r} has {len(caps)} captions; the hodosh "
                         f"protocol needs caption #{self.hodosh_caption}"
                     )

@@ -19,12 +19,13 @@ the data set without a split.
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
-from ._textfiles import DataFormatError, iter_fields, read_lines
+from ..errors import MissingDataFileError, ParameterError, warn_user
+from ._textfiles import iter_fields, read_lines
 from .dataset import Dataset
 from .images import FileImages
+from .problems import ProblemLog
 
 __all__ = ["load_flickr8k", "resolve_flickr8k_root", "FLICKR8K_ENV", "SPLIT_FILES", "CAPTION_FILES"]
 
@@ -54,19 +55,19 @@ def resolve_flickr8k_root(root: str | os.PathLike | None = None) -> Path:
     if root is None:
         root = os.environ.get(FLICKR8K_ENV)
         if not root:
-            raise FileNotFoundError(
+            raise MissingDataFileError(
                 "Flickr8K data location unknown: pass root=<directory> (CLI: --data-root) or set "
                 f"${FLICKR8K_ENV} to the directory holding {CAPTION_FILES['raw']}, "
                 f"{', '.join(SPLIT_FILES.values())} and images/"
             )
     root = Path(root)
     if not root.is_dir():
-        raise FileNotFoundError(f"Flickr8K directory not found: {root}")
+        raise MissingDataFileError(f"Flickr8K directory not found: {root}")
     return root
 
 
-def _read_captions(path: Path, images_dir: Path, on_disk: set[str]) -> dict[str, list[str]]:
-    """Captions per image from a ``IMG#N<TAB>caption`` file, validated.
+def _read_captions(path: Path, images_dir: Path, on_disk: set[str], problems: ProblemLog) -> dict[str, list[str]]:
+    """Captions per image from a ``IMG#N<TAB>caption`` file, each problem recorded in ``problems``.
 
     Caption numbers of each image must run 0..n-1 (in any order); the caption
     id ``IMG#N`` of the data set is then exactly the file's id.
@@ -74,67 +75,68 @@ def _read_captions(path: Path, images_dir: Path, on_disk: set[str]) -> dict[str,
     numbered: dict[str, dict[int, str]] = {}
     first_line: dict[tuple[str, int], int] = {}
     skipped: set[str] = set()
-    for number, (caption_id, caption) in iter_fields(path, read_lines(path, "Flickr8K caption file"), 2):
+    without_file: set[str] = set()
+    lines = read_lines(path, "Flickr8K caption file", problems)
+    for number, (caption_id, caption) in iter_fields(path, lines, 2, problems=problems):
         image_id, hash_sign, k = caption_id.rpartition("#")
         if not hash_sign or not image_id or not (k.isascii() and k.isdigit()):
-            raise DataFormatError(path, number, f"caption id {caption_id!r} is not of the form IMAGE#N")
+            problems.add(path, number, f"caption id {caption_id!r} is not of the form IMAGE#N")
+            continue
         if image_id in KNOWN_SPURIOUS_ENTRIES:
             skipped.add(image_id)
             continue
-        if not caption:
-            raise DataFormatError(path, number, f"caption {caption_id} is empty")
         captions = numbered.setdefault(image_id, {})
         key = (image_id, int(k))
-        if key in first_line:
-            raise DataFormatError(
-                path, number, f"duplicate caption id {caption_id} (first seen on line {first_line[key]})"
-            )
-        captions[int(k)] = caption
-        first_line[key] = number
-        if image_id not in on_disk:
-            raise DataFormatError(path, number, f"image {image_id!r} has no file in {images_dir}")
+        if not caption:
+            problems.add(path, number, f"caption {caption_id} is empty", item=image_id)
+        elif key in first_line:
+            problems.add(path, number, f"duplicate caption id {caption_id} (first seen on line {first_line[key]})",
+                         item=image_id)
+        else:
+            captions[int(k)] = caption
+            first_line[key] = number
+        if image_id not in on_disk and image_id not in without_file:
+            without_file.add(image_id)
+            problems.add(path, number, f"image {image_id!r} has no file in {images_dir}", item=image_id)
     for image_id in sorted(skipped):
-        warnings.warn(
-            f"{path}: skipped the captions of {image_id!r}, a known spurious entry of the "
-            "Flickr8K release that names no image",
-            stacklevel=3,
-        )
+        warn_user(f"{path}: skipped the captions of {image_id!r}, a known spurious entry of the "
+                  "Flickr8K release that names no image")
+    bad = problems.bad_items
     result = {}
     for image_id, captions in numbered.items():
-        if sorted(captions) != list(range(len(captions))):
-            raise DataFormatError(
-                path, None,
-                f"image {image_id!r} has captions numbered {sorted(captions)}; numbers must run "
-                f"0..{len(captions) - 1}",
-            )
-        result[image_id] = [captions[k] for k in range(len(captions))]
+        if sorted(captions) != list(range(len(captions))) and image_id not in bad:
+            problems.add(path, None, f"image {image_id!r} has captions numbered {sorted(captions)}; numbers must "
+                                     f"run 0..{len(captions) - 1}", item=image_id)
+        result[image_id] = [captions[k] for k in sorted(captions)]
     return result
 
 
-def _read_split(path: Path, split: str, index: dict[str, int], split_of: dict[int, str]) -> list[int]:
-    """Image indices listed in a split file (one image name per line).
+def _read_split(path: Path, split: str, index: dict[str, int], split_of: dict[str, str],
+                problems: ProblemLog) -> list[str]:
+    """Image names listed in a split file (one image name per line), each problem recorded.
 
-    ``split_of`` maps the indices already assigned to a split to its name; it
-    is updated with this split's images.
+    ``split_of`` maps the images already assigned to a split to its name; it is updated with
+    this split's images.
     """
-    indices: list[int] = []
+    listed: list[str] = []
     seen: dict[str, int] = {}
-    for number, (image_id,) in iter_fields(path, read_lines(path, "Flickr8K split file"), 1, sep=None):
+    lines = read_lines(path, "Flickr8K split file", problems)
+    for number, (image_id,) in iter_fields(path, lines, 1, sep=None, problems=problems):
         if image_id not in index:
-            raise DataFormatError(path, number, f"unknown image {image_id!r} (no captions for it)")
-        if image_id in seen:
-            raise DataFormatError(path, number, f"image {image_id!r} listed twice (first on line {seen[image_id]})")
-        if index[image_id] in split_of:
-            raise DataFormatError(
-                path, number, f"image {image_id!r} is also in split {split_of[index[image_id]]!r}"
-            )
-        seen[image_id] = number
-        indices.append(index[image_id])
-    split_of.update(dict.fromkeys(indices, split))
-    return indices
+            problems.add(path, number, f"unknown image {image_id!r} (no captions for it)")
+        elif image_id in seen:
+            problems.add(path, number, f"image {image_id!r} listed twice (first on line {seen[image_id]})")
+        elif image_id in split_of:
+            problems.add(path, number, f"image {image_id!r} is also in split {split_of[image_id]!r}", item=image_id)
+        else:
+            seen[image_id] = number
+            listed.append(image_id)
+    split_of.update(dict.fromkeys(listed, split))
+    return listed
 
 
-def load_flickr8k(root: str | os.PathLike | None = None, captions: str = "raw") -> Dataset:
+def load_flickr8k(root: str | os.PathLike | None = None, captions: str = "raw",
+                  problems: ProblemLog | None = None) -> Dataset:
     """Load Flickr8K: 8,091 images with 5 captions each and the official splits.
 
     Images are referenced, not decoded (loading takes a fraction of a second).
@@ -147,6 +149,10 @@ def load_flickr8k(root: str | os.PathLike | None = None, captions: str = "raw") 
     captions : {"raw", "lemma"}, default="raw"
         Read ``Flickr8k.token.txt`` (raw captions) or
         ``Flickr8k.lemma.token.txt`` (the release's lemmatised copy).
+    problems : ProblemLog, optional
+        Where to record each problem of the files; the images they spoil are left out of the
+        data set, and the caller decides whether to raise (:meth:`ProblemLog.raise_if_any`).
+        Without it, every problem found is raised together in one :class:`DataFormatError`.
 
     Returns
     -------
@@ -158,10 +164,10 @@ def load_flickr8k(root: str | os.PathLike | None = None, captions: str = "raw") 
 
     Raises
     ------
-    FileNotFoundError
-        When the directory, a caption or split file, or ``images/`` is missing.
+    MissingDataFileError
+        When the directory, a caption or split file, or ``images/`` is missing (a ``FileNotFoundError``).
     DataFormatError
-        Naming the file and line: a malformed line, an empty caption, a
+        Listing every problem, each naming the file and line: a malformed line, an empty caption, a
         duplicate caption id, caption numbers with gaps, an image without a
         file, an unknown or repeated image in a split file, an image in two
         splits.
@@ -177,28 +183,28 @@ def load_flickr8k(root: str | os.PathLike | None = None, captions: str = "raw") 
     a ranking task: data, models and evaluation metrics. JAIR 47, 853-899.
     """
     if captions not in CAPTION_FILES:
-        raise ValueError(f"captions must be one of {sorted(CAPTION_FILES)}, got {captions!r}")
+        raise ParameterError(f"captions must be one of {sorted(CAPTION_FILES)}, got {captions!r}")
     root = resolve_flickr8k_root(root)
     images_dir = root / "images"
     if not images_dir.is_dir():
-        raise FileNotFoundError(f"Flickr8K image directory not found: {images_dir}")
+        raise MissingDataFileError(f"Flickr8K image directory not found: {images_dir}")
     on_disk = set(os.listdir(images_dir))
 
-    by_image = _read_captions(root / CAPTION_FILES[captions], images_dir, on_disk)
-    image_ids = sorted(by_image)
+    log = ProblemLog() if problems is None else problems
+    by_image = _read_captions(root / CAPTION_FILES[captions], images_dir, on_disk, log)
+    split_of: dict[str, str] = {}
+    listed = {split: _read_split(root / file_name, split, by_image, split_of, log)
+              for split, file_name in SPLIT_FILES.items()}
+    if problems is None:
+        log.raise_if_any(root)
+    image_ids = sorted(set(by_image) - log.bad_items)
     index = {image_id: i for i, image_id in enumerate(image_ids)}
-
-    split_of: dict[int, str] = {}
-    splits = {
-        split: _read_split(root / file_name, split, index, split_of)
-        for split, file_name in SPLIT_FILES.items()
-    }
 
     return Dataset(
         name="flickr8k",
         images=FileImages([images_dir / image_id for image_id in image_ids], image_ids),
         captions=tuple(tuple(by_image[image_id]) for image_id in image_ids),
-        splits=splits,
+        splits={split: [index[i] for i in names if i in index] for split, names in listed.items()},
         hodosh_caption=2,
         metadata={"root": str(root), "captions": captions},
     )

@@ -16,11 +16,13 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import DataError
+
 __all__ = ["ImageSource", "FileImages", "ArrayImages", "ImageReadError"]
 
 
-class ImageReadError(ValueError):
-    """An image file is missing, unreadable or corrupt."""
+class ImageReadError(DataError):
+    """An image file is missing, unreadable or corrupt (a ``ValueError``)."""
 
 
 class ImageSource:
@@ -50,6 +52,23 @@ class ImageSource:
     def subset(self, indices: Sequence[int]) -> "ImageSource":
         """The images at ``indices``, in that order."""
         raise NotImplementedError
+
+    def check(self, index: int) -> str | None:
+        """What stops image ``index`` from being decoded, or None when it decodes.
+
+        Called on every image before any feature is computed
+        (:func:`kcca_desc.data.checks.check_images`), so a source whose :meth:`load` is costly
+        overrides it with something cheaper that fails on the same images.
+        """
+        try:
+            self.load(index)
+        except (OSError, ValueError) as exc:
+            return str(exc)
+        return None
+
+    def location(self, index: int) -> str:
+        """Where image ``index`` comes from, for messages (its file, or its name)."""
+        return f"image {self.ids[index]!r}"
 
 
 def decode_image_file(path: str | os.PathLike) -> np.ndarray:
@@ -107,6 +126,27 @@ class FileImages(ImageSource):
 
     def subset(self, indices: Sequence[int]) -> "FileImages":
         return FileImages([self.paths[i] for i in indices], [self.ids[i] for i in indices])
+
+    def check(self, index: int) -> str | None:
+        """Decode the file with the decoder :meth:`load` uses, so that it rejects the same files; a
+        JPEG (nearly every photo) decodes straight to an eighth of its size, in a fraction of the time."""
+        import cv2
+
+        try:
+            data = np.fromfile(self.paths[index], dtype=np.uint8)
+        except OSError as exc:
+            return "file not found" if isinstance(exc, FileNotFoundError) else f"cannot read the file ({exc.strerror})"
+        if not data.size:
+            return "empty file (0 bytes)"
+        # Other formats decode whole: OpenCV would decode them whole and then shrink them (and fail
+        # to shrink a 1-pixel image).
+        mode = cv2.IMREAD_REDUCED_GRAYSCALE_8 if data[:2].tobytes() == b"\xff\xd8" else cv2.IMREAD_UNCHANGED
+        if cv2.imdecode(data, mode) is None:
+            return "cannot decode image file (corrupt or unsupported format)"
+        return None
+
+    def location(self, index: int) -> str:
+        return str(self.paths[index])
 
 
 class ArrayImages(ImageSource):

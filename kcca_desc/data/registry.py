@@ -6,6 +6,8 @@ name          loader                                          ``root`` is
 synthetic     :func:`~.synthetic.make_synthetic`              not used
 flickr8k      :func:`~.flickr8k.load_flickr8k`                the data directory
 json          :func:`~.byod.load_karpathy_json`               the JSON file
+flickr30k     :func:`~.karpathy.load_flickr30k`               ``dataset_flickr30k.json``
+coco          :func:`~.karpathy.load_coco`                    ``dataset_coco.json``
 tsv           :func:`~.byod.load_tsv`                         the TSV file
 ============  ==============================================  ==================
 
@@ -19,10 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ParameterError
 from ..registry import Registry
 from .byod import load_karpathy_json, load_tsv
 from .dataset import Dataset
 from .flickr8k import load_flickr8k
+from .problems import ProblemLog
+from .karpathy import load_coco, load_flickr30k
 from .synthetic import make_synthetic
 
 __all__ = ["DATASETS", "DataSetLoader", "load_dataset"]
@@ -38,15 +43,20 @@ class DataSetLoader:
         ``load(root, seed, **options) -> Dataset``.
     options : tuple of str
         The options ``load`` takes.
+    reports_problems : bool
+        Whether ``load`` takes ``problems=`` (a :class:`~kcca_desc.data.problems.ProblemLog`):
+        it then records every bad line or item there and leaves the bad items out, so that
+        :func:`load_dataset` can report them together with the problems found later.
     """
 
     load: Callable[..., Dataset]
     options: tuple[str, ...] = ()
+    reports_problems: bool = False
 
 
 def _synthetic(root, seed, **options) -> Dataset:
     if root is not None:
-        raise ValueError(f"the synthetic data set is generated from the seed and takes no root (got {root!r})")
+        raise ParameterError(f"the synthetic data set is generated from the seed and takes no root (got {root!r})")
     return make_synthetic(seed=seed, **options)
 
 
@@ -57,11 +67,11 @@ def _flickr8k(root, seed, **options) -> Dataset:
 def _file_loader(loader: Callable[..., Dataset], what: str, required: tuple[str, ...] = ()) -> Callable[..., Dataset]:
     def load(root, seed, **options) -> Dataset:
         if root is None:
-            raise ValueError(f"data set {what!r} needs root=<path of the {what.upper()} file> (CLI: --data-root)")
+            raise ParameterError(f"data set {what!r} needs root=<path of the {what.upper()} file> (CLI: --data-root)")
         missing = [key for key in required if key not in options]
         if missing:
             flags = ", ".join("--" + key.replace("_", "-") for key in missing)
-            raise ValueError(f"data set {what!r} needs option {', '.join(missing)} (CLI: {flags})")
+            raise ParameterError(f"data set {what!r} needs option {', '.join(missing)} (CLI: {flags})")
         return loader(root, **options)
 
     return load
@@ -69,17 +79,24 @@ def _file_loader(loader: Callable[..., Dataset], what: str, required: tuple[str,
 
 #: Name -> :class:`DataSetLoader` of every data set :func:`load_dataset` knows.
 DATASETS: Registry[DataSetLoader] = Registry("data set")
-DATASETS.register("synthetic", DataSetLoader(_synthetic, ("n_images", "image_size", "n_captions", "split_fractions")),
+DATASETS.register("synthetic", DataSetLoader(_synthetic, ("n_images", "image_size", "n_captions", "split_fractions",
+                                                            "vocabulary")),
                   help="rendered scenes with generated captions, drawn from the seed")
-DATASETS.register("flickr8k", DataSetLoader(_flickr8k, ("captions",)), help="Flickr8K (Hodosh et al. 2013)")
+DATASETS.register("flickr8k", DataSetLoader(_flickr8k, ("captions",), reports_problems=True), help="Flickr8K (Hodosh et al. 2013)")
 DATASETS.register("json", DataSetLoader(_file_loader(load_karpathy_json, "json", required=("image_root",)),
-                                        ("image_root",)),
+                                        ("image_root",), reports_problems=True),
                   help="a Karpathy-style JSON file of images, captions and splits")
-DATASETS.register("tsv", DataSetLoader(_file_loader(load_tsv, "tsv"), ("image_root",)),
+DATASETS.register("flickr30k", DataSetLoader(_file_loader(load_flickr30k, "flickr30k", required=("image_root",)),
+                                             ("image_root",)),
+                  help="Flickr30K, Karpathy split (root: dataset_flickr30k.json; test pool flickr30k_1k)")
+DATASETS.register("coco", DataSetLoader(_file_loader(load_coco, "coco", required=("image_root",)), ("image_root",)),
+                  help="MS-COCO, Karpathy split (root: dataset_coco.json; test pools coco_5k, coco_1k)")
+DATASETS.register("tsv", DataSetLoader(_file_loader(load_tsv, "tsv"), ("image_root",), reports_problems=True),
                   help="a TSV file of image path, caption and split per line")
 
 
-def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0, **options: Any) -> Dataset:
+def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0,
+                 problems: ProblemLog | None = None, **options: Any) -> Dataset:
     """Load or generate the data set called ``name``.
 
     Parameters
@@ -94,23 +111,30 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0
         Seed of the synthetic data set; the others are not random.
     **options
         Passed to the loader: ``n_images``, ``image_size``, ``n_captions``,
-        ``split_fractions`` (synthetic); ``captions`` (flickr8k);
+        ``split_fractions``, ``vocabulary`` (synthetic); ``captions`` (flickr8k);
         ``image_root`` (json, required; tsv, optional).  Options set to None
         are dropped, so a command line can pass all of its flags.
+    problems : ProblemLog, optional
+        Where a loader that :attr:`~DataSetLoader.reports_problems` records every problem of
+        the data, leaving the bad items out; the caller then raises or drops them
+        (:func:`kcca_desc.data.checks.check_dataset`).  Without it the loader raises them.
 
     Raises
     ------
-    ValueError
-        For an unknown ``name`` (listing the available ones), an option the
-        chosen loader does not take, or a missing ``root``; the loaders raise
-        their own errors for bad data.
+    UnknownNameError
+        For an unknown ``name``, listing the available ones (a ``ValueError``).
+    ParameterError
+        For an option the chosen loader does not take, or a missing ``root``
+        (a ``ValueError``); the loaders raise their own errors for bad data.
     """
     loader = DATASETS[name]
     options = {key: value for key, value in options.items() if value is not None}
     unexpected = sorted(set(options) - set(loader.options))
     if unexpected:
-        raise ValueError(
+        raise ParameterError(
             f"data set {name!r} takes no option {', '.join(unexpected)}; "
             f"its options: {', '.join(loader.options) or 'none'}"
         )
+    if problems is not None and loader.reports_problems:
+        options["problems"] = problems
     return loader.load(root, seed, **options)

@@ -16,11 +16,13 @@ from numbers import Integral
 
 import numpy as np
 
+from ..errors import ParameterError
 from .dataset import Dataset
 from .images import ArrayImages
 from .synthetic_captions import describe_scene
 from .synthetic_render import render_scene
 from .synthetic_scenes import sample_scene
+from .synthetic_vocabulary import ZipfVocabulary
 
 __all__ = ["make_synthetic"]
 
@@ -30,23 +32,23 @@ _MIN_IMAGE_SIZE = 16
 
 def _check_integer(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
 def _split_bounds(n_images: int, split_fractions: Sequence[float]) -> np.ndarray:
     fractions = np.asarray(split_fractions, dtype=float)
     if fractions.shape != (len(SPLIT_NAMES),) or not np.all(np.isfinite(fractions)) or np.any(fractions < 0):
-        raise ValueError(
+        raise ParameterError(
             f"split_fractions must be {len(SPLIT_NAMES)} non-negative numbers for "
             f"{'/'.join(SPLIT_NAMES)}, got {split_fractions!r}"
         )
     if fractions.sum() > 1 + 1e-9:
-        raise ValueError(f"split_fractions must sum to at most 1, got {split_fractions!r} (sum {fractions.sum():g})")
+        raise ParameterError(f"split_fractions must sum to at most 1, got {split_fractions!r} (sum {fractions.sum():g})")
     bounds = np.rint(np.concatenate([[0.0], np.cumsum(fractions)]) * n_images).astype(int)
     empty = [name for name, f, a, b in zip(SPLIT_NAMES, fractions, bounds, bounds[1:]) if f > 0 and a == b]
     if empty:
-        raise ValueError(f"n_images={n_images} is too few for split_fractions={split_fractions!r}: "
+        raise ParameterError(f"n_images={n_images} is too few for split_fractions={split_fractions!r}: "
                          f"split(s) {', '.join(empty)} would be empty")
     return bounds
 
@@ -57,6 +59,7 @@ def make_synthetic(
     image_size: int = 96,
     n_captions: int = 5,
     split_fractions: Sequence[float] = (0.6, 0.2, 0.2),
+    vocabulary: int | None = None,
 ) -> Dataset:
     """Generate the synthetic data set.
 
@@ -76,6 +79,11 @@ def make_synthetic(
         Shares of ``train``, ``dev`` and ``test`` images (consecutive blocks;
         the images are independent draws).  If they sum to less than 1 the
         remaining images belong to no split.
+    vocabulary : int, optional
+        Add to every caption a few pseudo-words from a Zipfian vocabulary of this many word
+        types (:class:`~kcca_desc.data.synthetic_vocabulary.ZipfVocabulary`; e.g. 25,000 for
+        a COCO-sized vocabulary).  Drawn from a stream of their own, so the images and the
+        scene words are those of ``vocabulary=None``.
 
     Returns
     -------
@@ -98,6 +106,7 @@ def make_synthetic(
     image_size = _check_integer("image_size", image_size, _MIN_IMAGE_SIZE)
     n_captions = _check_integer("n_captions", n_captions, 1)
     bounds = _split_bounds(n_images, split_fractions)
+    zipf = None if vocabulary is None else ZipfVocabulary(vocabulary)
 
     # One independent stream per image, so image i does not depend on n_images.
     streams = np.random.SeedSequence(seed).spawn(n_images)
@@ -109,7 +118,11 @@ def make_synthetic(
         image = render_scene(scene, image_size, rng)
         image.flags.writeable = False  # ArrayImages caches a hash of the bytes
         images.append(image)
-        captions.append(tuple(describe_scene(scene, rng) for _ in range(n_captions)))
+        texts = [describe_scene(scene, rng) for _ in range(n_captions)]
+        if zipf is not None:
+            words_rng = np.random.default_rng(stream.spawn(1)[0])
+            texts = [zipf.extend(text, scene, words_rng) for text in texts]
+        captions.append(tuple(texts))
 
     ids = [f"synthetic_{i:05d}" for i in range(n_images)]
     return Dataset(
@@ -118,5 +131,5 @@ def make_synthetic(
         captions=tuple(captions),
         splits={name: np.arange(a, b) for name, a, b in zip(SPLIT_NAMES, bounds, bounds[1:]) if b > a},
         hodosh_caption=min(2, n_captions - 1),
-        metadata={"seed": seed, "image_size": image_size, "scenes": tuple(scenes)},
+        metadata={"seed": seed, "image_size": image_size, "scenes": tuple(scenes), "vocabulary": vocabulary},
     )

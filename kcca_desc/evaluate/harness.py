@@ -33,7 +33,7 @@ def _method_params(method, params: Mapping | None) -> dict:
 
 def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping | None = None,
                        timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
-                       judgments=None, references=None) -> Result:
+                       judgments=None, references=None, top_k: int = 10) -> Result:
     """A :class:`Result` of a score matrix already computed over ``view``.
 
     Parameters
@@ -58,9 +58,13 @@ def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping
     references : sequence, optional
         Reference token lists per pool image for unigram BLEU and ROUGE-1
         (hodosh views only, like ``judgments``).
+    top_k : int, default=10
+        Retrieved candidates kept per query in ``Result.queries["top"]``
+        (0: none), with the query ids, so that a gallery of what each query
+        retrieved can be drawn from the results file.
     """
     start = time.perf_counter()
-    metrics = evaluate_scores(scores, view, ks=ks, method=system)
+    metrics = evaluate_scores(scores, view, ks=ks, method=system, top_k=top_k)
     extras, per_query = {}, {}
     if view.protocol == "hodosh" and (judgments is not None or references is not None):
         extras["judgments"], per_query = judgment_metrics(
@@ -77,13 +81,15 @@ def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping
         timings_s={**(timings or {}), "evaluate": elapsed},
         extras=extras,
         ranks={task: metrics[task]["ranks"] for task in TASKS},
+        queries={"images": view.images.ids, "captions": view.caption_ids, "caption_image": view.caption_image,
+                 "top": {task: metrics[task]["top"] for task in TASKS if "top" in metrics[task]}},
         per_query=per_query,
     )
 
 
 def evaluate_fitted(method, view: RetrievalView, system: str | None = None, params: Mapping | None = None,
                     timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
-                    judgments=None, references=None) -> Result:
+                    judgments=None, references=None, top_k: int = 10) -> Result:
     """Score ``view`` with an already fitted method and measure both tasks.
 
     Parameters
@@ -101,8 +107,9 @@ def evaluate_fitted(method, view: RetrievalView, system: str | None = None, para
         Earlier stage timings (e.g. ``{"fit": 12.3}``) to record with
         ``"score"`` and ``"evaluate"``.
     ks : sequence of int, default=(1, 5, 10)
-    judgments, references : optional
-        Human judgments and reference captions, see :func:`result_from_scores`.
+    judgments, references, top_k : optional
+        Human judgments, reference captions and retrieved candidates kept per
+        query, see :func:`result_from_scores`.
 
     Returns
     -------
@@ -114,7 +121,7 @@ def evaluate_fitted(method, view: RetrievalView, system: str | None = None, para
     scores = method.score(view.images, view.captions)
     score_s = time.perf_counter() - start
     return result_from_scores(scores, view, name, _method_params(method, params),
-                              {**(timings or {}), "score": score_s}, ks, judgments, references)
+                              {**(timings or {}), "score": score_s}, ks, judgments, references, top_k)
 
 
 def evaluate_method(method, train: Dataset, view: RetrievalView, system: str | None = None,

@@ -36,7 +36,7 @@ import numpy as np
 from ..data.dataset import RetrievalView
 from ..scores import DirectionalScores
 
-__all__ = ["gold_ranks", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS"]
+__all__ = ["gold_ranks", "top_candidates", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS"]
 
 TASKS = ("annotation", "search")
 METRIC_KEYS = ("R@1", "R@5", "R@10", "median_rank", "mean_rank", "n_queries")
@@ -146,6 +146,68 @@ def gold_ranks(scores, gold: Sequence, chunk_size: int | None = None, method: st
     return ranks
 
 
+def top_candidates(scores, gold: Sequence, k: int = 10, chunk_size: int | None = None) -> np.ndarray:
+    """The ``k`` best-scored candidates of each query, best first, ties broken as :func:`gold_ranks`.
+
+    Candidates are sorted by decreasing score; among equal scores the non-gold ones come first
+    (then by index), the pessimistic rule of :func:`gold_ranks`, so a query of rank ``r <= k``
+    has its first gold item at position ``r`` of its row.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_queries, n_candidates)
+        Higher is better; read ``chunk_size`` rows at a time like :func:`gold_ranks`.
+    gold : sequence of array-like of int
+        The gold candidates of each query.
+    k : int, default=10
+        Candidates kept per query (all of them when there are fewer).
+    chunk_size : int, optional
+        Queries sorted at once; by default about 64 MB of temporaries per chunk.
+
+    Returns
+    -------
+    ndarray of shape (n_queries, min(k, n_candidates)), dtype int64
+        Candidate (pool) indices.
+
+    Examples
+    --------
+    >>> top_candidates(np.array([[0.9, 0.5, 0.5], [0.2, 0.2, 0.1]]), [[1], [0]], k=2)
+    array([[0, 2],
+           [1, 0]])
+    """
+    if int(k) != k or k < 1:
+        raise ValueError(f"top_candidates: k must be a positive integer, got {k!r}")
+    if not hasattr(scores, "shape") or not hasattr(scores, "dtype"):
+        scores = np.asarray(scores)
+    if scores.ndim != 2:
+        raise ValueError(f"top_candidates: scores must be 2-D (queries x candidates), got shape {scores.shape}")
+    n_queries, n_candidates = scores.shape
+    columns, offsets = _flatten_gold(gold, n_queries, n_candidates, "top_candidates")
+    k = min(int(k), n_candidates)
+    chunk_size = _auto_chunk(n_candidates) if chunk_size is None else max(1, int(chunk_size))
+    query_of_gold = np.repeat(np.arange(n_queries), np.diff(offsets))
+    top = np.empty((n_queries, k), dtype=np.int64)
+    for start in range(0, n_queries, chunk_size):
+        stop = min(start + chunk_size, n_queries)
+        block = np.asarray(scores[start:stop], dtype=np.float64)
+        is_gold = np.zeros(block.shape, dtype=bool)
+        lo, hi = offsets[start], offsets[stop]
+        is_gold[query_of_gold[lo:hi] - start, columns[lo:hi]] = True
+        # Only candidates scoring at least the k-th best score can be in a top list: take the
+        # `width` best of every row (every such candidate, ties included), then sort those alone.
+        kth_best = np.partition(block, n_candidates - k, axis=1)[:, n_candidates - k]
+        width = int((block >= kth_best[:, None]).sum(axis=1).max())
+        if width < n_candidates:
+            part = np.argpartition(-block, width - 1, axis=1)[:, :width]
+        else:
+            part = np.broadcast_to(np.arange(n_candidates), block.shape)
+        rows = np.arange(stop - start)[:, None]
+        # lexsort's last key is the primary one: score descending, then non-gold first, then index.
+        order = np.lexsort((part, is_gold[rows, part], -block[rows, part]), axis=-1)
+        top[start:stop] = np.take_along_axis(part, order[:, :k], axis=1)
+    return top
+
+
 def retrieval_metrics(ranks, ks: Sequence[int] = (1, 5, 10)) -> dict[str, float | int]:
     """Recall at K, median and mean rank of per-query gold ranks.
 
@@ -192,7 +254,7 @@ def _task_scores(scores) -> tuple[object, object]:
 
 
 def evaluate_scores(scores, view: RetrievalView, ks: Sequence[int] = (1, 5, 10),
-                    method: str | None = None, chunk_size: int | None = None) -> dict[str, dict]:
+                    method: str | None = None, chunk_size: int | None = None, top_k: int = 0) -> dict[str, dict]:
     """Annotation and search metrics of a score matrix over a retrieval view.
 
     Parameters
@@ -209,13 +271,17 @@ def evaluate_scores(scores, view: RetrievalView, ks: Sequence[int] = (1, 5, 10),
         System name for error messages.
     chunk_size : int, optional
         Queries per chunk, see :func:`gold_ranks`.
+    top_k : int, default=0
+        With ``top_k > 0``, also the ``top_k`` best candidates of each query
+        (:func:`top_candidates`).
 
     Returns
     -------
     dict
         ``{"annotation": {...}, "search": {...}}``, each with the keys of
         :func:`retrieval_metrics` plus ``"ranks"``, the per-query ranks
-        (annotation: one per image; search: one per caption).
+        (annotation: one per image; search: one per caption), and ``"top"``
+        with ``top_k``.
 
     Raises
     ------
@@ -232,9 +298,9 @@ def evaluate_scores(scores, view: RetrievalView, ks: Sequence[int] = (1, 5, 10),
                 f"{_describe(method)}{task} scores have shape {tuple(matrix.shape)}, but the "
                 f"{view.protocol} view of {view.dataset}:{view.split} needs {shape} (images x captions)"
             )
-        if task == "annotation":
-            ranks = gold_ranks(matrix, view.annotation_gold, chunk_size, method)
-        else:
-            ranks = gold_ranks(matrix.T, view.search_gold, chunk_size, method)
+        queries, gold = (matrix, view.annotation_gold) if task == "annotation" else (matrix.T, view.search_gold)
+        ranks = gold_ranks(queries, gold, chunk_size, method)
         out[task] = {**retrieval_metrics(ranks, ks), "ranks": ranks}
+        if top_k:
+            out[task]["top"] = top_candidates(queries, gold, top_k, chunk_size)
     return out

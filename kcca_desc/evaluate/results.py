@@ -10,7 +10,19 @@ One evaluation of one system on one split under one protocol is a
      "search": {same keys}, "params": {...}, "timings_s": {...}}
 
 Recalls are percentages (0-100).  The per-query ranks stay on the object
-(:attr:`Result.ranks`) and go into JSON only on request.
+(:attr:`Result.ranks`) and go into JSON only on request, with the per-query
+record of :attr:`Result.queries` (the query ids and the top-K retrieved ids)::
+
+    "ranks": {"annotation": [rank per pool image], "search": [rank per pool caption]},
+    "queries": {"images": [pool image ids], "captions": [pool caption ids],
+                "caption_image": [pool image index of each caption],
+                "top": {"annotation": [[K caption indices] per image],
+                        "search": [[K image indices] per caption]}}
+
+Annotation queries are the pool images and search queries the pool captions, in
+pool order, so ``"images"`` and ``"captions"`` are both the query ids of one task
+and the candidate ids of the other; ``"top"`` holds pool indices into them
+(best first), which keeps the file small.
 
 Tables (:func:`to_markdown`, :func:`to_csv`, :func:`to_latex`,
 :func:`format_table`) have one row per result, in the layout of the paper's
@@ -29,6 +41,7 @@ import io
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -93,6 +106,26 @@ def _check_metrics(metrics: Mapping, task: str, system: str) -> dict:
     return out
 
 
+def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) -> dict:
+    """The per-query record as arrays, its lengths checked against the ranks."""
+    if not queries:
+        return {}
+    unknown = set(queries) - {"images", "captions", "caption_image", "top"}
+    if unknown:
+        raise ValueError(f"result of {system!r}: unknown per-query keys {sorted(unknown)}")
+    out = {key: [str(v) for v in queries[key]] for key in ("images", "captions") if key in queries}
+    if "caption_image" in queries:
+        out["caption_image"] = np.asarray(queries["caption_image"], dtype=np.int64)
+    out["top"] = {task: np.asarray(top, dtype=np.int64).reshape(len(top), -1)
+                  for task, top in queries.get("top", {}).items()}
+    sizes = {"annotation": len(out.get("images", ())), "search": len(out.get("captions", ()))}
+    for task, rows in [*((t, len(r)) for t, r in ranks.items()), *((t, len(r)) for t, r in out["top"].items())]:
+        if task in sizes and sizes[task] and rows != sizes[task]:
+            raise ValueError(f"result of {system!r}: {rows} per-query {task} entries but "
+                             f"{sizes[task]} query ids")
+    return out
+
+
 @dataclass
 class Result:
     """Metrics of one system on one split under one protocol.
@@ -112,6 +145,9 @@ class Result:
         Further top-level JSON keys (``judgments``, ``ci``, ``significance``).
     ranks : dict of str to ndarray
         Per-query ranks of each task; in JSON only with ``include_ranks``.
+    queries : dict
+        Query ids and top-K retrieved candidates (see the module docstring);
+        in JSON with the ranks.
     per_query : dict
         Other per-query values by task (e.g. the judgment metrics'
         ``success_ranks``, ``r_precision``, ``expert_scores``); never in JSON.
@@ -127,6 +163,7 @@ class Result:
     timings_s: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
     ranks: dict = field(default_factory=dict, repr=False)
+    queries: dict = field(default_factory=dict, repr=False)
     per_query: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -145,6 +182,7 @@ class Result:
         self.timings_s = {str(k): float(v) for k, v in self.timings_s.items()}
         self.extras = _jsonable(dict(self.extras), "extras")
         self.ranks = {task: np.asarray(r, dtype=np.int64) for task, r in self.ranks.items()}
+        self.queries = _check_queries(dict(self.queries), self.ranks, self.system)
 
     def metric(self, task: str, name: str) -> float:
         """One figure, e.g. ``result.metric("search", "R@5")``."""
@@ -161,6 +199,8 @@ class Result:
         }
         if include_ranks:
             out["ranks"] = {task: r.tolist() for task, r in self.ranks.items()}
+            if self.queries:
+                out["queries"] = _jsonable(self.queries, "queries")
         return out
 
     @classmethod
@@ -168,12 +208,13 @@ class Result:
         missing = [k for k in _FIXED_KEYS if k not in data]
         if missing:
             raise ValueError(f"result {data.get('system', '?')!r} lacks {', '.join(missing)}")
-        extras = {k: v for k, v in data.items() if k not in _FIXED_KEYS and k != "ranks"}
-        return cls(**{k: data[k] for k in _FIXED_KEYS}, extras=extras, ranks=data.get("ranks", {}))
+        extras = {k: v for k, v in data.items() if k not in _FIXED_KEYS and k not in ("ranks", "queries")}
+        return cls(**{k: data[k] for k in _FIXED_KEYS}, extras=extras, ranks=data.get("ranks", {}),
+                   queries=data.get("queries", {}))
 
     def to_json(self, include_ranks: bool = False, indent: int | None = 2) -> str:
         """The JSON text of the result (ranks only with ``include_ranks``)."""
-        return json.dumps(self.to_dict(include_ranks), indent=indent, allow_nan=False)
+        return _dumps(self.to_dict(include_ranks), indent)
 
     @classmethod
     def from_json(cls, text: str) -> "Result":
@@ -184,9 +225,26 @@ class Result:
         atomic_write_text(path, self.to_json(include_ranks) + "\n")
 
 
+# A list of numbers (per-query ranks, a top-K row) indented over several lines. Line breaks
+# never occur inside a JSON string, so the pattern cannot match text within one.
+_NUMBER_LIST = re.compile(r"\[\n\s*(-?[\d.eE+-]+(?:,\n\s*-?[\d.eE+-]+)*)\n\s*\]")
+
+
+def _dumps(data: Any, indent: int | None = 2) -> str:
+    """Indented JSON with every list of numbers on one line.
+
+    Per-query ranks and top-K lists are thousands of numbers: one per line, they made a results
+    file three times as large and no easier to read.
+    """
+    text = json.dumps(data, indent=indent, allow_nan=False)
+    if indent is None:
+        return text
+    return _NUMBER_LIST.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
+
+
 def save_results(results: Sequence[Result], path: str | os.PathLike, include_ranks: bool = False) -> None:
     """Write a JSON list of results to ``path`` atomically."""
-    atomic_write_text(path, json.dumps([r.to_dict(include_ranks) for r in results], indent=2, allow_nan=False) + "\n")
+    atomic_write_text(path, _dumps([r.to_dict(include_ranks) for r in results]) + "\n")
 
 
 def load_results(path: str | os.PathLike) -> list[Result]:

@@ -14,6 +14,8 @@ score) are compared query by query, as in Hodosh, Young & Hockenmaier
 - :func:`spearman_rho`, :func:`kendall_tau` — agreement of two rankings of
   systems (Section 4.3.5); :func:`cohens_kappa` — agreement of two raters
   (Section 4.3.2 and Appendix A).
+- :func:`paired_tests` — every test of a run against a baseline, as
+  ``python -m kcca_desc.compare`` and the Hodosh table benchmark report them.
 - :func:`add_confidence_intervals`, :func:`add_significance` — write
   intervals and p-values into a :class:`~kcca_desc.evaluate.results.Result`
   for the tables.
@@ -29,13 +31,13 @@ import numpy as np
 from scipy.stats import binom, chi2, kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
-from .ranks import TASKS
-from .results import TABLE_METRICS, Result
+from .ranks import TASKS, retrieval_metrics
+from .results import Result
 
 __all__ = [
     "McNemarResult", "RandomizationResult", "mcnemar_test", "paired_randomization_test",
     "bootstrap_ci", "metric_cis", "spearman_rho", "kendall_tau", "cohens_kappa",
-    "add_confidence_intervals", "add_significance",
+    "add_confidence_intervals", "add_significance", "paired_tests", "PAIRED_TESTS",
 ]
 
 # Resampled values held at once (batches of bootstrap or permutation draws).
@@ -448,14 +450,27 @@ def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence
     return result
 
 
-def add_significance(result: Result, baseline: Result, n_permutations: int = 10_000, seed: int = 0) -> Result:
-    """Store p-values of ``result`` against ``baseline`` in ``result.extras["significance"]``.
+#: The figures a paired comparison tests, and the test of each (Hodosh et al. 2013, Section 4.2.1).
+PAIRED_TESTS = {"R@1": "McNemar", "R@5": "McNemar", "R@10": "McNemar",
+                "median_rank": "randomisation (median)", "mean_rank": "randomisation (mean)"}
 
-    R@K: McNemar's test of the per-query hits; median rank: paired
-    randomisation test of the median of the per-query ranks.  Both results
-    must come from the same view (same queries in the same order).
+
+def paired_tests(result: Result, baseline: Result, n_permutations: int = 10_000,
+                 seed: int = 0) -> dict[str, dict[str, dict]]:
+    """Paired tests of ``result`` against ``baseline`` on their per-query ranks.
+
+    R@K: McNemar's test of the hits ``rank <= K`` (:func:`mcnemar_test`); median and mean
+    rank: Fisher's paired randomisation test of the statistic
+    (:func:`paired_randomization_test`, seeded). Both results must come from the same view
+    (same queries in the same order).
+
+    Returns
+    -------
+    dict
+        ``{task: {metric: {"p_value", "test", "difference"}}}`` for the metrics of
+        :data:`PAIRED_TESTS`, ``difference`` being ``result``'s figure minus ``baseline``'s.
     """
-    p_values: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, dict]] = {}
     for task in TASKS:
         if task not in result.ranks or task not in baseline.ranks:
             raise ValueError(f"{result.system!r} vs {baseline.system!r}: per-query {task} ranks are missing")
@@ -463,10 +478,28 @@ def add_significance(result: Result, baseline: Result, n_permutations: int = 10_
         if ours.shape != theirs.shape:
             raise ValueError(f"{result.system!r} vs {baseline.system!r}: {task} has {ours.size} and "
                              f"{theirs.size} queries; compare results of one view")
-        p_values[task] = {m: mcnemar_test(ours <= int(m[2:]), theirs <= int(m[2:])).pvalue
-                          for m in TABLE_METRICS if m.startswith("R@")}
-        p_values[task]["median_rank"] = paired_randomization_test(
-            ours, theirs, "median", n_permutations=n_permutations, seed=seed).pvalue
-    result.extras["significance"] = p_values
+        ours_m, theirs_m = retrieval_metrics(ours), retrieval_metrics(theirs)
+        tests = {}
+        for metric, test in PAIRED_TESTS.items():
+            if metric.startswith("R@"):
+                k = int(metric[2:])
+                p = mcnemar_test(ours <= k, theirs <= k).pvalue
+            else:
+                p = paired_randomization_test(ours, theirs, metric.split("_")[0], n_permutations=n_permutations,
+                                              seed=seed).pvalue
+            tests[metric] = {"p_value": p, "test": test, "difference": ours_m[metric] - theirs_m[metric]}
+        out[task] = tests
+    return out
+
+
+def add_significance(result: Result, baseline: Result, n_permutations: int = 10_000, seed: int = 0) -> Result:
+    """Store p-values of ``result`` against ``baseline`` in ``result.extras["significance"]``.
+
+    The p-values of :func:`paired_tests` (McNemar for R@K, paired randomisation for median
+    and mean rank), by task and metric.  Both results must come from the same view (same
+    queries in the same order).
+    """
+    result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in tests.items()}
+                                     for task, tests in paired_tests(result, baseline, n_permutations, seed).items()}
     result.extras["significance_baseline"] = baseline.system
     return result

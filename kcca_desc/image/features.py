@@ -10,17 +10,21 @@ paper's Section 3.3.1 (``docs/design.md``).
 
 Both codebooks and histograms are cached on disk (:mod:`kcca_desc.cache`).
 Histograms live in one store per (feature type, feature parameters, pyramid
-levels, codebook): an ``.npz`` with the cache keys of the images it holds and
-their histograms.  A request loads the store, computes only the images it
-lacks and rewrites the store atomically with them added, so any subset of a
-featurised collection (train, dev, test...) is a cache hit.
+levels, codebook): a directory of *chunks*, each an ``.npz`` entry with the cache
+keys of the images it holds and their histograms.  A request reads the chunks,
+computes only the images they lack, ``chunk_size`` images at a time, and writes each
+finished chunk as a new entry.  So any subset of a featurised collection (train, dev,
+test...) is a cache hit; an interrupted run keeps every finished chunk and its re-run
+resumes from there; and runs on different splits add chunks side by side instead of
+rewriting one file (each would drop the other's rows).  A chunk is computed under a lock
+(:meth:`kcca_desc.cache.NpzCache.lock`), so a concurrent run that needs the same images
+waits for them instead of computing them twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
@@ -31,14 +35,16 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ..kernels.image.codebook import Codebook
+from ..kernels.image.codebook import Codebook, TooFewDescriptorsError
 from ..kernels.image.features import colour_features
 from ..kernels.image.histograms import n_pyramid_cells, pyramid_histograms
 from ..kernels.image.mr8 import texture_features
 from ..kernels.image.sift import dense_sift
 
-from ..cache import NpzCache, cache_key
+from ..cache import ChunkCache, NpzCache, cache_key
 from ..data.images import ImageReadError, ImageSource
+from ..errors import DataError, warn_user
+from ..progress import progress_bar
 from ..registry import Registry
 from ..validation import (
     NON_NEGATIVE_INT,
@@ -135,7 +141,11 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
     cache : bool, default=True
         Read and write codebooks and histograms in the on-disk cache.
     progress : bool, default=True
-        Print a progress line to stderr while computing.
+        Show progress while computing (:mod:`kcca_desc.progress`: a bar on a terminal, a
+        line per stage otherwise; silenced globally by ``--quiet``).
+    chunk_size : int, default=128
+        Histograms are computed and cached this many images at a time: an interrupted
+        :meth:`transform` keeps every finished chunk (at most one chunk's work is lost).
 
     Attributes
     ----------
@@ -155,7 +165,8 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
     def __init__(self, feature_types: Sequence[str] = ("colour", "texture", "sift"), n_words: dict | None = None,
                  levels: int = 2, pixel_step: int = 2, sift_step: int = 8, sift_size: float = 16.0,
                  max_samples: int = 50, n_fit_images: int = 1000, max_iter: int = 50,
-                 random_state: int = 0, n_jobs: int = -1, cache: bool = True, progress: bool = True):
+                 random_state: int = 0, n_jobs: int = -1, cache: bool = True, progress: bool = True,
+                 chunk_size: int = 128):
         self.feature_types = feature_types
         self.n_words = n_words
         self.levels = levels
@@ -169,6 +180,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         self.n_jobs = n_jobs
         self.cache = cache
         self.progress = progress
+        self.chunk_size = chunk_size
 
     # ----------------------------------------------------------- parameters
     # Checked up front: inside the extractors a bad value would surface as an error about the
@@ -188,6 +200,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         "n_jobs": [POSITIVE_INT, Options(int, {-1})],
         "cache": ["boolean"],
         "progress": ["boolean"],
+        "chunk_size": [POSITIVE_INT],
     }
 
     def _types(self) -> tuple[str, ...]:
@@ -243,20 +256,61 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
             if hit is not None:
                 _restore(codebooks[feature_type], hit)
         missing = [t for t in types if not hasattr(codebooks[t], "cluster_centers_")]
-        if missing:
-            def sample(position: int) -> dict[str, np.ndarray]:
-                image = _load(train_images, int(subset[position]))
-                return {t: codebooks[t].subsample(self._describe(train_images, int(subset[position]), image, t)[1],
-                                                  position) for t in missing}
-
-            samples = list(self._map(sample, len(subset), f"codebook features ({', '.join(missing)})"))
-            for feature_type in missing:
-                codebooks[feature_type].fit([s[feature_type] for s in samples])
-                store.save(keys[feature_type], {"cluster_centers": codebooks[feature_type].cluster_centers_,
-                                                "n_samples_fit": np.array(codebooks[feature_type].n_samples_fit_)})
+        with contextlib.ExitStack() as locks:
+            for t in missing:
+                locks.enter_context(store.lock(keys[t]))
+            # Learnt by a concurrent run while this one waited for the locks?
+            for t in missing:
+                hit = store.load(keys[t])
+                if hit is not None:
+                    _restore(codebooks[t], hit)
+            missing = [t for t in missing if not hasattr(codebooks[t], "cluster_centers_")]
+            if missing:
+                chunks = ChunkCache(f"codebook_samples/{cache_key(codebooks=[keys[t] for t in missing])}",
+                                    enabled=self.cache)
+                samples = self._codebook_samples(train_images, subset, codebooks, missing, chunks)
+                for feature_type in missing:
+                    _fit_codebook(codebooks[feature_type], samples[feature_type], feature_type)
+                    store.save(keys[feature_type], {"cluster_centers": codebooks[feature_type].cluster_centers_,
+                                                    "n_samples_fit": np.array(codebooks[feature_type].n_samples_fit_)})
+                chunks.clear()
+        _warn_smaller_codebooks(codebooks, vocabulary, len(subset))
         self.codebooks_ = codebooks
         self.n_cells_ = n_pyramid_cells(self.levels)
         return self
+
+    def _codebook_samples(self, images: ImageSource, subset: np.ndarray, codebooks: dict[str, Codebook],
+                          types: list[str], chunks: ChunkCache) -> dict[str, list[np.ndarray]]:
+        """The descriptors k-means samples from each image of ``subset``, per feature type.
+
+        Computed ``chunk_size`` images at a time, each finished chunk cached in ``chunks``, so
+        that an interrupted fit resumes from its last finished chunk (the caller removes the
+        chunks once the codebooks are stored).
+        """
+        def sample(position: int) -> dict[str, np.ndarray]:
+            image = _load(images, int(subset[position]))
+            return {t: codebooks[t].subsample(self._describe(images, int(subset[position]), image, t)[1], position)
+                    for t in types}
+
+        samples: dict[str, list[np.ndarray]] = {t: [] for t in types}
+        bar = progress_bar(len(subset), f"codebook features ({', '.join(types)})", unit="image",
+                           enabled=self.progress)
+        try:
+            for start in range(0, len(subset), self.chunk_size):
+                stop = min(start + self.chunk_size, len(subset))
+                name = f"{start:09d}-{stop:09d}"
+                chunk = chunks.load(name)
+                if chunk is None:
+                    computed = list(self._map(lambda p: sample(start + p), stop - start, bar))
+                    chunk = {f"{t}/{p}": got[t] for p, got in enumerate(computed) for t in types}
+                    chunks.save(name, chunk)
+                else:
+                    bar.update(stop - start)
+                for t in types:
+                    samples[t] += [chunk[f"{t}/{p}"] for p in range(stop - start)]
+        finally:
+            bar.close()
+        return samples
 
     def _fit_subset(self, n_images: int) -> np.ndarray:
         if n_images <= self.n_fit_images:
@@ -296,37 +350,54 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
                                                codebook=self.codebooks_[t].cluster_centers_),
                                      enabled=self.cache) for t in types}
         out = {t: np.zeros((len(images), n_cells, self.codebooks_[t].n_words), np.float32) for t in types}
-        todo = {t: [] for t in types}
-        for t in types:
-            rows = stores[t].lookup(image_keys)
-            found = rows >= 0
-            if found.any():
-                out[t][found] = stores[t].histograms[rows[found]]
-            todo[t] = np.flatnonzero(~found)
-        missing = reduce(np.union1d, todo.values())
+        missing = reduce(np.union1d, [stores[t].fill(image_keys, out[t]) for t in types])
         if len(missing):
-            todo_sets = {t: set(todo[t].tolist()) for t in types}
-            needed = {i: [t for t in types if i in todo_sets[t]] for i in missing.tolist()}
+            bar = progress_bar(len(missing), f"image features ({', '.join(types)})", unit="image",
+                               enabled=self.progress)
+            try:
+                for start in range(0, len(missing), self.chunk_size):
+                    self._transform_chunk(images, image_keys, missing[start:start + self.chunk_size],
+                                          stores, out, bar)
+            finally:
+                bar.close()
+        _warn_empty_histograms(out, images)
+        return out
+
+    def _transform_chunk(self, images: ImageSource, image_keys: list[str], chunk: np.ndarray,
+                         stores: dict[str, "_HistogramStore"], out: dict[str, np.ndarray],
+                         bar) -> None:
+        """Histograms of the images ``chunk`` (indices) lacking from ``stores``, saved as one chunk."""
+        chunk_keys = [image_keys[i] for i in chunk]
+        chunk_id = cache_key(kind="histogram_chunk", images=chunk_keys)
+        with contextlib.ExitStack() as locks:
+            for t in sorted(stores):
+                locks.enter_context(stores[t].cache.lock(chunk_id))
+            # Another run may have computed some of them while this one waited for the locks.
+            needed = {t: set(chunk[store.fill(chunk_keys, out[t], rows=chunk)].tolist())
+                      for t, store in stores.items()}
+            todo = [int(i) for i in chunk if any(i in needed[t] for t in stores)]
 
             def histograms(position: int) -> dict[str, np.ndarray]:
-                index = int(missing[position])
+                index = todo[position]
                 image = _load(images, index)
                 result = {}
-                for t in needed[index]:
-                    positions, descriptors = self._describe(images, index, image, t)
-                    words = self.codebooks_[t].assign(descriptors)
-                    result[t] = pyramid_histograms(words, positions, image.shape[:2],
-                                                   self.codebooks_[t].n_words, self.levels)
+                for t in stores:
+                    if index in needed[t]:
+                        positions, descriptors = self._describe(images, index, image, t)
+                        words = self.codebooks_[t].assign(descriptors)
+                        result[t] = pyramid_histograms(words, positions, image.shape[:2],
+                                                       self.codebooks_[t].n_words, self.levels)
                 return result
 
-            computed = self._map(histograms, len(missing), f"image features ({', '.join(types)})")
-            for index, result in zip(missing, computed):
+            for index, result in zip(todo, self._map(histograms, len(todo), bar)):
                 for t, hist in result.items():
                     out[t][index] = hist
-            for t in types:
-                if len(todo[t]):
-                    stores[t].add([image_keys[i] for i in todo[t]], out[t][todo[t]])
-        return out
+            for t, store in stores.items():
+                rows = sorted(needed[t])
+                if rows:
+                    store.add([image_keys[i] for i in rows], out[t][rows])
+        if len(chunk) > len(todo):  # computed by another run
+            bar.update(len(chunk) - len(todo))
 
     def fit_transform(self, images: ImageSource, y=None) -> dict[str, np.ndarray]:
         """``fit(images)`` then ``transform(images)``."""
@@ -339,9 +410,14 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"image {images.ids[index]!r} (item {index}): {exc}") from exc
 
-    def _map(self, func: Callable[[int], dict], n_items: int, description: str) -> Iterator[dict]:
-        """``func(0), ..., func(n_items - 1)`` in order, over worker threads, with progress."""
-        bar = _Progress(n_items, description, enabled=self.progress)
+    def _map(self, func: Callable[[int], dict], n_items: int, bar) -> Iterator[dict]:
+        """``func(0), ..., func(n_items - 1)`` in order, over worker threads.
+
+        ``bar`` is a progress line to advance, or the description of a new one.
+        """
+        own_bar = isinstance(bar, str)
+        if own_bar:
+            bar = progress_bar(n_items, bar, unit="image", enabled=self.progress)
         workers = min(self._n_workers(), max(n_items, 1))
         # Images are the unit of parallelism: a multi-threaded BLAS inside each
         # worker only oversubscribes the cores (measured 4-25x slower assignment).
@@ -363,7 +439,8 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
                     pool.shutdown(wait=True, cancel_futures=True)
         finally:
             limits.restore_original_limits()
-            bar.close()
+            if own_bar:
+                bar.close()
 
 
 def _load(images: ImageSource, index: int) -> np.ndarray:
@@ -375,61 +452,101 @@ def _load(images: ImageSource, index: int) -> np.ndarray:
         raise ImageReadError(f"cannot read image {images.ids[index]!r} (item {index}): {exc}") from exc
 
 
+def _fit_codebook(codebook: Codebook, samples: list[np.ndarray], feature_type: str) -> None:
+    """Fit ``codebook``, with fewer words when the sample holds fewer distinct descriptors.
+
+    A small training set (a dozen images) samples fewer distinct colours than the default 128
+    words; the codebook then has one word per distinct descriptor (:func:`_warn_smaller_codebooks`
+    says so), and a sample with no descriptor at all is an error naming the feature.
+    """
+    try:
+        codebook.fit(samples)
+    except TooFewDescriptorsError as exc:
+        if exc.n_distinct == 0:
+            raise DataError(f"the training images give no {feature_type} descriptors (every one is too small "
+                            f"for the feature); use larger images or leave out the {feature_type} features") from None
+        codebook.set_params(n_words=exc.n_distinct).fit(samples)
+
+
+def _warn_smaller_codebooks(codebooks: dict[str, Codebook], asked: dict[str, int], n_images: int) -> None:
+    """One warning naming each codebook that has fewer words than asked for (see :func:`_fit_codebook`)."""
+    smaller = {t: c.n_words for t, c in codebooks.items() if c.n_words < asked[t]}
+    if smaller:
+        changes = ", ".join(f"{t} {asked[t]} -> {n} words (n_words[{t!r}], command line --{t}-words)"
+                            for t, n in smaller.items())
+        warn_user(f"the {n_images} training images sampled too few distinct descriptors for the codebook "
+                  f"sizes asked for, so the codebooks are smaller: {changes}; use more training images "
+                  "or ask for fewer words")
+
+
+def _warn_empty_histograms(histograms: dict[str, np.ndarray], images: ImageSource) -> None:
+    """One warning counting the images that gave a feature no descriptor (too small for it).
+
+    Their histograms of that feature are all zero: they still rank, on the other features.
+    """
+    counts = []
+    for t, h in histograms.items():
+        empty = np.flatnonzero(~h.reshape(len(h), -1).any(axis=1))
+        if len(empty):
+            names = ", ".join(repr(images.ids[i]) for i in empty[:5]) + (", ..." if len(empty) > 5 else "")
+            counts.append(f"{len(empty)} of {len(h)} images give no {t} descriptor ({names})")
+    if counts:
+        warn_user(f"{'; '.join(counts)}: too small for the feature, so its histograms are all zero")
+
+
 def _restore(codebook: Codebook, cached: dict[str, np.ndarray]) -> None:
-    """Set a cached codebook's learnt attributes."""
+    """Set a cached codebook's learnt attributes (and its size, smaller when the data supported fewer words)."""
     codebook.cluster_centers_ = np.asarray(cached["cluster_centers"], dtype=np.float32)
+    codebook.set_params(n_words=len(codebook.cluster_centers_))
     codebook.n_features_in_ = codebook.cluster_centers_.shape[1]
     codebook.n_samples_fit_ = int(cached["n_samples_fit"])
 
 
 class _HistogramStore:
-    """Cached histograms of one (feature type, parameters, codebook), keyed by image."""
+    """Cached histograms of one (feature type, parameters, codebook), keyed by image.
+
+    A directory of chunk entries, each named by the digest of the image keys it holds, so
+    that a chunk is never rewritten with other images.  A store written before chunks (one
+    entry beside the directory) is read as one more chunk and never rewritten.
+    """
 
     def __init__(self, key: str, enabled: bool):
-        self.key = key
-        self.cache = NpzCache("pyramid_histograms", enabled=enabled)
-        hit = self.cache.load(key)
-        self.keys = [] if hit is None else [str(k) for k in hit["image_keys"]]
-        self.histograms = None if hit is None else hit["histograms"]
+        self.cache = ChunkCache(f"pyramid_histograms/{key}", enabled=enabled)
+        self.rows: dict[str, np.ndarray] = {}
+        legacy = NpzCache("pyramid_histograms", enabled=enabled).load(key)
+        self._take([] if legacy is None else [legacy])
 
-    def lookup(self, image_keys: Sequence[str]) -> np.ndarray:
-        """Row of each image key in the store, -1 when absent."""
-        row_of = {k: i for i, k in enumerate(self.keys)}
-        return np.array([row_of.get(k, -1) for k in image_keys], dtype=np.int64)
+    def _take(self, chunks) -> None:
+        for chunk in chunks:
+            self.rows.update(zip(chunk["image_keys"].tolist(), chunk["histograms"]))
+
+    def refresh(self) -> None:
+        """Read the chunks written since the last call, by this run or a concurrent one."""
+        self._take(self.cache.unread())
+
+    def fill(self, image_keys: Sequence[str], out: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Copy the stored histograms of ``image_keys`` into ``out[rows]``; the positions not stored.
+
+        Returns
+        -------
+        ndarray of int
+            Positions in ``image_keys`` (and ``rows``) of the images the store lacks.
+        """
+        self.refresh()
+        rows = np.arange(len(image_keys)) if rows is None else rows
+        absent = []
+        for position, (key, row) in enumerate(zip(image_keys, rows)):
+            hist = self.rows.get(key)
+            if hist is None:
+                absent.append(position)
+            else:
+                out[row] = hist
+        return np.array(absent, dtype=np.int64)
 
     def add(self, image_keys: Sequence[str], histograms: np.ndarray) -> None:
-        """Add new images' histograms and rewrite the store atomically."""
-        if not self.cache.enabled:
-            return
-        stored = set(self.keys)
-        unique = {k: i for i, k in enumerate(image_keys) if k not in stored}
-        rows = np.fromiter(unique.values(), dtype=np.int64, count=len(unique))
-        self.keys = self.keys + list(unique)
-        new = histograms[rows]
-        self.histograms = new if self.histograms is None else np.concatenate([self.histograms, new])
-        self.cache.save(self.key, {"image_keys": np.array(self.keys), "histograms": self.histograms})
+        """Save new images' histograms as one chunk (written atomically, with its checksum)."""
+        self.rows.update(zip(image_keys, histograms))
+        self.cache.save(cache_key(kind="histogram_chunk", images=list(image_keys)),
+                        {"image_keys": np.array(image_keys), "histograms": histograms})
 
 
-class _Progress:
-    """A one-line progress report on stderr (count, rate, time left)."""
-
-    def __init__(self, total: int, description: str, enabled: bool, interval: float = 0.5):
-        self.total, self.description, self.enabled, self.interval = total, description, enabled, interval
-        self.done = 0
-        self.start = self.last = time.perf_counter()
-
-    def update(self) -> None:
-        self.done += 1
-        now = time.perf_counter()
-        if self.enabled and (now - self.last >= self.interval or self.done == self.total):
-            self.last = now
-            rate = self.done / max(now - self.start, 1e-9)
-            left = (self.total - self.done) / rate
-            sys.stderr.write(f"\r{self.description}: {self.done}/{self.total} "
-                             f"[{now - self.start:.0f}s elapsed, {left:.0f}s left, {rate:.1f} images/s]")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            sys.stderr.write("\n")
-            sys.stderr.flush()

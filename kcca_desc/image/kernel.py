@@ -8,6 +8,7 @@ training images' identities and every parameter.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,8 +21,18 @@ from ..kernels.image import image_kernel, pyramid_cell_weights, whole_image_cell
 
 from ..cache import NpzCache
 from ..data.images import ImageSource
+from ..progress import stage
 from ..registry import Registry
-from ..validation import NON_NEGATIVE_INT, POSITIVE_REAL, SEED, Registered, StrOptions, ValidatedParams
+from ..validation import (
+    NON_NEGATIVE_INT,
+    POSITIVE_REAL,
+    SEED,
+    Registered,
+    StrOptions,
+    ValidatedParams,
+    parameter_errors,
+    raise_together,
+)
 from .features import ImageFeaturizer
 
 __all__ = ["ImageKernel", "ImageKernelSpec", "IMAGE_KERNELS"]
@@ -134,23 +145,40 @@ class ImageKernel(ValidatedParams, BaseEstimator):
                                random_state=self.random_state, cache=self.cache, progress=self.progress, **kwargs)
 
     def _validate_params(self) -> None:
-        # The featurizer's parameters too: its fit would check them only after the caller's
-        # earlier stages (e.g. a ranker's caption preprocessing) had run.
-        super()._validate_params()
-        self._featurizer()._validate_params()
+        # The featurizer's parameters too, all reported together: its fit would check them only
+        # after the caller's earlier stages (e.g. a ranker's caption preprocessing) had run.
+        errors = parameter_errors(self)
+        reported = {e.parameter for e in errors}
+        if not reported & {"kind", "featurizer_params"}:
+            errors += [e for e in parameter_errors(self._featurizer()) if e.parameter not in reported]
+        raise_together(errors)
 
     def fit(self, train_images: ImageSource) -> "ImageKernel":
         """Learn codebooks on ``train_images`` and compute their pyramid histograms."""
-        self._validate_params()
-        self.spec_ = IMAGE_KERNELS[self.kind]
-        self.featurizer_ = self._featurizer().fit(train_images)
+        self.fit_codebooks(train_images)
         self.train_keys_ = [train_images.key(i) for i in range(len(train_images))]
         self.train_features_ = self.featurizer_.transform(train_images)
         return self
 
+    def fit_codebooks(self, train_images: ImageSource) -> "ImageKernel":
+        """Learn the codebooks only; :meth:`features` then computes histograms in parts (as Dask workers do)."""
+        self._validate_params()
+        self.spec_ = IMAGE_KERNELS[self.kind]
+        self.featurizer_ = self._featurizer().fit(train_images)
+        return self
+
+    def kernel_function(self) -> Callable[[dict, dict], np.ndarray]:
+        """The kernel between two feature dicts as a picklable function, for workers that hold no ImageKernel."""
+        check_is_fitted(self, "spec_")
+        return functools.partial(image_kernel, kind=self.spec_.cell_weights, levels=self.levels,
+                                 power=self.power, backend=self.backend)
+
     def _kernel(self, features_a: dict, features_b: dict | None) -> np.ndarray:
-        return image_kernel(features_a, features_b, kind=self.spec_.cell_weights, levels=self.levels,
-                            power=self.power, backend=self.backend)
+        n_a = len(next(iter(features_a.values())))
+        n_b = n_a if features_b is None else len(next(iter(features_b.values())))
+        with stage(f"image kernel {self.kind} ({n_a} x {n_b})"):
+            return image_kernel(features_a, features_b, kind=self.spec_.cell_weights, levels=self.levels,
+                                power=self.power, backend=self.backend)
 
     def _cached(self, what: str, keys_a: list, keys_b: list | None, compute) -> np.ndarray:
         store = NpzCache("image_gram", enabled=self.cache)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import functools
 import numbers
+import warnings
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import joblib
@@ -13,6 +15,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_array, check_is_fitted, check_memory
 
+from ..cache import entry_lock
+from ..resources import available_memory, require_memory
 from ..validation import (
     FINITE_REAL,
     POSITIVE_INT,
@@ -20,6 +24,7 @@ from ..validation import (
     DtypeOptions,
     HasMethods,
     Interval,
+    SequenceOf,
     StrOptions,
     ValidatedParams,
     invalid_parameter,
@@ -38,12 +43,24 @@ from .spectral import (
     solve_canonical,
     spectrum_from_factor,
     spectrum_from_kernel,
+    warn_if_indefinite,
 )
 
 __all__ = ["KCCA"]
 
 #: Largest training set that ``method="auto"`` solves exactly (two n x n eigendecompositions).
 EXACT_MAX_SAMPLES = 10_000
+
+
+#: n x n float64 matrices the exact solver holds at its peak: the two kernels, the centred copy
+#: being decomposed, its eigenvectors and LAPACK's workspace (``syevd`` needs about 2 n^2).
+EXACT_PEAK_MATRICES = 6
+
+
+def _exact_fits_in_memory(n: int) -> bool:
+    """Whether the exact solver's peak (``EXACT_PEAK_MATRICES`` n x n float64) fits the memory available now."""
+    available = available_memory()
+    return available is None or EXACT_PEAK_MATRICES * 8 * n * n <= available
 
 
 class _Decomposition:
@@ -118,7 +135,8 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         O(n^3) once.  ``"lowrank"``: pivoted incomplete Cholesky of each
         centred kernel to ``tol`` or ``rank``, O(n m^2 + m^3).  ``"auto"``
         chooses exact when both kernels are explicit matrices, ``rank`` is
-        None and n <= 10,000, low-rank otherwise: image kernels are high-rank
+        None, n <= 10,000 and the exact solver's peak (about six n x n float64
+        matrices) fits the memory available now, low-rank otherwise: image kernels are high-rank
         (a rank-1,500 factor keeps only about a third of the centred Flickr8K
         pyramid kernel's trace), so the exact solver is preferred whenever it
         is affordable.
@@ -149,6 +167,10 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         canonical pairs within it in double precision (Rayleigh-Ritz), so
         correlations and weights stay float64; the kernel eigendecompositions
         are always double precision.
+    view_names : (str, str), default=("X", "Y")
+        What the two views are, for messages: a training kernel that is not positive
+        semi-definite is reported as "the training kernel of <name>" (an image-sentence ranker
+        names its images and its captions' text kernel).
 
     Attributes
     ----------
@@ -233,6 +255,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         weight_power: float = 0.0,
         memory=None,
         solve_dtype=np.float64,
+        view_names=("X", "Y"),
     ):
         self.n_components = n_components
         self.reg = reg
@@ -248,6 +271,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         self.weight_power = weight_power
         self.memory = memory
         self.solve_dtype = solve_dtype
+        self.view_names = view_names
 
     # ------------------------------------------------------------------ validation
     _parameter_constraints = {
@@ -265,6 +289,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         "weight_power": [FINITE_REAL],
         "memory": [str, HasMethods(["cache"]), None],
         "solve_dtype": [DtypeOptions((np.float64, np.float32))],
+        "view_names": [SequenceOf(str)],
     }
 
     def _validate_params(self) -> None:
@@ -303,16 +328,19 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         if self.method == "exact":
             if oracle:
                 raise ValueError("method='exact' needs explicit kernel matrices, not KernelColumns")
+            require_memory(EXACT_PEAK_MATRICES * 8 * n * n, f"the exact KCCA solver on {n:,} items",
+                           "use method='lowrank' with a rank (e.g. rank=2000), or fewer training items")
             return "exact"
         if self.method == "lowrank" or oracle or self.rank is not None or n > EXACT_MAX_SAMPLES:
             return "lowrank"
-        return "exact"
+        return "exact" if _exact_fits_in_memory(n) else "lowrank"
 
     # ------------------------------------------------------------------ fitting
     def _decompose(self, K: np.ndarray | KernelColumns, view: str,
                    method: str) -> tuple[KernelSpectrum, str | None]:
         """Spectrum of one centred training kernel and, when cached, its hash; sets the view's centring."""
-        name = f"training kernel {view.upper()}"
+        n = K.n_samples if isinstance(K, KernelColumns) else K.shape[0]
+        name = f"the training kernel of {self.view_names['xy'.index(view)]} ({n:,} items)"
         centering = None
         kernel_hash = None
         if isinstance(K, KernelColumns):
@@ -339,8 +367,15 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
                     spectrum = spectrum_from_kernel(K, name)
                 else:
                     kernel_hash = joblib.hash(K)
-                    spectrum = memory.cache(_cached_spectrum, ignore=["K_centred", "name"])(
-                        kernel_hash, K, name)
+                    # Locked, so that concurrent runs sharing the cache decompose a kernel once.
+                    with entry_lock(Path(memory.location) / f"spectrum-{kernel_hash}"), \
+                            warnings.catch_warnings():
+                        # Warned below, whether the spectrum is computed or read from the cache.
+                        warnings.filterwarnings("ignore", "the training kernel .* not positive semi-definite",
+                                                RuntimeWarning)
+                        spectrum = memory.cache(_cached_spectrum, ignore=["K_centred", "name"])(
+                            kernel_hash, K, name)
+                    warn_if_indefinite(spectrum, name)
             else:
                 columns = MatrixColumns(K) if centering is None else CenteredMatrixColumns(K)
                 G, _ = incomplete_cholesky(columns, tol=self.tol, rank=self.rank)
@@ -402,8 +437,10 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
             solution = solve_canonical(dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg,
                                        self.reg_form, self.n_components, dtype)
         else:
-            solution = check_memory(self.memory).cache(_cached_solution, ignore=["decomposition"])(
-                dec.key, dec, float(self.reg), self.reg_form, int(self.n_components), dtype)
+            memory = check_memory(self.memory)
+            with entry_lock(Path(memory.location) / f"solution-{'-'.join(dec.key)}-{self.reg!r}"):
+                solution = memory.cache(_cached_solution, ignore=["decomposition"])(
+                    dec.key, dec, float(self.reg), self.reg_form, int(self.n_components), dtype)
         self.canonical_correlations_ = solution.correlations
         self.alpha_ = dec.spectrum_x.vectors @ solution.coef_x
         self.beta_ = dec.spectrum_y.vectors @ solution.coef_y

@@ -19,6 +19,8 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..progress import progress_bar
+
 __all__ = [
     "KernelColumns",
     "CallableKernelColumns",
@@ -188,6 +190,7 @@ def incomplete_cholesky(
     pivots: list[int] = []
     k = 0
     done = False
+    bar = progress_bar(max_rank, "incomplete Cholesky", unit="pivot")
     while k < max_rank and not done:
         # Stable order breaks ties by index, as argmax below does, so the
         # greedy pivot is always the block's first candidate.
@@ -223,8 +226,10 @@ def incomplete_cholesky(
             G[:, k] = g
             pivots.append(j)
             k += 1
+            bar.update()
             d -= g * g
             d[j] = 0.0
             np.maximum(d, 0.0, out=d)
             residual -= np.outer(g, g[candidates])
+    bar.close()
     return np.ascontiguousarray(G[:, :k]), np.asarray(pivots, dtype=np.intp)

@@ -28,16 +28,20 @@ through the eigendecomposition of a centred incomplete Cholesky factor
 
 from __future__ import annotations
 
-import warnings
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
 
+from ..errors import warn_user
+
 __all__ = [
     "KernelSpectrum",
     "spectrum_from_kernel",
     "spectrum_from_factor",
+    "spectrum_from_gram",
+    "warn_if_indefinite",
     "regularised_norm",
     "CanonicalSolution",
     "solve_canonical",
@@ -57,18 +61,28 @@ class KernelSpectrum:
     trace : float
         Trace of the (centred) kernel that was decomposed, for diagnostics
         (``values.sum() / trace`` is the share of variance kept).
+    n_negative : int
+        Clearly negative eigenvalues dropped (the kernel is not positive semi-definite).
+    smallest : float
+        The most negative eigenvalue when there are such, else 0.
+    negative_share : float
+        The share of the absolute eigenvalue mass that the negative eigenvalues hold.
     """
 
     vectors: np.ndarray
     values: np.ndarray
     trace: float
+    # Plain defaults (class attributes), so that spectra pickled before these fields still load.
+    n_negative: int = 0
+    smallest: float = 0.0
+    negative_share: float = 0.0
 
     @property
     def rank(self) -> int:
         return self.values.shape[0]
 
 
-def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float, name: str) -> KernelSpectrum:
+def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float) -> KernelSpectrum:
     """Keep eigenpairs above ``n eps max|lambda|`` (as ``numpy.linalg.matrix_rank``), decreasing.
 
     Centring puts the constant vector in every kernel's null space and
@@ -76,22 +90,34 @@ def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float, name: 
     tiny numbers of either sign, carry no signal and would blow up the
     whitening ``q(lambda)^(-1/2)``, so they are dropped.  Clearly negative
     eigenvalues mean the kernel is not positive semi-definite: they are
-    dropped too (projection onto the PSD cone) with a warning.
+    dropped too (projection onto the PSD cone), and recorded in the spectrum
+    for :func:`warn_if_indefinite`.
     """
     # eigh returns ascending eigenvalues, so decreasing order is a reversed view (no copy).
     values, vectors = values[::-1], vectors[:, ::-1]
     scale = np.abs(values).max() if values.size else 0.0
     cutoff = max(vectors.shape[0], values.size) * np.finfo(np.float64).eps * scale
+    negative = {}
     if values.size and values[-1] < -np.sqrt(np.finfo(np.float64).eps) * scale:
-        warnings.warn(
-            f"{name} is not positive semi-definite (smallest eigenvalue {values[-1]:.3g}, "
-            f"largest {scale:.3g}); its negative eigen-directions are ignored",
-            RuntimeWarning,
-            stacklevel=4,
-        )
+        below = values[values < 0]
+        negative = {"n_negative": int(below.size), "smallest": float(values[-1]),
+                    "negative_share": float(-below.sum() / np.abs(values).sum())}
     # Decreasing values: the kept ones are a prefix, and one copy makes them contiguous.
     rank = int(np.count_nonzero(values > cutoff))
-    return KernelSpectrum(np.ascontiguousarray(vectors[:, :rank]), values[:rank].copy(), trace)
+    return KernelSpectrum(np.ascontiguousarray(vectors[:, :rank]), values[:rank].copy(), trace, **negative)
+
+
+def warn_if_indefinite(spectrum: KernelSpectrum, name: str) -> None:
+    """Warn, in the user's terms and at the user's call, that the kernel ``name`` is not PSD.
+
+    Called after every decomposition, cached or not, so that a run read from the cache warns as
+    the run that computed it did.
+    """
+    if spectrum.n_negative:
+        largest = spectrum.values[0] if spectrum.rank else 0.0
+        warn_user(f"{name} is not positive semi-definite: {spectrum.n_negative} of its eigenvalues are negative "
+                  f"(smallest {spectrum.smallest:.3g}, largest {largest:.3g}; {spectrum.negative_share:.1%} of the "
+                  "spectrum's weight); KCCA ignores those directions", RuntimeWarning)
 
 
 def spectrum_from_kernel(K_centred: np.ndarray, name: str = "kernel") -> KernelSpectrum:
@@ -101,7 +127,22 @@ def spectrum_from_kernel(K_centred: np.ndarray, name: str = "kernel") -> KernelS
     """
     trace = float(np.trace(K_centred))
     values, vectors = linalg.eigh(K_centred, driver="evd", overwrite_a=True, check_finite=False)
-    return _positive_part(values, vectors, trace, name)
+    spectrum = _positive_part(values, vectors, trace)
+    warn_if_indefinite(spectrum, name)
+    return spectrum
+
+
+def spectrum_from_gram(gram: np.ndarray, trace: float, name: str = "kernel") -> KernelSpectrum:
+    """Positive eigenpairs ``G'G = V L V'`` of a factor's small Gram matrix, ``vectors = V``.
+
+    ``G G'`` and ``G'G`` share their positive eigenvalues ``L``, and ``U = G V L^(-1/2)``
+    are the eigenvectors of ``G G'``; a solver that keeps ``G`` in blocks accumulates
+    ``G'G`` block by block and never needs ``U`` (:mod:`kcca_desc.scale`).
+    """
+    values, V = linalg.eigh(gram, driver="evd", check_finite=False)
+    spectrum = _positive_part(values, V, trace)
+    warn_if_indefinite(spectrum, name)
+    return spectrum
 
 
 def spectrum_from_factor(G: np.ndarray, trace: float, name: str = "kernel") -> KernelSpectrum:
@@ -109,10 +150,9 @@ def spectrum_from_factor(G: np.ndarray, trace: float, name: str = "kernel") -> K
 
     Costs O(n m^2) for ``G`` of shape (n, m) and never forms an n x n matrix.
     """
-    values, V = linalg.eigh(G.T @ G, driver="evd", check_finite=False)
-    spectrum = _positive_part(values, V, trace, name)
+    spectrum = spectrum_from_gram(G.T @ G, trace, name)
     vectors = G @ (spectrum.vectors / np.sqrt(spectrum.values))
-    return KernelSpectrum(vectors, spectrum.values, trace)
+    return dataclasses.replace(spectrum, vectors=vectors)
 
 
 def regularised_norm(values: np.ndarray, reg: float, form: str) -> np.ndarray:

@@ -31,8 +31,12 @@ from sklearn.utils.validation import check_is_fitted
 from ..cache import NpzCache, cache_dir
 from ..data.dataset import Dataset, RetrievalView
 from ..data.images import ImageSource
+from ..errors import DataError, ParameterError, warn_user
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
+from ..interrupts import set_stage
+from ..resources import require_memory
 from ..kcca import KCCA, scale_diagonal
+from ..progress import progress
 from ..scores import DirectionalScores, cosine_scores
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
@@ -46,6 +50,9 @@ from ..validation import (
     SequenceOf,
     ValidatedParams,
     invalid_parameter,
+    parameter_errors,
+    raise_together,
+    validation_errors,
 )
 from .base import RetrievalMethod
 from .fusion import borda_fuse
@@ -55,6 +62,9 @@ __all__ = ["ImageSentenceRanker", "DEFAULT_N_COMPONENTS", "DEFAULT_REGS"]
 
 DEFAULT_N_COMPONENTS = (16, 32, 64, 128, 256)
 DEFAULT_REGS = (0.01, 0.1, 1.0, 10.0)
+#: n x n float64 matrices a fit holds at least: the image and text training kernels and the
+#: solver's symmetrised copies of them.
+GRAM_PEAK_MATRICES = 4
 
 
 class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
@@ -98,6 +108,9 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     Attributes
     ----------
+    n_components_ : tuple of int
+        The values of ``n_components`` the training set supports (each below its size; the
+        others are dropped with a warning, see ``docs/design.md``).
     kcca_ : KCCA
         The fitted decomposition (largest n of the grid).
     models_ : dict of float to KCCA
@@ -152,6 +165,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     # ----------------------------------------------------------------- stages
     def _timed(self, stage: str, fn, *args, **kwargs):
+        set_stage(stage.replace("_", " "))
         t0 = time.perf_counter()
         out = fn(*args, **kwargs)
         self.timings_s_[stage] = self.timings_s_.get(stage, 0.0) + time.perf_counter() - t0
@@ -188,25 +202,19 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         :class:`KCCA`, is checked before any feature is computed.
         """
         self._validate_params()
+        self.n_components_ = self._supported_n_components(len(train))
         grid = self._grid()
         if dev is None and len(grid) > 1:
-            raise ValueError(
+            raise ParameterError(
                 f"ImageSentenceRanker: a grid of {len(grid)} (n, reg) settings needs a dev view for "
                 "model selection; pass dev=... or give one n_components and one reg"
             )
-        n_max = max(n for n, _ in grid)
-        if n_max >= len(train):
-            raise invalid_parameter(self, "n_components", f"below the number of training images ({len(train)})",
-                                    self.n_components)
-        image_kernel = ImageKernel(kind=self.image_kernel, power=self.power, random_state=self.random_state,
-                                   cache=self.cache, **(self.image_kernel_params or {}))
-        text_kernel = make_text_kernel(self.text_kernel, random_state=self.random_state)
-        params = {"solve_dtype": np.float32, **(self.kcca_params or {})}
-        if self.cache:
-            params.setdefault("memory", str(cache_dir("kcca_spectra")))
-        kcca = KCCA(n_components=n_max, reg=grid[0][1], **params)
-        for stage in (image_kernel, text_kernel, kcca):
-            stage._validate_params()
+        n = len(train)
+        require_memory(
+            GRAM_PEAK_MATRICES * 8 * n * n, f"the {n:,} x {n:,} training kernels of {n:,} images",
+            "train on fewer images (a subset of the training split); the solver itself falls back to "
+            "its low-rank path when the exact one does not fit")
+        image_kernel, text_kernel, kcca = self._stages(max(self.n_components_))
 
         self.timings_s_ = {}
         self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
@@ -229,8 +237,70 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
             return self
         return self.select(dev)
 
+    def _image_kernel(self) -> ImageKernel:
+        return ImageKernel(kind=self.image_kernel, power=self.power, random_state=self.random_state,
+                           cache=self.cache, **(self.image_kernel_params or {}))
+
+    def _text_kernel(self):
+        return make_text_kernel(self.text_kernel, random_state=self.random_state)
+
+    def _kcca(self, n_max: int) -> KCCA:
+        # The views named in the user's terms, for the warning about a kernel that is not PSD.
+        views = ("the images", f"the captions ({self.text_kernel} text kernel)")
+        params = {"solve_dtype": np.float32, "view_names": views, **(self.kcca_params or {})}
+        if self.cache:
+            params.setdefault("memory", str(cache_dir("kcca_spectra")))
+        return KCCA(n_components=n_max, reg=min(self.regs), **params)
+
+    def _stages(self, n_max: int) -> tuple[ImageKernel, object, KCCA]:
+        """The image kernel, text kernel and KCCA (of ``n_max`` components) this ranker fits, unfitted."""
+        return self._image_kernel(), self._text_kernel(), self._kcca(n_max)
+
+    def _validate_params(self) -> None:
+        """Check this ranker's parameters and those it passes on to its stages, all reported together.
+
+        So that a bad image-kernel or KCCA parameter is reported before any feature is computed,
+        and every bad parameter in one error rather than one per run.
+        """
+        errors = parameter_errors(self)
+        reported = {e.parameter for e in errors}
+        # Each stage that the ranker's valid parameters can build; a parameter passed down to more
+        # than one stage (levels, random_state...) is reported once.
+        stages = [(self._image_kernel, {"image_kernel", "power", "random_state", "cache", "image_kernel_params"}),
+                  (self._text_kernel, {"text_kernel", "random_state"}),
+                  (lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
+        for build, inputs in stages:
+            if inputs & reported:
+                continue
+            for error in validation_errors(build()):
+                if error.parameter not in reported:
+                    reported.add(error.parameter)
+                    errors.append(error)
+        raise_together(errors)
+
+    def _supported_n_components(self, n_train: int) -> tuple[int, ...]:
+        """The values of ``n_components`` that ``n_train`` training images support (n < n_train).
+
+        KCCA finds at most n_train - 1 canonical pairs (the centred kernels have rank n_train - 1
+        at most).  Values above are dropped with a warning; when none is left, the default grid
+        falls back to n_train - 1, and a grid the user chose is an error naming the parameter.
+        """
+        if n_train < 2:
+            raise DataError(f"ImageSentenceRanker needs at least 2 training images, got {n_train}")
+        kept = tuple(n for n in self.n_components if n < n_train)
+        if len(kept) == len(self.n_components):
+            return kept
+        if not kept and tuple(self.n_components) != DEFAULT_N_COMPONENTS:
+            raise invalid_parameter(self, "n_components",
+                                    f"below the number of training images ({n_train})", self.n_components)
+        kept = kept or (n_train - 1,)
+        warn_user(f"{n_train} training images support at most {n_train - 1} KCCA dimensions: the grid of "
+                  f"n_components uses {list(kept)} instead of {list(self.n_components)}")
+        return kept
+
     def _grid(self) -> list[tuple[int, float]]:
-        return list(itertools.product(sorted(self.n_components), sorted(self.regs)))
+        n_components = getattr(self, "n_components_", self.n_components)
+        return list(itertools.product(sorted(n_components), sorted(self.regs)))
 
     def select(self, dev: RetrievalView) -> "ImageSentenceRanker":
         """(Re-)select the fused models on ``dev`` from the fitted decomposition (Section 4.1.3).
@@ -241,6 +311,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         check_is_fitted(self, "kcca_")
         self._timed("model_selection", self._select, dev, self._grid())
         return self
+
+    def _new_inputs(self, images: ImageSource, captions: Sequence[str]):
+        """What the fitted models project for new images and captions: their kernel rows against training."""
+        return self.image_kernel_.cross(images), self._query_text_kernel(captions)
 
     def _projections(self, Kx_new, Ky_new, settings):
         """Cosine score matrices of each (n, reg) setting, one projection per κ."""
@@ -254,11 +328,13 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     def _select(self, dev: RetrievalView, grid) -> None:
         # One solve per κ serves every n, in selection and in scoring alike.
-        for reg in sorted({r for _, r in grid} - set(self.models_)):
+        for reg in progress(sorted({r for _, r in grid} - set(self.models_)), desc="KCCA solves (one per κ)",
+                            unit="κ"):
             self.models_[reg] = self.kcca_.with_params(reg=reg)
-        scores = self._projections(self.image_kernel_.cross(dev.images), self._query_text_kernel(dev.captions),
-                                   grid)
-        results = [(setting, dev_metrics(scores[setting], dev)) for setting in grid]
+        inputs = self._new_inputs(dev.images, dev.captions)
+        # One setting's score matrix at a time: a grid of 20 on a COCO-sized dev pool would hold 20 GB.
+        results = [(setting, dev_metrics(self._projections(*inputs, [setting])[setting], dev))
+                   for setting in progress(grid, desc="KCCA (n, κ) grid on dev", unit="setting")]
         self.dev_results_ = [{"n_components": n, "reg": reg, **metrics} for (n, reg), metrics in results]
         self.selected_ = select_per_task(results, k=self.n_select)
 
@@ -279,8 +355,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
             ``annotation`` ranks each image's captions, ``search`` each caption's images.
         """
         check_is_fitted(self, "selected_")
-        Kx_new = self.image_kernel_.cross(images)
-        Ky_new = self._query_text_kernel(captions)
+        Kx_new, Ky_new = self._new_inputs(images, captions)
         settings = set(self.selected_["annotation"]) | set(self.selected_["search"])
         scores = self._projections(Kx_new, Ky_new, settings)
         fused = {}

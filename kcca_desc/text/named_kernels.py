@@ -66,6 +66,7 @@ from ..kernels.text.similarity import (
 )
 from ..kernels.text.tagrank import TagRank, tagrank_kernel
 from ..kernels.text.trigram import trigram_kernel
+from ..progress import stage
 from ..registry import Registry
 from ..validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Registered, ValidatedParams
 from .preprocess import Preprocessor
@@ -374,7 +375,9 @@ class TextKernel(ValidatedParams, BaseEstimator):
         ndarray of shape (len(items_a), len(items_b)), float64
         """
         check_is_fitted(self, "train_items_")
-        return self.spec_.gram(self, items_a, items_b)
+        n_b = len(items_a) if items_b is None else len(items_b)
+        with stage(f"text kernel {self.name} ({len(items_a)} x {n_b})"):
+            return self.spec_.gram(self, items_a, items_b)
 
     def train_gram(self) -> np.ndarray:
         """Gram matrix of the training items (their training view)."""

@@ -32,6 +32,7 @@ from functools import lru_cache
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from kcca_desc.cache import PickleCache
+from kcca_desc.errors import MissingDependencyError, warn_user
 
 __all__ = ["Preprocessor", "COMPOUNDS", "KEPT_WORDS", "STOP_WORDS"]
 
@@ -109,10 +110,17 @@ def _require(module: str, extra: str):
     try:
         return __import__(module)
     except ImportError as exc:
-        raise ImportError(
-            f"Preprocessor: the '{module}' package is needed for {extra}; install it with "
-            f"`pip install {module if module != 'spellchecker' else 'pyspellchecker'}`"
-        ) from exc
+        package = module if module != "spellchecker" else "pyspellchecker"
+        raise MissingDependencyError(package, purpose=f"the Preprocessor's {extra}") from exc
+
+
+def _warn_empty(texts: list[str], tokens: list[list[str]]) -> None:
+    """One warning counting the captions that preprocessing left without a word (they match nothing)."""
+    empty = [text for text, t in zip(texts, tokens) if not t]
+    if empty:
+        shown = ", ".join(repr(t[:40]) for t in empty[:5]) + (", ..." if len(empty) > 5 else "")
+        warn_user(f"{len(empty)} of {len(texts)} captions have no word left after preprocessing (only stop "
+                  f"words, punctuation or symbols: {shown}); they are kept, but match no other caption")
 
 
 class Preprocessor:
@@ -219,9 +227,17 @@ class Preprocessor:
         -------
         tokens : list of items, each a list of token lists
         tags : the same nesting of Penn tags, or None when ``pos_tags=False``
+
+        Warns
+        -----
+        UserWarning
+            Counting the captions left without a word (only stop words or punctuation).
         """
         sizes = [len(captions) for captions in items]
-        tokens, tags = self.process([c for captions in items for c in captions])
+        texts = [c for captions in items for c in captions]
+        tokens, tags = self.process(texts)
+        # A data set's captions (not a background corpus): the user should know of empty ones.
+        _warn_empty(texts, tokens)
         bounds = list(itertools.accumulate(sizes, initial=0))
 
         def group(flat: list) -> list:

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["Codebook", "nearest_centres"]
+__all__ = ["Codebook", "nearest_centres", "TooFewDescriptorsError"]
 
 # Rows per block in nearest_centres: bounds the (rows x n_words) distance block
 # to a few MB while keeping the matrix product large enough for BLAS.
@@ -20,6 +20,20 @@ _ASSIGN_BLOCK_ROWS = 4096
 _FUSED_MAX_DIM = 16
 # Seed stream of the total-sample cap, distinct from every per-image stream.
 _CAP_STREAM = 2**32 - 1
+
+
+class TooFewDescriptorsError(ValueError):
+    """The sample holds fewer distinct descriptors than the codebook has words.
+
+    Attributes
+    ----------
+    n_distinct : int
+        The number of distinct descriptors sampled: the most words the sample supports.
+    """
+
+    def __init__(self, message: str, n_distinct: int):
+        super().__init__(message)
+        self.n_distinct = n_distinct
 
 
 def nearest_centres(X: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -184,10 +198,9 @@ class Codebook(BaseEstimator):
         rows_as_bytes = np.ascontiguousarray(sample).view(np.dtype((np.void, sample.shape[1] * 4)))
         n_distinct = len(np.unique(rows_as_bytes))
         if n_distinct < self.n_words:
-            raise ValueError(
+            raise TooFewDescriptorsError(
                 f"Codebook.fit: {n_distinct} distinct descriptors sampled, fewer than n_words={self.n_words}; "
-                "use more training images, a larger max_samples_per_image or fewer words"
-            )
+                "use more training images, a larger max_samples_per_image or fewer words", n_distinct)
         kmeans = KMeans(n_clusters=self.n_words, init="k-means++", n_init=1, max_iter=self.max_iter,
                         random_state=int(self.random_state)).fit(sample)
         self.cluster_centers_ = kmeans.cluster_centers_.astype(np.float32)

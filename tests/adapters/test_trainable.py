@@ -1,72 +1,184 @@
-"""VSE and char-GRU baselines: the loss, a falling loss on a tiny batch, finite gradients."""
+"""The trainable models' losses, networks and fitting: hand-computed losses, falling losses with
+finite gradients, the cyclic schedule, snapshot ensembling, and use in the harness."""
+
+import math
 
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
 from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
-from kcca_desc.adapters.trainable import CharGRUEncoder, VSEEncoder, bidirectional_hinge_loss  # noqa: E402
+from kcca_desc.adapters.trainable import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
+                                          bidirectional_hinge_loss, hinge_loss, recall_sum,
+                                          softmax_cross_entropy_loss)
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
 
+SMALL = {
+    VSEEncoder: {"word_dim": 16, "joint_dim": 16, "min_count": 1},
+    CharGRUEncoder: {"char_dim": 8, "hidden_dim": 8, "attention_dim": 8, "n_heads": 2},
+    ReiRelevanceScorer: {"word_dim": 16, "hidden_dim": 16, "min_count": 1},
+}
 
-def brute_force_loss(S, margin):
+
+def looped_hinge(S, margin, directions=("annotation", "search"), hardest=False):
+    """The hinge loss by explicit loops over the queries and their negatives."""
     B = len(S)
     total = 0.0
     for i in range(B):
-        for k in range(B):
-            if k != i:
-                total += max(0.0, margin - S[i, i] + S[i, k])  # image i, wrong caption k
-                total += max(0.0, margin - S[i, i] + S[k, i])  # caption i, wrong image k
+        for direction in directions:
+            costs = [max(0.0, margin - S[i, i] + (S[i, k] if direction == "annotation" else S[k, i]))
+                     for k in range(B) if k != i]
+            total += max(costs) if hardest else sum(costs)
     return total / B
 
 
-def test_hinge_loss_matches_explicit_loops():
+def test_hinge_losses_by_hand():
+    S = torch.tensor([[0.9, 0.8, 0.1], [0.5, 0.2, 0.6], [0.0, 0.3, 0.7]])
+    # Image 0: texts 1, 2 cost 0.1 and 0; image 1: 0.5, 0.6; image 2: 0, 0.   Sum 1.2.
+    # Text 0 vs images 1, 2: 0, 0; text 1: 0.8, 0.3; text 2: 0, 0.1.            Sum 1.2.
+    assert float(hinge_loss(S, 0.2, ("annotation",))) == pytest.approx(1.2 / 3)
+    assert float(hinge_loss(S, 0.2)) == pytest.approx(2.4 / 3)
+    # Hardest: annotation max 0.1 + 0.6 + 0; search max 0 + 0.8 + 0.1.
+    assert float(hinge_loss(S, 0.2, hardest=True)) == pytest.approx(1.6 / 3)
+
+
+@pytest.mark.parametrize("hardest", [False, True])
+@pytest.mark.parametrize("directions", [("annotation",), ("search",), ("annotation", "search")])
+def test_hinge_loss_matches_explicit_loops(hardest, directions):
     g = torch.Generator().manual_seed(0)
     a = torch.nn.functional.normalize(torch.randn(5, 4, generator=g), dim=1)
     b = torch.nn.functional.normalize(torch.randn(5, 4, generator=g), dim=1)
-    S = (a @ b.T).numpy()
-    assert float(bidirectional_hinge_loss(a, b, 0.3)) == pytest.approx(brute_force_loss(S, 0.3), rel=1e-6)
+    S = a @ b.T
+    expected = looped_hinge(S.numpy(), 0.3, directions, hardest)
+    assert float(hinge_loss(S, 0.3, directions, hardest)) == pytest.approx(expected, rel=1e-6)
+    if directions == ("annotation", "search"):
+        assert float(bidirectional_hinge_loss(a, b, 0.3, hardest)) == pytest.approx(expected, rel=1e-6)
 
 
-@pytest.mark.parametrize("cls, kwargs", [
-    (VSEEncoder, {"word_dim": 16, "joint_dim": 16, "min_count": 1}),
-    (CharGRUEncoder, {"char_dim": 8, "hidden_dim": 16, "attention_dim": 8, "joint_dim": 16}),
-])
-def test_loss_falls_and_gradients_are_finite(cls, kwargs):
-    data = make_dataset(n=16)
-    enc = cls(image_encoder=TinyEncoder(), max_epochs=1, batch_size=16, random_state=0, **kwargs)
-    enc.fit(data)  # builds vocabulary and networks
+def test_hinge_loss_refuses_unknown_directions():
+    with pytest.raises(ValueError, match="directions"):
+        hinge_loss(torch.zeros(2, 2), 0.2, ("text",))
+
+
+def test_softmax_cross_entropy_by_hand():
+    S = torch.tensor([[2.0, 0.0], [1.0, 1.0]])
+    # Image 0: −log(e²/(e² + 1)); image 1: −log(1/2).
+    expected = (-math.log(math.exp(2) / (math.exp(2) + 1)) + math.log(2)) / 2
+    assert float(softmax_cross_entropy_loss(S)) == pytest.approx(expected, rel=1e-6)
+
+
+def test_recall_sum_counts_ties_against_the_gold_item():
+    assert recall_sum(np.eye(20))["rsum"] == 600
+    assert recall_sum(np.ones((20, 20)))["annotation_R@10"] == 0
+
+
+def _fitted(cls, n=16, **kwargs):
+    data = make_dataset(n=n)
+    settings = {"max_epochs": 1, "batch_size": n, "checkpoint": False, "random_state": 0, **SMALL[cls], **kwargs}
+    return cls(image_encoder=TinyEncoder(), **settings).fit(data), data
+
+
+@pytest.mark.parametrize("cls", list(SMALL))
+def test_loss_falls_on_a_tiny_batch_with_finite_gradients(cls):
+    model, data = _fitted(cls, dropout=0.0) if cls is ReiRelevanceScorer else _fitted(cls)
+    network = model.networks_[0].train()
     feats = torch.from_numpy(TinyEncoder().embed_images(data.images).astype(np.float32))
-    texts = [caps[0] for caps in data.captions]
-    params = list(enc.image_projection_.parameters()) + list(enc.text_network_.parameters())
-    opt = torch.optim.Adam(params, lr=1e-2)
+    ids, lengths = model._encode_texts([caps[0] for caps in data.captions])
+    opt = torch.optim.Adam(network.parameters(), lr=1e-2)
     losses = []
     for _ in range(30):
-        loss = bidirectional_hinge_loss(enc._embed_image_tensor(feats), enc._embed_text_tensor(texts), 0.2)
+        loss = model._batch_loss(network, feats, ids, lengths, epoch=1)
         opt.zero_grad()
         loss.backward()
-        assert all(torch.isfinite(p.grad).all() for p in params if p.grad is not None)
+        grads = [p.grad for p in network.parameters() if p.grad is not None]
+        assert grads and all(torch.isfinite(g).all() for g in grads)
         opt.step()
-        losses.append(float(loss))
-    assert losses[-1] < 0.5 * losses[0]
+        losses.append(loss.item())
+    # By at least a quarter: with four look-alike images per colour, the softmax loss has a floor
+    # of log 4, half its start of log 16.
+    assert losses[-1] < 0.75 * losses[0]
+
+
+def test_vse_switches_to_hardest_negatives_after_the_sum_epochs():
+    model = VSEEncoder(negatives="hardest", sum_epochs=2)
+    assert [model._hardest(e) for e in (1, 2, 3)] == [False, False, True]
+    assert not VSEEncoder(negatives="sum")._hardest(10)
+
+
+def test_vse_learning_rate_decays_after_its_epoch():
+    model = VSEEncoder(lr_decay_epoch=2, lr_decay=0.1)
+    assert [model._lr_factor(s, 10) for s in (0, 19, 20, 50)] == [1.0, 1.0, 0.1, 0.1]
+
+
+def test_char_gru_cyclic_learning_rate_and_snapshot_epochs():
+    model = CharGRUEncoder(lr=1e-3, lr_min=1e-6, cycle_epochs=4, max_epochs=10)
+    lr = [1e-3 * model._lr_factor(s, 5) for s in range(45)]
+    assert lr[0] == pytest.approx(1e-3) and lr[20] == pytest.approx(1e-3)        # a restart every 4 epochs
+    assert min(lr) >= 1e-6 and lr[19] == pytest.approx(1e-6, abs=2e-5)           # a minimum at a cycle's end
+    assert lr[10] == pytest.approx(0.5 * (1e-3 + 1e-6))                          # the half-way cosine
+    assert [e for e in range(1, 11) if model._is_snapshot_epoch(e)] == [4, 8, 10]
+
+
+def test_char_gru_keeps_the_characters_as_written_and_embeds_the_heads():
+    model, data = _fitted(CharGRUEncoder)
+    assert "A" not in model.vocabulary_ and model._tokens("A dog.") == ["A", " ", "d", "o", "g", "."]
+    assert model.embed_texts(["a red dog"]).shape == (1, 2 * 2 * 8)
+
+
+def test_snapshot_ensemble_averages_the_snapshots_cosines():
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    model = CharGRUEncoder(image_encoder=TinyEncoder(), **SMALL[CharGRUEncoder], batch_size=8, max_epochs=4,
+                           cycle_epochs=1, n_ensemble=2, checkpoint=False).fit(train, dev=dev)
+    assert len(model.networks_) == 2 and model.best_epoch_ == model.snapshot_epochs_[0]
+    kept = [h for h in model.history_ if h["epoch"] in model.snapshot_epochs_]
+    assert min(h["rsum"] for h in kept) >= max(h["rsum"] for h in model.history_
+                                               if h["epoch"] not in model.snapshot_epochs_)
+    view = dev.view("test", "hodosh")
+    ensemble = EncoderMethod(model).score(view.images, view.captions)
+    singles = []
+    for network in model.networks_:
+        model_one = model.__class__(**model.get_params())
+        model_one.__dict__.update({k: v for k, v in vars(model).items() if k.endswith("_")}, networks_=[network])
+        singles.append(EncoderMethod(model_one).score(view.images, view.captions))
+    np.testing.assert_allclose(ensemble, np.mean(singles, axis=0), atol=1e-5)
 
 
 def test_fit_is_seeded_early_stops_and_plugs_into_the_harness():
     data = make_dataset(n=24)
     train, test = data.subset("train"), data.subset("test")
-    kwargs = dict(image_encoder=TinyEncoder(), word_dim=8, joint_dim=8, min_count=1, batch_size=8,
-                  max_epochs=4, patience=1, random_state=3)
+    kwargs = dict(image_encoder=TinyEncoder(), **SMALL[VSEEncoder], batch_size=8, max_epochs=4, patience=1,
+                  lr=1e-2, checkpoint=False, random_state=3)
     a = VSEEncoder(**kwargs).fit(train, dev=test)
     b = VSEEncoder(**kwargs).fit(train, dev=test)
-    assert [h["loss"] for h in a.history_] == [h["loss"] for h in b.history_]
+    assert a.history_ == [{**h, "seconds": a.history_[i]["seconds"]} for i, h in enumerate(b.history_)]
     assert 1 <= a.best_epoch_ <= len(a.history_) <= 4
+    assert a.stopped_by_ in ("patience", "max_epochs")
+    assert {"loss", "lr", "rsum", "annotation_R@1", "search_R@10"} <= set(a.history_[0])
     view = test.view("test", "hodosh")
     S = EncoderMethod(a).score(view.images, view.captions)
     assert S.shape == (12, 12) and np.all(np.isfinite(S))
 
 
-def test_unfitted_use_is_an_error():
+def test_time_budget_is_a_recorded_safety_stop():
+    model, _ = _fitted(VSEEncoder, max_epochs=5, max_train_seconds=1e-9)
+    assert model.stopped_by_ == "time budget" and len(model.history_) == 1
+    # Stopped before its first snapshot epoch (the end of a cycle), a model keeps its last weights.
+    model, _ = _fitted(CharGRUEncoder, max_epochs=8, cycle_epochs=4, max_train_seconds=1e-9)
+    assert model.stopped_by_ == "time budget" and model.snapshot_epochs_ == [1] and len(model.networks_) == 1
+
+
+def test_unfitted_use_and_bad_parameters_are_errors():
     with pytest.raises(RuntimeError, match="not fitted"):
         VSEEncoder().embed_texts(["a dog"])
+    with pytest.raises(ValueError, match="negatives"):
+        VSEEncoder(image_encoder=TinyEncoder(), negatives="max").fit(make_dataset(4))
+    with pytest.raises(ValueError, match="not a torch device"):
+        VSEEncoder(image_encoder=TinyEncoder(), device="gpu0").fit(make_dataset(4))
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            VSEEncoder(image_encoder=TinyEncoder(), device="cuda").fit(make_dataset(4))
+    with pytest.raises(ValueError, match="at least 2 images"):
+        VSEEncoder(image_encoder=TinyEncoder(), checkpoint=False).fit(make_dataset(2).subset("train"))

@@ -10,12 +10,13 @@ from kcca_desc.data import DATASETS, load_dataset, make_synthetic
 
 
 def test_names():
-    assert tuple(DATASETS) == ("synthetic", "flickr8k", "json", "tsv")
+    assert tuple(DATASETS) == ("synthetic", "flickr8k", "json", "flickr30k", "coco", "tsv")
 
 
 def test_unknown_name_lists_the_available_ones():
-    with pytest.raises(ValueError, match="unknown data set 'coco'; available: synthetic, flickr8k, json, tsv"):
-        load_dataset("coco")
+    with pytest.raises(ValueError, match="unknown data set 'mscoco'; available: synthetic, flickr8k, json, "
+                                         "flickr30k, coco, tsv"):
+        load_dataset("mscoco")
 
 
 def test_synthetic_is_make_synthetic():

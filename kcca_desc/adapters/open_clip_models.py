@@ -1,0 +1,81 @@
+"""OpenCLIP two-tower models (optional extra ``open_clip``).
+
+:class:`OpenCLIPEncoder` loads ``open_clip.create_model_and_transforms(name, pretrained=...)``
+and embeds images through the model's own evaluation transform and texts through
+``open_clip.get_tokenizer(name)``; both towers' outputs are L2-normalised into one space
+(``joint_space``), so :class:`~kcca_desc.methods.EncoderMethod` over it is zero-shot CLIP
+retrieval, f(i, s) = cos(e(i), e(s)) (Radford et al. 2021; Cherti et al. 2023).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ParameterError
+from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, require_extra, to_pil
+
+__all__ = ["OpenCLIPEncoder"]
+
+
+class OpenCLIPEncoder(TorchEncoder):
+    """An OpenCLIP model (CLIP, SigLIP, EVA-CLIP, ...) as a joint image–text encoder.
+
+    Parameters
+    ----------
+    model_name : str
+        An OpenCLIP architecture (``open_clip.list_models()``), e.g. ``"ViT-B-32"``.
+    weights : str
+        A pretrained tag of that architecture (``open_clip.list_pretrained()``, downloaded by
+        OpenCLIP), a local checkpoint file, or ``"random"`` for random initialisation.
+    device, dtype, batch_size, n_threads, cache
+        See :class:`~kcca_desc.adapters.torch_base.TorchEncoder`.
+
+    References
+    ----------
+    Radford, A. et al. (2021). Learning transferable visual models from natural language
+    supervision. ICML.
+    Cherti, M. et al. (2023). Reproducible scaling laws for contrastive language-image learning.
+    CVPR.
+    """
+
+    extra = "open_clip"
+    family = "open_clip"
+    joint_space = True
+    modalities = ("image", "text")
+
+    def _load(self):
+        open_clip = require_extra("open_clip", self.extra, type(self).__name__)
+        if not self.weights:
+            raise ParameterError(f"OpenCLIPEncoder({self.model_name!r}) needs weights: a pretrained tag such as "
+                             "'laion2b_s34b_b79k', a local checkpoint file, or 'random'")
+        random = self.weights == RANDOM_WEIGHTS
+        if random:
+            logger.warning("OpenCLIP model %s is randomly initialised", self.model_name)
+        model, _, preprocess = open_clip.create_model_and_transforms(
+            self.model_name, pretrained=None if random else self.weights)
+        return model, preprocess, open_clip.get_tokenizer(self.model_name)
+
+    def _model_module(self, bundle):
+        return bundle[0]
+
+    def _output_dims(self, bundle) -> dict[str, int]:
+        open_clip = require_extra("open_clip", self.extra, type(self).__name__)
+        d = open_clip.get_model_config(self.model_name)["embed_dim"]
+        return {"image": d, "text": d}
+
+    def preprocessing(self) -> dict:
+        # The evaluation transform's repr names its resize, crop, interpolation, mean and std.
+        return {"image": repr(self.loaded[1]), "tokenizer": type(self.loaded[2]).__name__,
+                "context_length": getattr(self.loaded[2], "context_length", None), "normalize": True}
+
+    def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
+        model, preprocess, _ = self.loaded
+        torch = self._torch()
+        batch = torch.stack([preprocess(to_pil(a)) for a in arrays])
+        with self.running():
+            return self.to_numpy(model.encode_image(self.to_device(batch, cast=True), normalize=True))
+
+    def _encode_text_batch(self, texts: list[str]) -> np.ndarray:
+        model, _, tokenizer = self.loaded
+        with self.running():
+            return self.to_numpy(model.encode_text(self.to_device(tokenizer(texts)), normalize=True))

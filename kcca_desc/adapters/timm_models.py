@@ -1,0 +1,82 @@
+"""timm image backbones (optional extra ``timm``).
+
+:class:`TimmImageEncoder` builds ``timm.create_model(name, num_classes=0)`` — the backbone
+with its own global pooling and no classifier — and embeds images through the model's own
+evaluation transform (``timm.data.resolve_data_config`` then ``timm.data.create_transform``).
+Images only: bridge it to a text encoder with CCA or KCCA
+(:class:`~kcca_desc.methods.FeatureBridgeMethod`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import MissingModelFileError, ParameterError
+from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, require_extra, to_pil
+
+__all__ = ["TimmImageEncoder", "HUB_WEIGHTS"]
+
+#: The weights name that asks timm for the model's default pretrained weights from the hub.
+HUB_WEIGHTS = "pretrained"
+
+
+class TimmImageEncoder(TorchEncoder):
+    """A timm backbone's pooled features (``num_classes=0``), images only.
+
+    Parameters
+    ----------
+    model_name : str
+        A timm model name (``timm.list_models()``), optionally with a pretrained tag,
+        e.g. ``"vit_small_patch14_dinov2.lvd142m"``.
+    weights : str
+        A local weights file (``.safetensors``, ``.pth``, ``.bin``; loaded through timm's own
+        pretrained-weights path, which adapts the checkpoint and drops its classifier),
+        ``"pretrained"`` for timm's default weights from the hub, or ``"random"``.
+    device, dtype, batch_size, n_threads, cache
+        See :class:`~kcca_desc.adapters.torch_base.TorchEncoder`.
+
+    References
+    ----------
+    Wightman, R. (2019). PyTorch Image Models. https://github.com/huggingface/pytorch-image-models
+    """
+
+    extra = "timm"
+    family = "timm"
+    modalities = ("image",)
+
+    def _load(self):
+        timm = require_extra("timm", self.extra, type(self).__name__)
+        if not self.weights:
+            raise ParameterError(f"TimmImageEncoder({self.model_name!r}) needs weights: a local weights file, "
+                             f"{HUB_WEIGHTS!r} (timm's default weights from the hub) or {RANDOM_WEIGHTS!r}")
+        if self.weights == RANDOM_WEIGHTS:
+            logger.warning("timm model %s is randomly initialised", self.model_name)
+            model = timm.create_model(self.model_name, pretrained=False, num_classes=0)
+        elif self.weights == HUB_WEIGHTS:
+            model = timm.create_model(self.model_name, pretrained=True, num_classes=0)
+        else:
+            path = Path(self.weights).expanduser()
+            if not path.is_file():
+                raise MissingModelFileError(f"TimmImageEncoder: weights file not found: {path}")
+            model = timm.create_model(self.model_name, pretrained=True, num_classes=0,
+                                      pretrained_cfg_overlay={"file": str(path)})
+        config = timm.data.resolve_data_config({}, model=model)
+        return model, config, timm.data.create_transform(**config, is_training=False)
+
+    def _model_module(self, bundle):
+        return bundle[0]
+
+    def _output_dims(self, bundle) -> dict[str, int]:
+        return {"image": bundle[0].num_features}
+
+    def preprocessing(self) -> dict:
+        return {"data_config": {k: list(v) if isinstance(v, tuple) else v for k, v in self.loaded[1].items()}}
+
+    def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
+        model, _, transform = self.loaded
+        torch = self._torch()
+        batch = torch.stack([transform(to_pil(a)) for a in arrays])
+        with self.running():
+            return self.to_numpy(model(self.to_device(batch, cast=True)))

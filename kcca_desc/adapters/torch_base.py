@@ -1,0 +1,236 @@
+"""Shared machinery of the PyTorch adapters (open_clip, sentence-transformers, transformers, timm).
+
+:class:`TorchEncoder` is the :class:`~kcca_desc.adapters.Encoder` of a model loaded by a
+library: it loads the model once on first use, on ``device`` and in ``dtype``, runs each batch
+under :func:`torch.inference_mode` on ``n_threads`` threads, and keys the embedding cache by the
+library, the model name, the weights named (a tag, a local file or a hub name) *and* a SHA-256
+of the loaded state dict, so that replaced weights under the same name can never return stale
+vectors.  Subclasses implement :meth:`TorchEncoder._load` and the batch hooks, and hand images to
+the model's own preprocessing as RGB :class:`PIL.Image.Image` objects (:func:`to_pil`).
+
+Each library is an optional extra; a missing one raises an :class:`ImportError` naming the extra
+(:func:`require_extra`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import logging
+from typing import Any
+
+import numpy as np
+
+from ..errors import MissingDependencyError, ParameterError
+from .base import Encoder
+
+__all__ = ["TorchEncoder", "require_extra", "to_pil", "state_dict_digest", "pooled_features", "TORCH_DTYPES",
+           "RANDOM_WEIGHTS"]
+
+logger = logging.getLogger(__name__)
+
+#: The weights name that asks for a randomly initialised model (tests, smoke runs).
+RANDOM_WEIGHTS = "random"
+
+#: The ``dtype`` names the adapters accept.
+TORCH_DTYPES = ("float32", "float16", "bfloat16")
+
+
+def require_extra(module: str, extra: str, user: str):
+    """Import ``module`` or raise :class:`~kcca_desc.errors.MissingDependencyError` naming the extra.
+
+    The error names the import that failed (``torchvision`` when ``timm`` cannot find it); a
+    package that is installed but fails to import (a torchvision built for another torch) is
+    reported the same way, with the original error chained.
+    """
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failed import makes the extra unusable
+        package = getattr(exc, "name", None) or module
+        raise MissingDependencyError(package, extra, purpose=f"{user} (import {module!r}: {exc})") from exc
+
+
+def to_pil(image: np.ndarray):
+    """An ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)`` array as an 8-bit RGB :class:`PIL.Image.Image`.
+
+    ``uint16`` is scaled by 255/65535, floats are taken in [0, 1]; an alpha channel is dropped.
+    """
+    from PIL import Image
+
+    a = np.asarray(image)
+    if a.ndim == 2:
+        a = np.repeat(a[:, :, None], 3, axis=2)
+    if a.ndim != 3 or a.shape[2] not in (3, 4) or min(a.shape[:2]) < 1:
+        raise ValueError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {a.shape}")
+    a = a[:, :, :3]
+    if a.dtype == np.uint16:
+        a = (a.astype(np.float32) * (255.0 / 65535.0)).round()
+    elif np.issubdtype(a.dtype, np.floating):
+        a = np.clip(a, 0.0, 1.0) * 255.0
+    elif a.dtype != np.uint8:
+        raise ValueError(f"unsupported image dtype {a.dtype}")
+    return Image.fromarray(np.ascontiguousarray(a.astype(np.uint8, copy=False)))
+
+
+def state_dict_digest(module) -> str:
+    """SHA-256 of a torch module's state dict: every tensor's name, dtype, shape and bytes."""
+    import torch
+
+    h = hashlib.sha256()
+    for name, tensor in sorted(module.state_dict().items()):
+        t = tensor.detach().to("cpu").contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        # A uint8 view hashes every dtype (bfloat16 has no NumPy counterpart).
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+class TorchEncoder(Encoder):
+    """An encoder whose model a PyTorch library loads.
+
+    Parameters
+    ----------
+    model_name : str
+        The library's model name, hub name or local directory.
+    weights : str or None
+        What the library loads into the model (a tag, a local file, ``"random"``), where the
+        family takes it separately from the name.
+    device : str, default="cpu"
+        ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+    dtype : {"float32", "float16", "bfloat16"}, default="float32"
+        Weights and image inputs are cast to it; embeddings come back as float32.
+    batch_size : int, default=32
+    n_threads : int or None, default=None
+        torch intra-op threads while this encoder runs (None: torch's setting).
+    cache : bool, default=True
+
+    Notes
+    -----
+    The cache identity holds ``dtype`` but not ``device``: the two devices differ in the last
+    bits of a float32 result, far below what any retrieval figure can see, and the cache is
+    meant to be shared between them.
+    """
+
+    #: The optional extra (setup.cfg) that provides the library.
+    extra: str = "torch"
+    #: The family name of encoder specs (``family:model@weights``).
+    family: str = "torch"
+
+    def __init__(self, model_name: str, weights: str | None = None, device: str = "cpu",
+                 dtype: str = "float32", batch_size: int = 32, n_threads: int | None = None,
+                 cache: bool = True):
+        super().__init__(batch_size=batch_size, cache=cache)
+        self.model_name = model_name
+        self.weights = weights
+        self.device = device
+        self.dtype = dtype
+        self.n_threads = n_threads
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}:{self.model_name}" + (f"@{self.weights}" if self.weights else "")
+
+    # ------------------------------------------------------------ loading
+    def _torch(self):
+        return require_extra("torch", self.extra, type(self).__name__)
+
+    def _load(self) -> Any:
+        """Load the model (float32, CPU) and whatever preprocessing it needs; return a bundle."""
+        raise NotImplementedError
+
+    def _model_module(self, bundle) -> Any:
+        """The ``torch.nn.Module`` of ``bundle`` whose state dict identifies the weights."""
+        return bundle
+
+    @property
+    def loaded(self):
+        """The bundle of :meth:`_load`, moved to ``device`` and ``dtype`` (loaded once per setting)."""
+        key = (self.model_name, self.weights, self.device, self.dtype)
+        if self.__dict__.get("_loaded_key") != key:
+            torch = self._torch()
+            if self.dtype not in TORCH_DTYPES:
+                raise ParameterError(f"{type(self).__name__}: dtype must be one of {TORCH_DTYPES}, got {self.dtype!r}")
+            device = torch.device(self.device)
+            if device.type == "cuda" and not torch.cuda.is_available():
+                raise ParameterError(f"{type(self).__name__}: device {self.device!r} requested but torch sees no "
+                                 "CUDA device; use device='cpu'")
+            if device.type not in ("cpu", "cuda"):
+                raise ParameterError(f"{type(self).__name__}: device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
+            # Random weights are drawn from a fixed seed, so that a random model is the same model
+            # (and hits the same cache entries) in every run; torch's global generator is left as it was.
+            with self._threads(), torch.random.fork_rng(devices=[]):
+                torch.manual_seed(0)
+                bundle = self._load()
+            module = self._model_module(bundle)
+            digest = state_dict_digest(module)
+            module.to(device=device, dtype=getattr(torch, self.dtype)).eval()
+            self.__dict__.update(_bundle=bundle, _weights_digest=digest, _dims=self._output_dims(bundle),
+                                 _loaded_key=key)
+        return self.__dict__["_bundle"]
+
+    @property
+    def weights_digest(self) -> str:
+        """SHA-256 of the model's float32 state dict as loaded (before the cast to ``dtype``)."""
+        self.loaded
+        return self.__dict__["_weights_digest"]
+
+    def preprocessing(self) -> dict:
+        """The preprocessing settings that determine the vectors (part of the cache identity)."""
+        return {}
+
+    def identity(self, modality: str) -> dict:
+        return {**super().identity(modality), "family": self.family, "model": self.model_name,
+                "weights": self.weights, "weights_sha256": self.weights_digest, "dtype": self.dtype,
+                "preprocessing": self.preprocessing()}
+
+    # ------------------------------------------------------------ running
+    @contextlib.contextmanager
+    def _threads(self):
+        """torch's intra-op thread count set to ``n_threads`` for the duration, then restored."""
+        torch = self._torch()
+        if self.n_threads is None:
+            yield
+            return
+        if self.n_threads < 1:
+            raise ParameterError(f"n_threads must be >= 1 or None, got {self.n_threads}")
+        before = torch.get_num_threads()
+        torch.set_num_threads(self.n_threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    @contextlib.contextmanager
+    def running(self):
+        """Inference mode on ``n_threads`` threads: the context of every forward pass."""
+        torch = self._torch()
+        with self._threads(), torch.inference_mode():
+            yield
+
+    def to_device(self, tensor, cast: bool = False):
+        """``tensor`` on the model's device; floating inputs cast to ``dtype`` when ``cast``."""
+        torch = self._torch()
+        return tensor.to(self.device, dtype=getattr(torch, self.dtype)) if cast else tensor.to(self.device)
+
+    @staticmethod
+    def to_numpy(tensor) -> np.ndarray:
+        return tensor.detach().float().cpu().numpy()
+
+    def _output_dims(self, bundle) -> dict[str, int]:
+        """Output dimension per modality of the loaded model."""
+        raise NotImplementedError
+
+    @property
+    def dim(self) -> dict[str, int]:
+        self.loaded
+        return self.__dict__["_dims"]
+
+
+def pooled_features(output) -> Any:
+    """The feature tensor of a ``get_*_features`` call: a tensor, or an output's ``pooler_output``.
+
+    transformers 5 returns a model output whose ``pooler_output`` is the projected feature where
+    version 4 returned the tensor itself.
+    """
+    return output if hasattr(output, "shape") else output.pooler_output

@@ -1,0 +1,118 @@
+"""Problems found in a data set, collected so that every one is reported at once.
+
+A loader that meets a bad line or item records a :class:`Problem` in a :class:`ProblemLog` and
+reads on, instead of stopping at the first: the user then sees every bad caption, image and line
+in one error (:meth:`ProblemLog.raise_if_any`) and fixes them in one go, or drops the bad items
+(:meth:`ProblemLog.warn_dropped`, the command line's ``--skip-bad-items``).
+
+A problem names the file, the line (for text files) or the item, and what is wrong.  It is
+attributed to the image whose data it spoils (``item``), which is dropped whole when bad items are
+skipped; a problem with no item spoils only its own line (a malformed line, a split file naming an
+unknown image), and a ``fatal`` one (a missing split, no images at all) cannot be skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..errors import warn_user
+from ._textfiles import DataFormatError
+
+__all__ = ["Problem", "ProblemLog"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a data set.
+
+    Attributes
+    ----------
+    path : str
+        The file (caption file, JSON, image) the problem is in.
+    line : int or None
+        1-based line of a text file; None for JSON items and images.
+    message : str
+        What is wrong (a JSON problem starts with the item, ``images[3] (a.jpg): ...``).
+    item : str or None
+        Image id whose data the problem spoils (the whole image is dropped when skipping).
+    fatal : bool
+        True when skipping items cannot fix it.
+    """
+
+    path: str
+    line: int | None
+    message: str
+    item: str | None = None
+    fatal: bool = False
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}, line {self.line}"
+        return f"{where}: {self.message}"
+
+
+class ProblemLog:
+    """The problems found so far in one data set, in the order they were found."""
+
+    def __init__(self) -> None:
+        self._problems: list[Problem] = []
+
+    def add(self, path: str | os.PathLike, line: int | None, message: str, item: str | None = None,
+            fatal: bool = False) -> None:
+        """Record a problem (see :class:`Problem` for the fields)."""
+        self._problems.append(Problem(os.fspath(path), line, message, item, fatal))
+
+    def extend(self, problems) -> None:
+        self._problems.extend(problems)
+
+    def __len__(self) -> int:
+        return len(self._problems)
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self._problems)
+
+    @property
+    def bad_items(self) -> set[str]:
+        """Image ids some problem spoils."""
+        return {p.item for p in self._problems if p.item is not None}
+
+    @property
+    def fatal(self) -> list[Problem]:
+        return [p for p in self._problems if p.fatal]
+
+    def error(self, source: str | os.PathLike) -> DataFormatError:
+        """One error holding every problem: the problem itself when there is one, else a list.
+
+        Parameters
+        ----------
+        source : path-like
+            The data set's file or directory, named in the summary of several problems.
+        """
+        if len(self._problems) == 1:
+            p = self._problems[0]
+            return DataFormatError(p.path, p.line, p.message)
+        items = len(self.bad_items)
+        summary = f"{len(self._problems)} problems" + (f", spoiling {items} images" if items else "")
+        hint = "" if self.fatal else "; fix them, or drop the bad items with --skip-bad-items"
+        return DataFormatError(source, None, summary + hint, problems=[str(p) for p in self._problems])
+
+    def raise_if_any(self, source: str | os.PathLike) -> None:
+        """Raise :meth:`error` when any problem was recorded."""
+        if self._problems:
+            raise self.error(source)
+
+    def warn_dropped(self, source: str | os.PathLike, n_kept: int) -> None:
+        """Warn once that the bad items and lines were dropped, listing each problem and the count kept."""
+        if not self._problems:
+            return
+        lines = sum(p.item is None for p in self._problems)
+        listed = DataFormatError(source, None, f"skipped the bad items: dropped {_count(len(self.bad_items), 'image')} "
+                                               f"and {_count(lines, 'line')} with problems; kept "
+                                               f"{_count(n_kept, 'image')}",
+                                 problems=[str(p) for p in self._problems])
+        warn_user(str(listed))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

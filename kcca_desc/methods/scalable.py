@@ -1,0 +1,235 @@
+"""The Hodosh et al. (2013) KCCA system at Flickr30K and MS-COCO size: landmark kernels in chunks.
+
+:class:`ScalableRanker` runs the procedure of
+:class:`~kcca_desc.methods.ranker.ImageSentenceRanker` (features, kernels, one KCCA
+decomposition, the (n, κ) grid on dev, 5 + 5 + 5 selected models per task, Borda
+fusion) without any n x n matrix: caption preprocessing and image features are
+computed in partitions by the engine's workers, both kernels are Nyström
+approximations on landmark items (:class:`~kcca_desc.scale.LandmarkKCCA`), and new
+images and captions are mapped by their kernel columns against the landmarks only.
+The grid reuses one factorisation: every κ is one small solve, every n a slice.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..cache import cache_key
+from ..data.dataset import Dataset, RetrievalView
+from ..data.images import ImageSource
+from ..errors import ParameterError
+from ..image.kernel import ImageKernel
+from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, ChunkStore, KernelView, LandmarkFeatures, LandmarkKCCA,
+                     LocalEngine, map_chunks)
+from ..scores import DirectionalScores
+from ..text.preprocess import Preprocessor
+from ..validation import POSITIVE_INT, HasMethods, StrOptions, invalid_parameter
+from .fusion import borda_fuse
+from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
+
+__all__ = ["ScalableRanker"]
+
+
+def _preprocess_part(captions: Sequence[str], *, preprocessor) -> tuple[list, list | None]:
+    return preprocessor.process(list(captions))
+
+
+def _features_part(images: ImageSource, *, image_kernel: ImageKernel) -> dict:
+    return image_kernel.features(images)
+
+
+class ScalableRanker(ImageSentenceRanker):
+    """Image–sentence ranking by landmark KCCA, for training sets too large for n x n kernels.
+
+    Parameters are those of :class:`ImageSentenceRanker` (``diag`` must stay 1: a diagonal
+    added to the training kernel has no landmark approximation; ``kcca_params`` go to
+    :class:`~kcca_desc.scale.LandmarkKCCA`), and:
+
+    rank : int, default=DEFAULT_RANK
+        Landmarks per view.
+    landmarks : {"pivots", "uniform"}, default="pivots"
+    chunk_size : int, default=DEFAULT_CHUNK_SIZE
+        Rows per chunk of the factors, images and captions per partition of the features.
+    pairs : {"image", "caption"}, default="image"
+        Training pairs: each image with all its captions (the paper's items) or each caption
+        with its image (5 pairs per image).
+    engine : LocalEngine, DaskEngine or None
+        Where partitions and chunks run (None: this process).
+    store : path-like or None
+        Chunk store of :class:`LandmarkKCCA` (None: ``cache_dir("scale")``).
+
+    Attributes
+    ----------
+    kcca_ : LandmarkKCCA
+    image_kernel_ : ImageKernel
+        Fitted codebooks (``train_features_`` are kept out of it: see ``train_features_``).
+    train_features_ : dict of str to array
+        Pyramid histograms of the training images, computed in partitions (Zarr arrays of the
+        chunk store with ``cache``, else NumPy arrays).
+    """
+
+    def __init__(self, image_kernel="pyramid", text_kernel="tri_sem", power=1.0, diag=1.0,
+                 n_components=DEFAULT_N_COMPONENTS, regs=DEFAULT_REGS, n_select=5, weight_power=0.0,
+                 kcca_params=None, image_kernel_params=None, preprocessor=None, random_state=0,
+                 cache=True, rank=DEFAULT_RANK, landmarks="pivots", chunk_size=DEFAULT_CHUNK_SIZE,
+                 pairs="image", engine=None, store=None):
+        super().__init__(image_kernel=image_kernel, text_kernel=text_kernel, power=power, diag=diag,
+                         n_components=n_components, regs=regs, n_select=n_select, weight_power=weight_power,
+                         kcca_params=kcca_params, image_kernel_params=image_kernel_params,
+                         preprocessor=preprocessor, random_state=random_state, cache=cache)
+        self.rank = rank
+        self.landmarks = landmarks
+        self.chunk_size = chunk_size
+        self.pairs = pairs
+        self.engine = engine
+        self.store = store
+
+    _parameter_constraints = {
+        **ImageSentenceRanker._parameter_constraints,
+        "rank": [POSITIVE_INT],
+        "landmarks": [StrOptions({"pivots", "uniform"})],
+        "chunk_size": [POSITIVE_INT],
+        "pairs": [StrOptions({"image", "caption"})],
+        "engine": [HasMethods(["map", "map_reduce", "share"]), None],
+        "store": [str, os.PathLike, None],
+    }
+
+    @property
+    def name(self) -> str:
+        return f"Landmark KCCA {self.text_kernel} ({self.image_kernel}, rank {self.rank})"
+
+    def _stages(self, n_max: int):
+        image_kernel, text_kernel, _ = super()._stages(n_max)
+        params = {"solve_dtype": np.float32, **(self.kcca_params or {})}
+        kcca = LandmarkKCCA(n_components=n_max, reg=min(self.regs), rank=self.rank, landmarks=self.landmarks,
+                            chunk_size=self.chunk_size, engine=self.engine, store=self.store,
+                            random_state=self.random_state, **params)
+        return image_kernel, text_kernel, kcca
+
+    @property
+    def _engine(self):
+        return self.engine if self.engine is not None else LocalEngine()
+
+    def _partitions(self, n: int) -> list[np.ndarray]:
+        return [np.arange(start, min(start + self.chunk_size, n)) for start in range(0, n, self.chunk_size)]
+
+    def _preprocess(self, captions: Sequence[str]) -> tuple[list, list | None]:
+        """Tokens and tags of ``captions``, preprocessed in partitions by the engine."""
+        captions = list(captions)
+        parts = self._engine.map(_preprocess_part, [captions[p[0]:p[-1] + 1] for p in self._partitions(len(captions))],
+                                 preprocessor=self._engine.share(self.preprocessor_))
+        tokens = [t for part in parts for t in part[0]]
+        tags = None if parts[0][1] is None else [t for part in parts for t in part[1]]
+        return tokens, tags
+
+    def _features(self, images: ImageSource) -> dict:
+        """Pyramid histograms of ``images``, computed in partitions by the engine.
+
+        With ``cache``, workers write them to a chunk store keyed by the images and the image
+        kernel, and the result is a mapping of Zarr arrays read chunk by chunk (COCO's training
+        histograms are several GB); a rerun reads the partitions already written.
+        """
+        store = ChunkStore(cache_key(kind="image_features", key=self._image_key(images)), self.store) \
+            if self.cache else None
+        return map_chunks(self._engine, _features_part, [images.subset(p) for p in self._partitions(len(images))],
+                          len(images), self.chunk_size, store, image_kernel=self.image_kernel_)
+
+    def _image_key(self, images: ImageSource) -> str:
+        """What determines the features of ``images``: their identities and the image kernel's parameters."""
+        params = {k: v for k, v in self.image_kernel_.get_params().items() if k != "progress"}
+        return cache_key(images=[images.key(i) for i in range(len(images))], kernel=params)
+
+    def _key(self, **parts) -> str | None:
+        """The chunk-store key of a view; None (nothing stored) when ``cache`` is off."""
+        return cache_key(**parts) if self.cache else None
+
+    def _image_view(self, features: dict, index=None, **key) -> KernelView:
+        return KernelView(features, self.image_kernel_.kernel_function(), index=index, key=self._key(**key))
+
+    def _text_view(self, items: list, **key) -> KernelView:
+        return KernelView(items, self.text_kernel_.gram, key=self._key(**key))
+
+    def fit(self, train: Dataset, dev: RetrievalView | None = None) -> "ScalableRanker":
+        """Fit on ``train`` in chunks; with ``dev``, select the models to fuse (Section 4.1.3)."""
+        self._validate_params()
+        if self.diag != 1:
+            raise ParameterError(f"ScalableRanker: diag={self.diag!r}: a text-kernel diagonal has no landmark "
+                                 "approximation; use diag=1 (or ImageSentenceRanker)")
+        self.n_components_ = self._supported_n_components(len(train))
+        if max(self.n_components_) > self.rank:
+            raise invalid_parameter(self, "n_components", f"at most rank={self.rank} (the landmarks per view)",
+                                    self.n_components)
+        grid = self._grid()
+        if dev is None and len(grid) > 1:
+            raise ParameterError(f"ScalableRanker: a grid of {len(grid)} (n, reg) settings needs a dev view")
+        image_kernel, text_kernel, kcca = self._stages(max(self.n_components_))
+
+        self.timings_s_ = {}
+        self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
+        self.train_captions_ = train.captions
+        sizes = [len(c) for c in train.captions]
+        tokens, tags = self._timed("text_preprocess", self._preprocess, [c for caps in train.captions for c in caps])
+        bounds = np.cumsum([0] + sizes)
+        self.train_items_ = [tokens[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        train_tags = None if tags is None else [tags[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+        self.image_kernel_ = self._timed("image_codebooks", image_kernel.fit_codebooks, train.images)
+        self.train_features_ = self._timed("image_features", self._features, train.images)
+        self.text_kernel_ = self._timed("text_kernel_fit", text_kernel.fit, self.train_items_, train_tags)
+
+        image_key = self._image_key(train.images)
+        text_key = cache_key(**self._text_cache_params())
+        if self.pairs == "image":
+            X = self._image_view(self.train_features_, image=image_key)
+            Y = self._text_view(self.text_kernel_.train_items_, text=text_key)
+        else:
+            image_of = np.repeat(np.arange(len(sizes)), sizes)
+            X = self._image_view(self.train_features_, index=image_of, image=image_key, pairs="caption")
+            Y = self._text_view([[c] for item in self.train_items_ for c in item],
+                                text=text_key, pairs="caption")
+        self.kcca_ = self._timed("kcca_fit", kcca.fit, X, Y)
+        self.models_ = {grid[0][1]: self.kcca_}
+        if dev is None:
+            self.selected_ = {"annotation": grid, "search": grid}
+            self.dev_results_ = []
+            return self
+        return self.select(dev)
+
+    def score(self, images: ImageSource, captions: Sequence[str]) -> DirectionalScores:
+        """Borda-fused scores of the selected models, fused one block of queries at a time.
+
+        Borda fusion ranks each query's candidates independently, so fusing blocks of queries
+        gives the fused matrix of :meth:`ImageSentenceRanker.score` while holding the selected
+        models' scores of one block only (on a COCO 5K pool, 15 full score matrices are 15 GB).
+        """
+        check_is_fitted(self, "selected_")
+        fx, fy = self._new_inputs(images, captions)
+        fused = {}
+        for task, axis in (("annotation", 1), ("search", 0)):
+            settings = self.selected_[task]
+            queries = fx if axis == 1 else fy
+            out = np.empty((fx.values.shape[0], fy.values.shape[0]))
+            for start in range(0, queries.values.shape[0], self.chunk_size):
+                block = slice(start, start + self.chunk_size)
+                part = LandmarkFeatures(queries.view, queries.values[block])
+                pair = (part, fy) if axis == 1 else (fx, part)
+                scores = self._projections(*pair, settings)
+                chosen = [scores[s] for s in settings]
+                fused_block = chosen[0] if len(chosen) == 1 else borda_fuse(chosen, axis=axis)
+                if axis == 1:
+                    out[block] = fused_block
+                else:
+                    out[:, block] = fused_block
+            fused[task] = out
+        return DirectionalScores(**fused)
+
+    def _new_inputs(self, images: ImageSource, captions: Sequence[str]):
+        """Centred landmark features of new images and of single captions, computed in chunks."""
+        tokens, _ = self._preprocess(captions)
+        fx = self.kcca_.features(X=self._image_view(self._features(images), image=self._image_key(images)))
+        fy = self.kcca_.features(Y=self._text_view([[t] for t in tokens], queries=list(captions)))
+        return fx, fy

@@ -1,0 +1,116 @@
+"""The seed papers' trainable models as command-line systems: ``--method vse|vse_hardest|char_gru|rei``.
+
+Each is built from a named configuration of :data:`TRAINABLE_CONFIGS` (``--train-config``:
+``cpu``, sized by measurement for a CPU, or ``paper``, the paper's size for a GPU), over the
+image features of ``--image-encoder`` (default the offline ViT-S/14), and fitted on the
+training split with the dev split selecting snapshots and stopping early.  Training is
+checkpointed under the cache, so a second run with the same settings loads the trained model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from ..adapters.trainable import REI_ABLATION
+from ..data.dataset import Dataset
+from .base import RetrievalMethod
+from .encoders import EncoderMethod, PairScorerMethod
+
+__all__ = ["TRAINABLE_CONFIGS", "WRAPPERS", "TrainableSystem", "add_training_options", "training_params",
+           "fit_with_dev", "trainable_model"]
+
+# The two VSE systems differ in their loss only.
+_VSE_CONFIGS = {
+    "paper": {"word_dim": 300, "joint_dim": 1024, "batch_size": 128, "lr": 2e-4, "lr_decay_epoch": 15,
+              "max_epochs": 30, "patience": 5},
+    "cpu": {"word_dim": 300, "joint_dim": 512, "batch_size": 128, "lr": 1e-3, "lr_decay_epoch": 12,
+            "max_epochs": 24, "patience": 4}}
+
+#: Per system: the model class (by name in :mod:`kcca_desc.adapters.trainable`), the settings
+#: that make the system what it is, and the settings of each configuration.  "paper": the
+#: paper's size (Merkx & Frank: 1,024 GRU units per direction, batch 32, 32 epochs; VSE at
+#: VSE++'s 1,024-d and schedule; Rei & Yannakoudakis: batch 32, up to 300 epochs) for a GPU.
+#: "cpu": sized by measuring seconds per batch and early dev figures on one thread so that each
+#: model trains in about two hours at most on two cores (docs/design.md, "Trainable models").
+TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
+    "vse": {"model": "VSEEncoder", "fixed": {"negatives": "sum"}, "configs": _VSE_CONFIGS},
+    "vse_hardest": {"model": "VSEEncoder", "fixed": {"negatives": "hardest", "sum_epochs": 2}, "configs": _VSE_CONFIGS},
+    "char_gru": {"model": "CharGRUEncoder", "fixed": {}, "configs": {
+        "paper": {"char_dim": 20, "hidden_dim": 1024, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
+                  "max_epochs": 32, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2},
+        "cpu": {"char_dim": 20, "hidden_dim": 256, "attention_dim": 128, "n_heads": 2, "batch_size": 128,
+                "max_epochs": 12, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2}}},
+    "rei": {"model": "ReiRelevanceScorer", "fixed": REI_ABLATION["+softmax"], "configs": {
+        "paper": {"word_dim": 300, "hidden_dim": 300, "batch_size": 32, "lr": 1e-3, "max_epochs": 300,
+                  "patience": 10},
+        "cpu": {"word_dim": 300, "hidden_dim": 300, "batch_size": 32, "lr": 1e-3, "max_epochs": 20,
+                "patience": 3}}},
+}
+
+#: The retrieval-system wrapper of each system's model: encoders score by cosine, the
+#: cross-conditioned scorer pair by pair.
+WRAPPERS = {"vse": EncoderMethod, "vse_hardest": EncoderMethod, "char_gru": EncoderMethod, "rei": PairScorerMethod}
+
+
+def trainable_model(system: str, config: str = "cpu", **overrides):
+    """The unfitted model of ``system`` in configuration ``config``, with ``overrides`` applied."""
+    from ..adapters import trainable
+
+    if system not in TRAINABLE_CONFIGS:
+        raise ValueError(f"unknown trainable system {system!r}; known: {', '.join(TRAINABLE_CONFIGS)}")
+    entry = TRAINABLE_CONFIGS[system]
+    if config not in entry["configs"]:
+        raise ValueError(f"{system}: unknown configuration {config!r}; known: {', '.join(entry['configs'])}")
+    cls = getattr(trainable, entry["model"])
+    return cls(**{**entry["configs"][config], **entry["fixed"], **overrides})
+
+
+@dataclass(frozen=True)
+class TrainableSystem:
+    """Factory of one trainable system for :class:`~.registry.System`: the model in its wrapper."""
+
+    system: str
+
+    def __call__(self, random_state: int = 0, train_config: str = "cpu", max_epochs: int | None = None,
+                 n_threads: int | None = 1, checkpoint: bool = True, image_encoder=None,
+                 device: str = "cpu") -> RetrievalMethod:
+        # Explicit keywords: System.build passes a factory only the shared settings it names.
+        overrides = {} if max_epochs is None else {"max_epochs": max_epochs}
+        model = trainable_model(self.system, train_config, random_state=random_state, n_threads=n_threads,
+                                checkpoint=checkpoint, image_encoder=image_encoder, device=device, **overrides)
+        return WRAPPERS[self.system](model)
+
+
+def add_training_options(group: argparse._ArgumentGroup) -> None:
+    """Options shared by the trainable systems."""
+    group.add_argument("--train-config", choices=("cpu", "paper"), default="cpu",
+                       help="size and schedule of a trainable system: cpu (chosen by measurement on one "
+                            "thread) or paper (the paper's size, for a GPU)")
+    group.add_argument("--train-epochs", type=int, default=None, help="override the configuration's max epochs")
+    group.add_argument("--train-threads", type=int, default=1, help="torch threads while training")
+    group.add_argument("--train-device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)")
+
+
+def training_params(args: argparse.Namespace) -> dict:
+    params = {"train_config": args.train_config, "n_threads": args.train_threads,
+              "checkpoint": not args.no_cache, "device": args.train_device}
+    if args.train_epochs is not None:
+        params["max_epochs"] = args.train_epochs
+    image_spec = getattr(args, "image_encoder", None)
+    if image_spec:
+        from ..adapters.families import build_encoder
+
+        params["image_encoder"] = build_encoder(image_spec, pooling=getattr(args, "image_pooling", None),
+                                                cache=not args.no_cache)
+    return params
+
+
+def fit_with_dev(method: RetrievalMethod, dataset: Dataset, protocol: str) -> RetrievalMethod:
+    """Train the wrapped model on train, selecting snapshots and stopping early on dev (when there is one)."""
+    model = method.encoder if isinstance(method, EncoderMethod) else method.scorer
+    dev = dataset.subset("dev") if "dev" in dataset.splits else None
+    model.fit(dataset.subset("train"), dev=dev)
+    return method
+

@@ -1,0 +1,227 @@
+"""What the command line checks before any work, and how it reports the toolkit's errors.
+
+:func:`prepare_run` runs before a feature is computed and finds every problem a run would
+otherwise meet half-way, or after hours:
+
+1. the settings: every option the chosen system takes, through the estimators' own
+   ``_parameter_constraints`` (so the command line and the Python API share one set of rules), and
+   the command line's own options; all bad settings are reported together, each with its option;
+2. the outputs: ``--out`` (and ``--report``) must be writable, checked by writing a scratch file;
+3. the cache: when it cannot be written the run goes on without it, with a warning;
+4. the data: the loader reads every caption and line, then
+   :func:`~kcca_desc.data.checks.check_dataset` checks the splits and protocols the run needs and
+   decodes every image cheaply; every problem is reported in one error naming the file, the line
+   or item and what is wrong, or, with ``--skip-bad-items``, the bad items are dropped with one
+   warning listing them.
+
+:func:`exits_cleanly` wraps the command's ``main``: a :class:`~kcca_desc.errors.KccaDescError`
+prints ``error: <message>`` and exits with the code :mod:`kcca_desc.errors` documents (``--debug``
+shows the traceback instead), and warnings print as ``warning: <message>``, without the source
+line that Python shows by default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .cache import CacheWarning, cache_root
+from .data.checks import check_dataset, settle_problems
+from .data.dataset import Dataset
+from .data.problems import ProblemLog
+from .data.registry import load_dataset
+from .errors import KccaDescError, ParameterError, UnwritableOutputError, warn_user
+from .methods.base import RetrievalMethod
+from .validation import POSITIVE_INT, SEED, ValidatedParams, parameter_errors, validation_errors
+
+__all__ = ["add_options", "exits_cleanly", "prepare_run", "check_settings", "check_writable", "check_cache",
+           "load_checked", "CommandLine"]
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--skip-bad-items`` and ``--debug`` to the command line."""
+    parser.add_argument("--skip-bad-items", action="store_true",
+                        help="drop images with a bad file, caption or line (listed in a warning) instead of "
+                             "stopping with an error that lists them")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+
+
+# ------------------------------------------------------------------ error contract
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    kind = "" if category in (UserWarning, RuntimeWarning) else f" ({category.__name__})"
+    print(f"warning{kind}: {message}", file=sys.stderr if file is None else file)
+
+
+def exits_cleanly(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequence[str] | None], int]:
+    """Wrap a command's ``main(argv) -> int`` in the toolkit's error contract.
+
+    A :class:`KccaDescError` prints one ``error:`` line (a data error lists its problems beneath
+    it) and returns its :attr:`~kcca_desc.errors.KccaDescError.exit_code`; with ``--debug`` in
+    ``argv`` it propagates with its traceback.  Warnings print as ``warning: <message>``.
+    """
+    @functools.wraps(main)
+    def run(argv: Sequence[str] | None = None) -> int:
+        debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = _show_warning
+            try:
+                return main(argv)
+            except KccaDescError as exc:
+                if debug:
+                    raise
+                print(f"error: {exc}", file=sys.stderr)
+                return exc.exit_code
+
+    return run
+
+
+# ----------------------------------------------------------------------- settings
+class CommandLine(ValidatedParams):
+    """The command line's own options that no estimator checks, with their constraints."""
+
+    _parameter_constraints = {"seed": [SEED], "n_images": [POSITIVE_INT, None], "top_k": [POSITIVE_INT]}
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+
+    def get_params(self, deep: bool = False) -> dict[str, Any]:
+        return {name: getattr(self.args, name) for name in self._parameter_constraints if hasattr(self.args, name)}
+
+
+# Estimator parameters set by a command-line option of another name.
+_OPTION_OF = {"random_state": "seed"}
+
+
+def _options_of(parser: argparse.ArgumentParser, parameter: str | None) -> str | None:
+    """The command-line option(s) that set ``parameter``, e.g. ``--levels``; None when there is none."""
+    # n_words is one dict of the featurizer, set by one option per feature type.
+    wanted = (lambda dest: dest.endswith("_words")) if parameter == "n_words" else (lambda dest: dest == parameter)
+    options = [a.option_strings[-1] for a in parser._actions if a.option_strings and wanted(a.dest)]
+    return "/".join(options) or None
+
+
+def check_settings(method: RetrievalMethod, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Check the system's parameters and the command line's own options, all together.
+
+    Raises
+    ------
+    ParameterError
+        One line per bad setting, each starting with the option that sets it.
+    """
+    errors = parameter_errors(CommandLine(args)) + validation_errors(method)
+    lines, options = [], set()
+    for error in errors:
+        option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))
+        if option not in options or option is None:
+            options.add(option)
+            lines.append(f"{option}: {error}" if option else str(error))
+    if not lines:
+        return
+    raise ParameterError(lines[0] if len(lines) == 1 else f"{len(lines)} invalid settings:\n  " + "\n  ".join(lines))
+
+
+# ------------------------------------------------------------------ outputs, cache
+def _scratch_write(directory: Path) -> None:
+    """Create ``directory`` if needed and write and delete a scratch file in it (OSError if that fails)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(dir=directory, prefix=".kcca_desc-write-check-")
+    os.close(fd)
+    os.unlink(scratch)
+
+
+def check_writable(path: str | os.PathLike, directory: bool = False) -> None:
+    """Check that the file ``path`` (or, with ``directory``, files in it) can be written, before the run.
+
+    Raises
+    ------
+    UnwritableOutputError
+        Naming the path and the reason.
+    """
+    path = Path(path)
+    if not directory and path.is_dir():
+        raise UnwritableOutputError(path, "it is a directory; name a file (e.g. results.json)")
+    try:
+        _scratch_write(path if directory else path.parent)
+    except OSError as exc:
+        raise UnwritableOutputError(path, exc.strerror or str(exc)) from None
+
+
+def check_cache(args: argparse.Namespace) -> None:
+    """Fall back to ``--no-cache``, with a warning, when the cache directory cannot be written."""
+    if args.no_cache:
+        return
+    try:
+        _scratch_write(cache_root())
+    except OSError as exc:
+        args.no_cache = True
+        warn_user(f"the cache {cache_root()} cannot be written ({exc.strerror or exc}); this run goes on without "
+                  "it: nothing is read from it or kept for the next run.  Set KCCA_DESC_CACHE to a writable "
+                  "directory, or pass --no-cache to run uncached without this warning", CacheWarning)
+
+
+# ------------------------------------------------------------------------- data
+def load_checked(args: argparse.Namespace, needs: dict[str, str],
+                 views: Sequence[tuple[str, str]]) -> Dataset:
+    """Load ``args.data`` and check it; every problem in one error, or the bad items dropped.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``data``, ``data_root``, ``seed``, ``n_images``, ``image_root``, ``skip_bad_items``.
+    needs : dict of str to str
+        The splits the run needs, each with why.
+    views : sequence of (split, protocol)
+        The retrieval views the run builds.
+    """
+    problems = ProblemLog()
+    dataset = load_dataset(args.data, root=args.data_root, seed=args.seed, problems=problems,
+                           n_images=args.n_images, image_root=args.image_root)
+    check_dataset(dataset, problems, splits=needs, views=views)
+    return settle_problems(dataset, problems, skip_bad_items=args.skip_bad_items)
+
+
+def prepare_run(args: argparse.Namespace, parser: argparse.ArgumentParser,
+                build: Callable[[argparse.Namespace], RetrievalMethod],
+                splits: Callable[[RetrievalMethod], dict[str, str]],
+                protocols: Sequence[str]) -> tuple[RetrievalMethod, Dataset]:
+    """Everything a command-line run checks before it works: settings, outputs, cache, data.
+
+    Parameters
+    ----------
+    args, parser
+        The parsed command line and its parser (whose options name the bad settings).
+    build : callable
+        ``build(args)``: the system, built after the cache check (which may turn caching off).
+    splits : callable
+        ``splits(method)``: the splits the system's fit needs beside ``train``, each with why
+        (:attr:`kcca_desc.methods.registry.System.splits`).
+    protocols : sequence of str
+        The protocols evaluated on ``args.split``; a system that selects models on dev does so
+        under the first.
+
+    Returns
+    -------
+    method : RetrievalMethod
+        The system, unfitted.
+    dataset : Dataset
+        The checked data set (without the bad items under ``--skip-bad-items``).
+    """
+    check_cache(args)
+    method = build(args)
+    check_settings(method, args, parser)
+    for path, is_directory in ((args.out, False), (getattr(args, "report", None), True)):
+        if path:
+            check_writable(path, directory=is_directory)
+    needs = {args.split: "--split evaluates on it", **splits(method)}
+    views = [(args.split, protocol) for protocol in protocols]
+    if "dev" in needs:
+        views.append(("dev", protocols[0]))
+    return method, load_checked(args, needs, views)

@@ -1,0 +1,27 @@
+"""An HTML report of retrieval results: tables, figures, a retrieval gallery and error analysis.
+
+:func:`build_report` reads one or more results (``python -m kcca_desc.fit --out``, or a
+benchmark's records) and writes into one directory:
+
+- ``report.html``: one self-contained page (figures and thumbnails embedded as ``data:`` URIs,
+  no script, no network at view time) rendered from the Jinja2 template shipped with the
+  package (``templates/report.html.j2``);
+- ``figures/*.png`` and ``figures/*.pdf``: every figure of the page, for a paper;
+- ``comparison.json``/``.md``/``.csv``/``.tex``: the table of :mod:`kcca_desc.compare`.
+
+The page holds the results table with bootstrap intervals, the comparison against the
+reference run when several are given, recall@K curves (K = 1..100), the distribution of the
+gold ranks, a forest plot of the intervals, training curves of runs that record them, a gallery
+of what the first run retrieves for a seeded sample of queries (the gold item marked), its worst
+queries, and the queries on which the first two runs disagree most.
+
+Command line::
+
+    python -m kcca_desc.report RESULTS.json [MORE.json ...] --out report/
+"""
+
+from __future__ import annotations
+
+from .build import build_report
+
+__all__ = ["build_report"]

@@ -1,0 +1,23 @@
+"""Kernel CCA beyond one machine's memory: landmark feature maps in chunks, on Dask, out of core.
+
+:class:`LandmarkKCCA` solves the regularised KCCA of :mod:`kcca_desc.kcca` on Nyström
+approximations of both kernels; only kernel columns against the landmarks are computed,
+chunk by chunk, by a :class:`LocalEngine` in this process or a :class:`DaskEngine` on a
+Dask cluster (:func:`dask_engine`), stored in Zarr (:class:`ChunkStore`) so that a killed run
+resumes, and reduced to small sums solved locally.
+"""
+
+from .chunked import map_chunks
+from .engine import (SCHEDULER_ENV, DaskEngine, LocalEngine, available_cores, dask_engine, open_dask_engine,
+                     tree_reduce)
+from .estimator import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LandmarkFeatures, LandmarkKCCA
+from .landmarks import LANDMARKS, NystromMap, nystrom_map, pivot_landmarks, uniform_landmarks
+from .store import ChunkStore
+from .views import HistogramIntersection, KernelView, LinearKernel, take
+
+__all__ = [
+    "LandmarkKCCA", "LandmarkFeatures", "DEFAULT_RANK", "DEFAULT_CHUNK_SIZE",
+    "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "tree_reduce", "available_cores", "SCHEDULER_ENV",
+    "LANDMARKS", "NystromMap", "nystrom_map", "pivot_landmarks", "uniform_landmarks",
+    "ChunkStore", "map_chunks", "KernelView", "HistogramIntersection", "LinearKernel", "take",
+]

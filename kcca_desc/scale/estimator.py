@@ -1,0 +1,383 @@
+"""Kernel CCA at large n: Nyström feature maps, blockwise products, a small local solve.
+
+With the landmark feature maps ``g_x``, ``g_y`` (:mod:`.landmarks`) the training
+kernels are ``Kx ~= Gx Gx'`` and ``Ky ~= Gy Gy'`` with ``Gx`` of shape (n, r).
+Everything the regularised KCCA of :mod:`kcca_desc.kcca.spectral` needs is then
+r x r (Bach & Jordan 2002, Section 6; Hodosh, Young & Hockenmaier 2013, Section 3.2):
+
+* the means ``mu = G'1 / n`` and the centred Grams ``C = G'G - n mu mu'``
+  (``Gc = G - 1 mu'`` is the factor of the centred kernel ``H K H``);
+* ``C_xx = Vx Lx Vx'`` gives the spectrum of the centred kernel (``Ux = Gc Vx Lx^(-1/2)``),
+  and ``Ux'Uy = Lx^(-1/2) Vx' C_xy Vy Ly^(-1/2)`` the cross product;
+* a new item is projected by ``(g(x) - mu) Vx Lx^(1/2) a`` for the canonical
+  coefficients ``a``, which equals the in-memory solver's ``Kc_new alpha`` with the
+  kernel rows ``k(x, .) ~= g(x) Gx'`` of the approximated kernel.
+
+The n x r factors are computed chunk by chunk (by a :class:`~.engine.LocalEngine` in
+this process or a :class:`~.engine.DaskEngine` on a cluster), written to a
+:class:`~.store.ChunkStore` when the views have keys, and reduced to the r x r sums
+``(G'1, G'G)`` by a pairwise tree; the eigensolves and the canonical solve run here.
+Peak memory is bounded by the chunk size and the rank, never by n.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..cache import cache_key
+from ..kcca.spectral import KernelSpectrum, solve_canonical, spectrum_from_gram
+from ..validation import (
+    FINITE_REAL,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    SEED,
+    DtypeOptions,
+    HasMethods,
+    Interval,
+    Registered,
+    StrOptions,
+    ValidatedParams,
+    invalid_parameter,
+)
+from .engine import LocalEngine
+from .landmarks import LANDMARKS, NystromMap, nystrom_map
+from .store import ChunkStore
+from .views import KernelView
+
+__all__ = ["LandmarkKCCA", "LandmarkFeatures", "DEFAULT_RANK", "DEFAULT_CHUNK_SIZE"]
+
+#: Landmarks per view unless given (``docs/design.md``: dev retrieval at the ranks measured).
+DEFAULT_RANK = 1000
+#: Rows per chunk unless given: a chunk's kernel block against 1,000 landmarks is 32 MB.
+DEFAULT_CHUNK_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class LandmarkFeatures:
+    """Centred landmark features ``g(x) - mu`` of new items of one view, shape (n_new, r).
+
+    Computing them costs the kernel columns against the landmarks; projecting them on any
+    number of components or any ``reg`` of a grid is then one small matrix product each.
+    """
+
+    view: str
+    values: np.ndarray
+
+
+def _add(a: dict, b: dict) -> dict:
+    return {key: a[key] + b[key] for key in a}
+
+
+def _chunk_rows(chunk: int, chunk_size: int, n: int) -> np.ndarray:
+    return np.arange(chunk * chunk_size, min((chunk + 1) * chunk_size, n))
+
+
+def _factor_chunk(chunk: int, *, views, maps, store, chunk_size: int) -> dict:
+    """Factors of one chunk of rows (computed, or read back when stored) and their partial sums."""
+    factors = []
+    for name, view, fmap in zip(("x", "y"), views, maps):
+        stored = store is not None and chunk not in store.missing(f"factor_{name}")
+        if stored:
+            G = store.read(f"factor_{name}", chunk)
+        else:
+            G = fmap.features(view, _chunk_rows(chunk, chunk_size, view.n_samples))
+            if store is not None:
+                store.write(f"factor_{name}", chunk, G)
+        factors.append(G)
+    Gx, Gy = factors
+    rows = _chunk_rows(chunk, chunk_size, views[0].n_samples)
+    # The kernels' own diagonals, to say how much of their trace the landmarks keep.
+    return {"sum_x": Gx.sum(axis=0), "sum_y": Gy.sum(axis=0), "xx": Gx.T @ Gx, "yy": Gy.T @ Gy, "xy": Gx.T @ Gy,
+            "trace_x": views[0].diagonal(rows, block_size=32).sum(),
+            "trace_y": views[1].diagonal(rows, block_size=32).sum()}
+
+
+def _feature_chunk(chunk: int, *, view, fmap, mean, store, name, chunk_size: int) -> np.ndarray:
+    """Centred landmark features of one chunk of new items (read back when stored)."""
+    if store is not None and chunk not in store.missing(name):
+        return store.read(name, chunk)
+    F = fmap.features(view, _chunk_rows(chunk, chunk_size, view.n_samples)) - mean
+    if store is not None:
+        store.write(name, chunk, F)
+    return F
+
+
+class LandmarkKCCA(ValidatedParams, BaseEstimator):
+    """Regularised kernel CCA on landmark feature maps, computed in chunks (locally or on Dask).
+
+    The objective and regularisers are those of :class:`kcca_desc.kcca.KCCA`; the kernels
+    are the Nyström approximations on ``rank`` landmarks per view (see the module docstring).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Canonical directions kept.
+    reg : float, default=1.0
+        Regulariser ``kappa`` (ridge form on the scale of the centred kernels' eigenvalues).
+    reg_form : {"ridge", "hardoon"}, default="ridge"
+    rank : int, default=DEFAULT_RANK
+        Landmarks per view ``m`` (the rank of each approximated kernel is at most ``m``).
+    landmarks : {"pivots", "uniform"}, default="pivots"
+        How landmarks are chosen (:data:`~kcca_desc.scale.landmarks.LANDMARKS`).
+    oversample : float, default=4.0
+        ``pivots``: the greedy pivots are chosen among ``oversample * rank`` sampled rows.
+    chunk_size : int, default=DEFAULT_CHUNK_SIZE
+        Rows per chunk: peak memory per worker is about ``chunk_size * rank`` floats for the
+        kernel block plus ``3 rank^2`` for the partial products.
+    engine : LocalEngine, DaskEngine or None, default=None
+        Where the chunks run (None: this process, :class:`~kcca_desc.scale.engine.LocalEngine`).
+        See :func:`~kcca_desc.scale.engine.dask_engine`.
+    store : path-like or None, default=None
+        Directory of the chunked Zarr store (:class:`~kcca_desc.scale.store.ChunkStore`):
+        factors and features of views that have a ``key`` are written there chunk by chunk and
+        a rerun resumes from the chunks found.  None: ``cache_dir("scale")``.
+    weight_power : float, default=0.0
+        Multiply projected dimension k by ``rho_k ** weight_power`` (as :class:`KCCA`).
+    solve_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Precision of the canonical eigensolve (as :class:`KCCA`).
+    random_state : int, default=0
+        Seed of the landmark sample.
+
+    Attributes
+    ----------
+    map_x_, map_y_ : NystromMap
+        The landmark feature maps.
+    mean_x_, mean_y_ : ndarray of shape (r,)
+        Training means of the landmark features.
+    weights_x_, weights_y_ : ndarray of shape (r, n_components)
+        Projection of centred landmark features onto the canonical directions.
+    canonical_correlations_ : ndarray of shape (n_components,)
+    rank_x_, rank_y_ : int
+        Rank of each centred approximated kernel.
+    explained_trace_x_, explained_trace_y_ : float
+        Share of each training kernel's trace kept by the landmark approximation,
+        ``sum_i ||g(x_i)||^2 / sum_i k(x_i, x_i)`` (uncentred; 1 when the landmarks span the data).
+    n_samples_fit_ : int
+    fit_key_ : str or None
+        Identifies the fit (both views' keys and the landmark settings) in the store; None
+        when a training view has no key (nothing stored).
+    store_ : ChunkStore or None
+        Where the training factors were written (``factor_x``, ``factor_y``).
+
+    References
+    ----------
+    Bach, F. R. & Jordan, M. I. (2002). Kernel independent component analysis. JMLR 3, 1-48.
+    Williams, C. K. I. & Seeger, M. (2001). Using the Nyström method to speed up kernel
+    machines. NIPS 13.
+    """
+
+    def __init__(self, n_components: int = 2, *, reg: float = 1.0, reg_form: str = "ridge",
+                 rank: int = DEFAULT_RANK, landmarks: str = "pivots", oversample: float = 4.0,
+                 chunk_size: int = DEFAULT_CHUNK_SIZE, engine=None, store=None, weight_power: float = 0.0,
+                 solve_dtype=np.float64, random_state: int = 0):
+        self.n_components = n_components
+        self.reg = reg
+        self.reg_form = reg_form
+        self.rank = rank
+        self.landmarks = landmarks
+        self.oversample = oversample
+        self.chunk_size = chunk_size
+        self.engine = engine
+        self.store = store
+        self.weight_power = weight_power
+        self.solve_dtype = solve_dtype
+        self.random_state = random_state
+
+    _parameter_constraints = {
+        "n_components": [POSITIVE_INT],
+        "reg": [POSITIVE_REAL],
+        "reg_form": [StrOptions({"ridge", "hardoon"})],
+        "rank": [POSITIVE_INT],
+        "landmarks": [Registered(LANDMARKS, "landmark choice")],
+        "oversample": [Interval(numbers.Real, 1, None, closed="left")],
+        "chunk_size": [POSITIVE_INT],
+        "engine": [HasMethods(["map", "map_reduce", "share"]), None],
+        "store": [str, os.PathLike, None],
+        "weight_power": [FINITE_REAL],
+        "solve_dtype": [DtypeOptions((np.float64, np.float32))],
+        "random_state": [SEED],
+    }
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.reg_form == "hardoon" and self.reg > 1:
+            raise invalid_parameter(self, "reg", "in (0, 1] when reg_form='hardoon'", self.reg)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def _engine(self):
+        return self.engine if self.engine is not None else LocalEngine()
+
+    def _store(self, *parts: str | None) -> ChunkStore | None:
+        """The store of what ``parts`` identify; None when one of them is unknown (nothing stored)."""
+        if any(part is None for part in parts):
+            return None
+        return ChunkStore(cache_key(kind="landmark_kcca", parts=list(parts)), self.store)
+
+    def _map(self, view: KernelView, rng: np.random.Generator) -> NystromMap:
+        rows = LANDMARKS[self.landmarks](view, self.rank, rng, self.oversample)
+        return nystrom_map(view, rows)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: KernelView, Y: KernelView) -> "LandmarkKCCA":
+        """Choose landmarks, reduce the chunked factors to r x r sums and solve.
+
+        Parameters
+        ----------
+        X, Y : KernelView
+            The two views of the same n training pairs (row i of X with row i of Y).
+
+        Returns
+        -------
+        self : LandmarkKCCA
+        """
+        self._validate_params()
+        for name, view in (("X", X), ("Y", Y)):
+            if not isinstance(view, KernelView):
+                raise TypeError(f"LandmarkKCCA.fit: {name} must be a KernelView, got {type(view).__name__}")
+        n = X.n_samples
+        if Y.n_samples != n:
+            raise ValueError(f"X and Y must describe the same pairs, got {n} and {Y.n_samples} rows")
+        if n < 2:
+            raise ValueError(f"LandmarkKCCA needs at least 2 training pairs, got {n}")
+        rng = np.random.default_rng(self.random_state)
+        self.map_x_ = self._map(X, rng)
+        self.map_y_ = self._map(Y, rng)
+        self.n_samples_fit_ = n
+
+        settings = {"rank": self.rank, "landmarks": self.landmarks, "oversample": self.oversample,
+                    "seed": self.random_state, "chunk_size": self.chunk_size}
+        self.fit_key_ = None if X.key is None or Y.key is None else cache_key(x=X.key, y=Y.key, **settings)
+        store = self.store_ = self._store(self.fit_key_)
+        n_chunks = -(-n // self.chunk_size)
+        if store is not None:
+            store.create("factor_x", (n, self.map_x_.rank), self.chunk_size)
+            store.create("factor_y", (n, self.map_y_.rank), self.chunk_size)
+        engine = self._engine
+        sums = engine.map_reduce(
+            _factor_chunk, range(n_chunks), _add,
+            views=engine.share((X, Y)), maps=engine.share((self.map_x_, self.map_y_)), store=store,
+            chunk_size=self.chunk_size)
+        self._decompose(sums, n)
+        self._solve()
+        return self
+
+    def _decompose(self, sums: dict, n: int) -> None:
+        self.mean_x_ = sums["sum_x"] / n
+        self.mean_y_ = sums["sum_y"] / n
+        C_xx = sums["xx"] - n * np.outer(self.mean_x_, self.mean_x_)
+        C_yy = sums["yy"] - n * np.outer(self.mean_y_, self.mean_y_)
+        C_xy = sums["xy"] - n * np.outer(self.mean_x_, self.mean_y_)
+        spectrum_x = spectrum_from_gram(0.5 * (C_xx + C_xx.T), float(np.trace(C_xx)), "centred kernel X")
+        spectrum_y = spectrum_from_gram(0.5 * (C_yy + C_yy.T), float(np.trace(C_yy)), "centred kernel Y")
+        # Ux'Uy with Ux = Gc Vx Lx^(-1/2): r x r, from the blockwise cross sum.
+        cross = (spectrum_x.vectors / np.sqrt(spectrum_x.values)).T @ C_xy @ (
+            spectrum_y.vectors / np.sqrt(spectrum_y.values))
+        self._spectra = (spectrum_x, spectrum_y, cross)
+        self.rank_x_, self.rank_y_ = spectrum_x.rank, spectrum_y.rank
+        # Share of each (uncentred) training kernel's trace the landmark approximation keeps,
+        # sum ||g(x_i)||^2 / sum k(x_i, x_i): the residual incomplete Cholesky stops on.
+        self.explained_trace_x_ = float(np.trace(sums["xx"]) / sums["trace_x"])
+        self.explained_trace_y_ = float(np.trace(sums["yy"]) / sums["trace_y"])
+
+    def _solve(self) -> None:
+        spectrum_x, spectrum_y, cross = self._spectra
+        limit = min(spectrum_x.rank, spectrum_y.rank)
+        if self.n_components > limit:
+            raise ValueError(f"n_components={self.n_components} exceeds the number of canonical pairs, "
+                             f"min(rank of centred Kx, rank of centred Ky) = {limit}")
+        solution = solve_canonical(spectrum_x, spectrum_y, cross, self.reg, self.reg_form, self.n_components,
+                                   np.dtype(self.solve_dtype))
+        self.canonical_correlations_ = solution.correlations
+        weights_x = _feature_weights(spectrum_x, solution.coef_x)
+        weights_y = _feature_weights(spectrum_y, solution.coef_y)
+        # Eigenvector signs are arbitrary; fix each pair so that X's largest weight is positive,
+        # which makes the projections a deterministic function of the landmark features.
+        signs = np.sign(weights_x[np.abs(weights_x).argmax(axis=0), np.arange(weights_x.shape[1])])
+        signs[signs == 0] = 1.0
+        self.weights_x_, self.weights_y_ = weights_x * signs, weights_y * signs
+
+    # ------------------------------------------------------------------ re-use
+    def with_params(self, **params) -> "LandmarkKCCA":
+        """A fitted copy with new ``reg``, ``n_components`` or ``weight_power``, sharing the factorisation.
+
+        Costs one r x r canonical solve: a grid of settings reuses one pass over the data.
+        """
+        check_is_fitted(self, "weights_x_")
+        cheap = {"reg", "n_components", "weight_power"}
+        if not set(params) <= cheap:
+            raise ValueError(f"with_params only changes {sorted(cheap)}; refit to change "
+                             f"{sorted(set(params) - cheap)}")
+        model = copy.copy(self)
+        model.set_params(**params)
+        model._validate_params()
+        if model.reg != self.reg or model.n_components != self.n_components:
+            model._solve()
+        return model
+
+    def path(self, regs, n_components: int | None = None) -> list["LandmarkKCCA"]:
+        """Fitted copies for several regularisers, sharing one factorisation."""
+        k = self.n_components if n_components is None else n_components
+        return [self.with_params(reg=reg, n_components=k) for reg in regs]
+
+    # ------------------------------------------------------------------ projection
+    def features(self, X: KernelView | None = None, Y: KernelView | None = None):
+        """Centred landmark features of new items, computed in chunks (stored under the view's key)."""
+        check_is_fitted(self, "weights_x_")
+        out = []
+        engine = self._engine
+        for name, view, fmap, mean in (("x", X, self.map_x_, self.mean_x_), ("y", Y, self.map_y_, self.mean_y_)):
+            if view is None:
+                continue
+            n_chunks = -(-view.n_samples // self.chunk_size)
+            store = self._store(self.fit_key_, view.key)
+            if store is not None:
+                store.create(f"features_{name}", (view.n_samples, fmap.rank), self.chunk_size)
+            blocks = engine.map(_feature_chunk, range(n_chunks), view=engine.share(view), fmap=engine.share(fmap),
+                                mean=mean, store=store, name=f"features_{name}", chunk_size=self.chunk_size)
+            out.append(LandmarkFeatures(name, np.concatenate(blocks, axis=0)))
+        if not out:
+            raise ValueError("features needs X, Y or both")
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def transform(self, X=None, Y=None, *, n_components: int | None = None):
+        """Project new items of either view (KernelView or LandmarkFeatures) onto the canonical directions.
+
+        Returns
+        -------
+        x_scores or y_scores or (x_scores, y_scores)
+            Shape (n_new, n_components) each.
+        """
+        check_is_fitted(self, "weights_x_")
+        if X is None and Y is None:
+            raise ValueError("transform needs X, Y or both")
+        k = self.n_components if n_components is None else n_components
+        if not isinstance(k, numbers.Integral) or not 1 <= k <= self.weights_x_.shape[1]:
+            raise ValueError(f"n_components must be an integer in [1, {self.weights_x_.shape[1]}], "
+                             f"got {n_components!r}")
+        scores = []
+        for name, data, weights in (("x", X, self.weights_x_), ("y", Y, self.weights_y_)):
+            if data is None:
+                continue
+            if isinstance(data, KernelView):
+                data = self.features(**{name.upper(): data})
+            if not isinstance(data, LandmarkFeatures) or data.view != name:
+                raise TypeError(f"transform: {name.upper()} must be a KernelView or the LandmarkFeatures of "
+                                f"view {name!r}")
+            projected = data.values @ weights[:, :k]
+            if self.weight_power:
+                projected *= self.canonical_correlations_[:k] ** self.weight_power
+            scores.append(projected)
+        return scores[0] if len(scores) == 1 else tuple(scores)
+
+
+def _feature_weights(spectrum: KernelSpectrum, coef: np.ndarray) -> np.ndarray:
+    """``V L^(1/2) a``: centred landmark features -> canonical projections (module docstring)."""
+    return spectrum.vectors @ (np.sqrt(spectrum.values)[:, None] * coef)

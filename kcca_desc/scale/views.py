@@ -1,0 +1,144 @@
+"""One view of the training pairs as the large-n solver sees it: items, a kernel, and a key.
+
+A :class:`KernelView` never holds a kernel matrix.  It holds the items (a NumPy
+array, a Zarr array read chunk by chunk, a mapping of such arrays as the image
+kernels take, or a list such as token lists) and a picklable kernel function
+``kernel(items_a, items_b) -> ndarray``, so a worker handed a view and a range
+of rows computes that block of kernel columns and nothing else.  ``index``
+maps rows to items, so caption-level pairs repeat an image's features without
+copying them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..kernels.image.intersection import histogram_intersection
+
+__all__ = ["KernelView", "take", "HistogramIntersection", "LinearKernel"]
+
+
+def take(items: Any, indices: np.ndarray) -> Any:
+    """Items ``indices`` of ``items``: array rows, each array of a mapping, or list entries.
+
+    Consecutive indices are read as one slice, which a Zarr array serves chunk by chunk.
+    """
+    indices = np.asarray(indices, dtype=np.intp)
+    if isinstance(items, Mapping):
+        return {key: take(value, indices) for key, value in items.items()}
+    if isinstance(items, (list, tuple)):
+        return [items[i] for i in indices]
+    if not hasattr(items, "oindex"):  # NumPy or SciPy sparse rows
+        return items[indices]
+    # An array read from storage (Zarr): consecutive rows as one slice, others by one
+    # orthogonal selection of the distinct rows; either way only the chunks needed are read.
+    if indices.size and np.all(np.diff(indices) == 1):
+        return np.asarray(items[int(indices[0]):int(indices[-1]) + 1])
+    distinct, inverse = np.unique(indices, return_inverse=True)
+    return np.asarray(items.oindex[distinct])[inverse]
+
+
+def _length(items: Any) -> int:
+    if isinstance(items, Mapping):
+        lengths = {_length(v) for v in items.values()}
+        if len(lengths) != 1:
+            raise ValueError(f"KernelView: the arrays of a mapping of items differ in length: {sorted(lengths)}")
+        return lengths.pop()
+    shape = getattr(items, "shape", None)  # arrays, sparse matrices and Zarr arrays
+    return int(shape[0]) if shape is not None else len(items)
+
+
+@dataclass(frozen=True, eq=False)
+class KernelView:
+    """Items of one view, the kernel between them, and what identifies both.
+
+    Parameters
+    ----------
+    items : array, Zarr array, mapping of arrays, or list
+        The distinct items (e.g. one feature row per image).
+    kernel : callable
+        ``kernel(items_a, items_b) -> ndarray (len(items_a), len(items_b))``; must be picklable
+        (a module-level function or a dataclass instance) to run on Dask workers.
+    index : ndarray of int, optional
+        Row ``r`` of the view is item ``index[r]`` (caption-level pairs: the image of each
+        caption); default one row per item.
+    key : str, optional
+        What determines the items and the kernel (:func:`kcca_desc.cache.cache_key` of them):
+        chunked results of the view are stored and resumed under it.  None: nothing is stored.
+    """
+
+    items: Any
+    kernel: Callable[[Any, Any], np.ndarray]
+    index: np.ndarray | None = None
+    key: str | None = None
+
+    def __post_init__(self):
+        if not callable(self.kernel):
+            raise TypeError(f"KernelView: kernel must be callable, got {type(self.kernel).__name__}")
+        n_items = _length(self.items)
+        if n_items < 1:
+            raise ValueError("KernelView: no items")
+        if self.index is not None:
+            index = np.asarray(self.index, dtype=np.intp)
+            if index.ndim != 1 or index.size == 0 or index.min() < 0 or index.max() >= n_items:
+                raise ValueError(f"KernelView: index must be a non-empty 1-D array of item numbers in [0, {n_items})")
+            object.__setattr__(self, "index", index)
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows (pairs) of the view."""
+        return _length(self.items) if self.index is None else int(self.index.size)
+
+    def item_numbers(self, rows: np.ndarray) -> np.ndarray:
+        """Item number of each row in ``rows``."""
+        rows = np.asarray(rows, dtype=np.intp)
+        return rows if self.index is None else self.index[rows]
+
+    def rows(self, rows: Sequence[int] | np.ndarray) -> Any:
+        """The items of ``rows``."""
+        return take(self.items, self.item_numbers(rows))
+
+    def block(self, rows: np.ndarray, other: Any) -> np.ndarray:
+        """Kernel between ``rows`` of the view and the items ``other``, float64."""
+        K = np.asarray(self.kernel(self.rows(rows), other), dtype=np.float64)
+        if not np.all(np.isfinite(K)):
+            raise ValueError("KernelView: the kernel produced NaN or infinite values")
+        return K
+
+    def diagonal(self, rows: np.ndarray, block_size: int = 256) -> np.ndarray:
+        """``k(x_r, x_r)`` of ``rows``, from small diagonal blocks (O(len(rows) * block_size) kernel values)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        out = np.empty(rows.size)
+        for start in range(0, rows.size, block_size):
+            part = rows[start:start + block_size]
+            out[start:start + part.size] = np.diagonal(self.block(part, self.rows(part)))
+        return out
+
+    def with_rows(self, index: np.ndarray, key: str | None = None) -> "KernelView":
+        """The view restricted to (or repeated over) ``index`` rows, sharing the items."""
+        return KernelView(self.items, self.kernel, self.item_numbers(index), key)
+
+
+@dataclass(frozen=True)
+class HistogramIntersection:
+    """``sum_d min(a_d, b_d)`` raised to ``power``: the pyramid-like kernel of the benchmarks."""
+
+    power: float = 1.0
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        K = histogram_intersection(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                                   dtype=np.float64)
+        return K if self.power == 1 else K ** self.power
+
+
+@dataclass(frozen=True)
+class LinearKernel:
+    """``a b'`` of dense rows or sparse CSR rows (cosine when the rows are L2-normalised)."""
+
+    def __call__(self, a, b) -> np.ndarray:
+        product = a @ b.T
+        return product.toarray() if hasattr(product, "toarray") else np.asarray(product)

@@ -1,0 +1,108 @@
+"""Checkpoints of the trainable models: an interrupted run resumes to the same weights as an
+uninterrupted one, a finished run reloads without training, and the key covers every parameter."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
+
+from kcca_desc.adapters.trainable import CharGRUEncoder, ReiRelevanceScorer, VSEEncoder  # noqa: E402
+from kcca_desc.adapters.trainable.training import TrainableModel  # noqa: E402
+
+from toys import TinyEncoder, make_dataset  # noqa: E402
+
+CASES = {
+    VSEEncoder: {"word_dim": 8, "joint_dim": 8, "min_count": 1, "negatives": "hardest", "sum_epochs": 1,
+                 "lr_decay_epoch": 2},
+    CharGRUEncoder: {"char_dim": 4, "hidden_dim": 6, "attention_dim": 4, "cycle_epochs": 2},
+    ReiRelevanceScorer: {"word_dim": 8, "hidden_dim": 8, "min_count": 1, "dropout": 0.5},
+}
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _model(cls):
+    return cls(image_encoder=TinyEncoder(), batch_size=4, max_epochs=4, patience=None, random_state=5,
+               **CASES[cls])
+
+
+def _weights(model):
+    return [{k: v.clone() for k, v in n.state_dict().items()} for n in model.networks_]
+
+
+@pytest.mark.parametrize("cls", list(CASES))
+def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "whole"))
+    whole = _model(cls).fit(train, dev=dev)
+    assert whole.resumed_from_epoch_ == 0 and len(whole.history_) == 4
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "interrupted"))
+    run_epoch = TrainableModel._run_epoch
+
+    def interrupt_at_third(self, *args):
+        if args[-1] == 3:
+            raise Interrupted
+        return run_epoch(self, *args)
+
+    monkeypatch.setattr(TrainableModel, "_run_epoch", interrupt_at_third)
+    with pytest.raises(Interrupted):
+        _model(cls).fit(train, dev=dev)
+    monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+    resumed = _model(cls).fit(train, dev=dev)
+    assert resumed.resumed_from_epoch_ == 2
+    assert [h["loss"] for h in resumed.history_] == [h["loss"] for h in whole.history_]
+    assert resumed.snapshot_epochs_ == whole.snapshot_epochs_
+    for a, b in zip(_weights(whole), _weights(resumed), strict=True):
+        assert a.keys() == b.keys()
+        for key in a:
+            assert torch.equal(a[key], b[key]), key
+
+    # A finished run is loaded, not trained: scoring needs no epoch.
+    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    loaded = _model(cls).fit(train, dev=dev)
+    assert loaded.resumed_from_epoch_ == 4 and loaded.checkpoint_path_ == resumed.checkpoint_path_
+    view = dev.view("test", "hodosh")
+    if cls is ReiRelevanceScorer:
+        np.testing.assert_array_equal(loaded.score(view.images, view.captions),
+                                      resumed.score(view.images, view.captions))
+    else:
+        np.testing.assert_array_equal(loaded.embed_texts(view.captions), resumed.embed_texts(view.captions))
+
+
+def test_checkpoint_key_covers_parameters_data_and_features():
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    model = _model(VSEEncoder)
+    key = model.checkpoint_key(train, dev)
+    assert key == _model(VSEEncoder).checkpoint_key(train, dev)
+    assert key != model.set_params(margin=0.1).checkpoint_key(train, dev)
+    assert key != _model(VSEEncoder).checkpoint_key(train, None)
+    assert key != _model(VSEEncoder).checkpoint_key(dev, train)
+    assert key != _model(VSEEncoder).set_params(image_encoder=TinyEncoder(dim=8)).checkpoint_key(train, dev)
+    # Whether a checkpoint is written does not change what is trained.
+    assert key == _model(VSEEncoder).set_params(checkpoint=False).checkpoint_key(train, dev)
+
+
+def test_checkpoint_is_written_atomically_each_epoch(tmp_path, monkeypatch):
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    data = make_dataset(n=8)
+    model = _model(VSEEncoder).set_params(max_epochs=2).fit(data.subset("train"))
+    path = model.checkpoint_path_
+    assert path.parent.parent == tmp_path / "checkpoints"
+    assert [p.name for p in path.parent.iterdir()] == ["state.pt"]  # no temporary file left
+    state = torch.load(path, weights_only=False)
+    assert state["finished"] and len(state["run"]["history"]) == 2
+
+
+def test_damaged_checkpoint_is_retrained_not_trusted(tmp_path, monkeypatch):
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    train = make_dataset(n=8).subset("train")
+    first = _model(VSEEncoder).set_params(max_epochs=1).fit(train)
+    first.checkpoint_path_.write_bytes(b"not a checkpoint")
+    again = _model(VSEEncoder).set_params(max_epochs=1).fit(train)
+    assert again.resumed_from_epoch_ == 0 and len(again.history_) == 1
+    assert torch.load(again.checkpoint_path_, weights_only=False)["finished"]

@@ -1,0 +1,60 @@
+"""The landmark KCCA system: with every training item a landmark it is the exact system."""
+
+import numpy as np
+import pytest
+
+from kcca_desc import ImageSentenceRanker, load_dataset
+from kcca_desc.errors import ParameterError
+from kcca_desc.methods.scalable import ScalableRanker
+
+IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
+GRID = dict(text_kernel="tri5", n_components=(4, 8), regs=(0.1, 1.0), n_select=2, image_kernel_params=IMAGE_PARAMS,
+            kcca_params={"solve_dtype": np.float64})
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_dataset("synthetic", n_images=100, image_size=48, seed=3)
+
+
+def test_all_training_items_as_landmarks_give_the_exact_system(data, tmp_path):
+    train, dev = data.subset("train"), data.view("dev")
+    test = data.view("test", "karpathy")
+    exact = ImageSentenceRanker(**GRID).fit(train, dev)
+    landmark = ScalableRanker(**GRID, rank=len(train), chunk_size=16, store=str(tmp_path)).fit(train, dev)
+    for ours, theirs in zip(landmark.dev_results_, exact.dev_results_):
+        assert ours["n_components"] == theirs["n_components"] and ours["reg"] == theirs["reg"]
+        for task in ("annotation", "search"):
+            assert ours[task]["R@1"] == pytest.approx(theirs[task]["R@1"])
+            assert ours[task]["median_rank"] == pytest.approx(theirs[task]["median_rank"])
+    assert landmark.selected_ == exact.selected_
+    a, b = landmark.score(test.images, test.captions), exact.score(test.images, test.captions)
+    # Borda counts of the same models: equal up to ties broken by float noise
+    assert np.mean(a.annotation == b.annotation) > 0.99 and np.mean(a.search == b.search) > 0.99
+
+
+def test_caption_level_pairs_and_parameters(data):
+    train = data.subset("train")
+    model = ScalableRanker(**{**GRID, "n_components": (4,), "regs": (1.0,)}, rank=40, pairs="caption").fit(train)
+    assert model.kcca_.n_samples_fit_ == 5 * len(train)
+    scores = model.score(data.subset("test").images, ["a red circle", "a blue square on grass"])
+    assert np.all(np.isfinite(scores.annotation)) and scores.annotation.shape == (20, 2)
+    with pytest.raises(ParameterError, match="diag"):
+        ScalableRanker(**GRID, diag=2.0).fit(train, data.view("dev"))
+    with pytest.raises(ValueError, match="pairs"):
+        ScalableRanker(pairs="word").fit(train)
+
+
+def test_command_line_runs_the_scalable_system(tmp_path, capsys):
+    from kcca_desc.evaluate import load_results
+    from kcca_desc.fit import main
+
+    out = tmp_path / "results.json"
+    code = main(["--data", "synthetic", "--n-images", "60", "--method", "kcca_scalable", "--engine", "local",
+                 "--rank", "20", "--chunk-size", "16", "--n-components", "4", "--regs", "1", "--text-kernel", "bow5",
+                 "--colour-words", "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1", "-q",
+                 "--out", str(out)])
+    assert code in (0, None)
+    (result,) = load_results(out)
+    assert result.system == "Landmark KCCA bow5 (pyramid, rank 20)"
+    assert result.params["rank"] == 20 and result.params["engine"] == "local"

@@ -1,0 +1,136 @@
+"""The HTML report built from real runs of the command line: sections, figures, gallery, error analysis."""
+
+import re
+
+import numpy as np
+import pytest
+
+from kcca_desc.compare import load_runs
+from kcca_desc.data.registry import load_dataset
+from kcca_desc.evaluate import result_from_scores
+from kcca_desc.fit import main as fit_main
+from kcca_desc.report import build_report
+
+SECTIONS = ("results", "comparison", "figures", "gallery", "errors")
+
+
+def _cards(html, kind):
+    """The HTML of each gallery card of one kind (caption-query or image-query)."""
+    return re.findall(rf'<div class="card {kind}">(.*?)\n</div>\n(?=<div class="card|</div>)', html, flags=re.S)
+
+
+def test_report_has_every_section_and_is_self_contained(report_page):
+    html = report_page.read_text()
+    for section in SECTIONS:
+        assert f'<section id="{section}">' in html
+    sources = re.findall(r'<img src="([^"]*)"', html)
+    assert sources and all(s.startswith(("data:image/png;base64,", "data:image/jpeg;base64,")) for s in sources)
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+    assert "<script" not in html
+
+
+def test_figures_are_embedded_and_saved_as_png_and_pdf(report_page):
+    html = report_page.read_text()
+    for name in ("recall_at_k", "rank_cdf", "intervals"):
+        assert f'<figure id="figure-{name}">' in html
+        png, pdf = (report_page.parent / "figures" / f"{name}.{ext}" for ext in ("png", "pdf"))
+        assert png.read_bytes().startswith(b"\x89PNG") and pdf.read_bytes().startswith(b"%PDF")
+    # No run records a training history, so there is no training figure.
+    assert "figure-training" not in html
+    assert (report_page.parent / "comparison.tex").is_file()
+
+
+def test_results_and_comparison_tables_hold_every_run(report_page, run_files):
+    html = report_page.read_text()
+    runs = load_runs(run_files)
+    results = html.split('<section id="results">')[1].split("</section>")[0]
+    comparison = html.split('<section id="comparison">')[1].split("</section>")[0]
+    for run in runs:
+        assert f'<td class="name">{run.label}</td><td class="name">{run.result.protocol}</td>' in results
+        figure = f"{run.result.annotation['R@5']:.1f}"
+        assert figure in results
+    # The second run is compared with the first (the reference) under both protocols.
+    assert comparison.count("<tr><td") == 2
+    assert len(re.findall(r'<span class="ci">p [=<] [\d.]+</span>', comparison)) == 2 * 10
+
+
+def test_gallery_marks_the_gold_item_at_its_stored_rank(report_page, run_files, gallery_size):
+    html = report_page.read_text()
+    (reference,) = [run for run in load_runs(run_files) if run.result.protocol == "hodosh"][:1]
+    dataset = load_dataset("synthetic", n_images=100, seed=0)
+    view = dataset.view("test", "hodosh")
+    captions = _cards(html, "caption-query")
+    images = _cards(html, "image-query")
+    assert len(captions) == len(images) == gallery_size
+    for card in captions:
+        caption_id, rank = re.search(r"(synthetic_\d+#\d) · gold rank (\d+)", card).groups()
+        q = view.caption_ids.index(caption_id)
+        assert int(rank) == reference.result.ranks["search"][q]
+        thumbs = re.findall(r'<figure class="thumb( gold)?"><img src="data:image/jpeg', card)
+        # The top five, then the gold image again when it is not among them.
+        assert len(thumbs) == 5 + (int(rank) > 5)
+        assert [bool(g) for g in thumbs].count(True) == 1
+        if int(rank) <= 5:
+            assert thumbs[int(rank) - 1] == " gold"
+        assert card.count("gold-marker") == 1 and f"gold · rank {rank}" in card
+    for card in images:
+        image_id, rank = re.search(r"(synthetic_\d+) · gold rank (\d+)", card).groups()
+        assert int(rank) == reference.result.ranks["annotation"][view.images.ids.index(image_id)]
+        assert card.count("<li") == 5
+        assert card.count("gold-marker") == 1
+
+
+def test_error_analysis_lists_the_worst_and_most_disputed_queries(report_page, run_files):
+    html = report_page.read_text()
+    errors = html.split('<section id="errors">')[1]
+    first = load_runs(run_files)[0].result
+    worst = re.findall(r'<table class="queries worst">(.*?)</table>', errors, flags=re.S)
+    assert len(worst) == 2
+    for table, task in zip(worst, ("annotation", "search")):
+        shown = [int(r) for r in re.findall(r'<td class="num">(\d+)</td>', table)]
+        assert shown == sorted(first.ranks[task], reverse=True)[:5]
+    disputed = re.findall(r'<table class="queries disagree">(.*?)</table>', errors, flags=re.S)
+    assert len(disputed) == 2 and all(t.count("<tr>") == 1 + 5 for t in disputed)
+
+
+def test_training_curves_appear_for_runs_that_record_them(tmp_path):
+    dataset = load_dataset("synthetic", n_images=60, seed=0)
+    view = dataset.view("test", "hodosh")
+    result = result_from_scores(np.random.default_rng(0).random((view.n_images, view.n_captions)), view, "random")
+    result.extras["training"] = {"history": [{"epoch": e, "loss": 1.0 / e, "dev_rsum": 10.0 * e} for e in (1, 2, 3)],
+                                 "best_epoch": 3}
+    page = build_report([result], tmp_path, dataset=dataset, n_gallery=2, n_resamples=50)
+    html = page.read_text()
+    assert '<figure id="figure-training">' in html and (tmp_path / "figures" / "training.pdf").is_file()
+    # One run: no comparison section, no disagreement tables.
+    assert '<section id="comparison">' not in html and "queries disagree" not in html
+
+
+def test_a_data_set_that_does_not_match_gives_a_page_without_gallery(tmp_path, run_files):
+    other = load_dataset("synthetic", n_images=60, seed=0)
+    page = build_report(load_runs(run_files[:1]), tmp_path, dataset=other, n_resamples=50)
+    html = page.read_text()
+    assert '<section id="figures">' in html  # the rest of the report is still there
+    assert "No gallery: " in html and "not the data set it was measured on" in html
+
+
+def test_fit_writes_the_report_directly(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert fit_main(["--method", "nn", "--n-images", "60", "--report", str(out), "--quiet"]) == 0
+    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    assert '<div class="card caption-query">' in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("bad", [{"n_gallery": -1}, {"n_worst": -2}])
+def test_bad_report_options_are_refused(tmp_path, bad, run_files):
+    with pytest.raises(ValueError, match="must be >= 0"):
+        build_report(load_runs(run_files[:1]), tmp_path, **bad)
+
+
+def test_fit_refuses_a_report_path_that_is_a_file_before_any_work(tmp_path, capsys):
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        fit_main(["--method", "nn", "--n-images", "60", "--report", str(taken), "--quiet"])
+    assert exit_info.value.code == 2
+    assert "exists and is not a directory" in capsys.readouterr().err

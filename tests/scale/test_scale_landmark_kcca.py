@@ -1,0 +1,212 @@
+"""The large-n KCCA in one process: against the in-memory low-rank solver, landmarks, chunks, resume."""
+
+import numpy as np
+import pytest
+
+from kcca_desc.bench import synthetic_items
+from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
+from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
+                             nystrom_map, tree_reduce)
+
+
+def _views(n_images, captions=1, seed=0, key=None):
+    hist, bow = synthetic_items(n_images, captions, seed=seed)
+    image_of = np.repeat(np.arange(n_images), captions)
+    X = KernelView(hist, HistogramIntersection(2.0), index=image_of if captions > 1 else None,
+                   key=None if key is None else f"{key}-x")
+    Y = KernelView(bow, LinearKernel(), key=None if key is None else f"{key}-y")
+    return X, Y
+
+
+def test_equals_in_memory_lowrank_kcca_on_the_approximated_kernels():
+    X, Y = _views(300)
+    model = LandmarkKCCA(5, reg=0.1, rank=40, oversample=100, chunk_size=64).fit(X, Y)
+    rows = np.arange(300)
+    Gx, Gy = model.map_x_.features(X, rows), model.map_y_.features(Y, rows)
+    # pivots over all rows are exactly the in-memory solver's incomplete-Cholesky pivots
+    G, pivots = incomplete_cholesky(MatrixColumns(X.kernel(X.items, X.items)), tol=0.0, rank=40)
+    np.testing.assert_array_equal(pivots, model.map_x_.rows)
+    np.testing.assert_allclose(G @ G.T, Gx @ Gx.T, atol=1e-10)
+    K = X.kernel(X.items, X.items)
+    assert model.explained_trace_x_ == pytest.approx(np.sum(G * G) / np.trace(K), rel=1e-10)
+    assert 0 < model.explained_trace_x_ < 1
+    reference = KCCA(5, reg=0.1, method="lowrank", tol=0.0).fit(MatrixColumns(Gx @ Gx.T), MatrixColumns(Gy @ Gy.T))
+    np.testing.assert_allclose(model.canonical_correlations_, reference.canonical_correlations_, rtol=1e-9)
+    Xn, Yn = _views(50, seed=1)
+    gx, gy = model.map_x_.features(Xn, np.arange(50)), model.map_y_.features(Yn, np.arange(50))
+    ours = model.transform(Xn, Yn)
+    theirs = reference.transform(gx @ Gx.T, gy @ Gy.T)
+    for a, b in zip(ours, theirs):
+        # the same directions up to one sign per canonical pair (shared by both views)
+        signs = np.sign(np.sum(a * b, axis=0))
+        np.testing.assert_allclose(a, b * signs, atol=1e-10 * np.abs(b).max())
+
+
+def test_chunking_does_not_change_the_fit():
+    X, Y = _views(200, captions=3)
+    one = LandmarkKCCA(4, reg=0.5, rank=30, chunk_size=600).fit(X, Y)
+    many = LandmarkKCCA(4, reg=0.5, rank=30, chunk_size=37).fit(X, Y)
+    np.testing.assert_allclose(one.canonical_correlations_, many.canonical_correlations_, rtol=1e-10)
+    np.testing.assert_allclose(one.transform(X), many.transform(X), atol=1e-9)
+
+
+def test_path_reuses_the_factorisation_and_matches_a_refit():
+    X, Y = _views(200)
+    base = LandmarkKCCA(6, reg=1.0, rank=30).fit(X, Y)
+    fx = base.features(X=X)
+    assert isinstance(fx, LandmarkFeatures)
+    for reg, model in zip((0.1, 10.0), base.path((0.1, 10.0), n_components=4)):
+        refit = LandmarkKCCA(4, reg=reg, rank=30).fit(X, Y)
+        np.testing.assert_allclose(model.canonical_correlations_, refit.canonical_correlations_, rtol=1e-12)
+        np.testing.assert_allclose(model.transform(fx), refit.transform(X), atol=1e-12)
+    with pytest.raises(ValueError, match="refit to change"):
+        base.with_params(rank=10)
+
+
+def test_uniform_landmarks_are_distinct_items_and_caption_level_rows_repeat_images():
+    X, Y = _views(100, captions=5)
+    model = LandmarkKCCA(3, rank=20, landmarks="uniform").fit(X, Y)
+    items = X.item_numbers(model.map_x_.rows)
+    assert len(set(items.tolist())) == 20
+    assert X.n_samples == 500
+    np.testing.assert_allclose(model.map_x_.features(X, np.arange(5)), model.map_x_.features(X, np.zeros(5, int)))
+
+
+def test_nystrom_map_reproduces_the_landmark_block():
+    X, _ = _views(80)
+    fmap = nystrom_map(X, np.arange(0, 80, 4))
+    G = fmap.features(X, np.arange(80))
+    K = X.kernel(X.items, X.items)
+    # exact on the landmarks' own rows and columns
+    np.testing.assert_allclose((G @ G.T)[np.ix_(fmap.rows, fmap.rows)], K[np.ix_(fmap.rows, fmap.rows)], atol=1e-10)
+
+
+def _level_by_level(values, combine):
+    """The obvious pairwise tree: pair neighbours level by level, an odd last value moving up."""
+    values = list(values)
+    while len(values) > 1:
+        values = [combine(values[i], values[i + 1]) for i in range(0, len(values) - 1, 2)] + \
+            values[len(values) - len(values) % 2:]
+    return values[0]
+
+
+def test_tree_reduce_is_the_pairwise_tree_built_as_values_stream_in():
+    join = lambda a, b: f"({a}{b})"  # noqa: E731
+    assert tree_reduce(list("abcde"), join) == "(((ab)(cd))e)"
+    for n in range(1, 70):
+        names = [f"v{i}," for i in range(n)]
+        assert tree_reduce(iter(names), join) == _level_by_level(names, join)
+    with pytest.raises(ValueError):
+        tree_reduce([], max)
+
+
+def test_tree_reduce_holds_few_partials():
+    alive, most = [0], [0]
+
+    def values(n):
+        for _ in range(n):
+            alive[0] += 1
+            most[0] = max(most[0], alive[0])
+            yield 1
+
+    def combine(a, b):
+        alive[0] -= 1  # two partials in, one out
+        return a + b
+
+    assert tree_reduce(values(1000), combine) == 1000
+    assert most[0] <= 11  # log2(1000) + 1 pending subtrees at most
+
+
+class Interrupting:
+    """A kernel that raises after ``limit`` chunk blocks, counting them.
+
+    A chunk block is a call of at most ``chunk_size`` rows against the ``rank`` landmarks (the
+    landmark choice evaluates its sample of ``4 * rank > chunk_size`` rows, and ``W`` is rank x rank).
+    """
+
+    def __init__(self, kernel, rank, limit=None, chunk_size=50):
+        self.kernel, self.rank, self.limit, self.chunk_size, self.chunk_calls = kernel, rank, limit, chunk_size, 0
+
+    def __call__(self, a, b):
+        rows = a.shape[0]
+        if b.shape[0] == self.rank and rows != self.rank and rows <= self.chunk_size:
+            self.chunk_calls += 1
+            if self.limit is not None and self.chunk_calls > self.limit:
+                raise KeyboardInterrupt("killed")
+        return self.kernel(a, b)
+
+
+def test_interrupted_chunked_run_resumes_with_identical_output(tmp_path):
+    X, Y = _views(400, key="resume")
+    settings = dict(n_components=4, reg=0.3, rank=25, chunk_size=50)
+    reference = LandmarkKCCA(**settings, store=str(tmp_path / "one")).fit(X, Y)
+    expected = reference.transform(X, Y)
+
+    failing = Interrupting(Y.kernel, 25, limit=3)
+    Y_failing = KernelView(Y.items, failing, key=Y.key)
+    with pytest.raises(KeyboardInterrupt):
+        LandmarkKCCA(**settings, store=str(tmp_path / "two")).fit(X, Y_failing)
+    counting = Interrupting(Y.kernel, 25)
+    resumed = LandmarkKCCA(**settings, store=str(tmp_path / "two")).fit(X, KernelView(Y.items, counting, key=Y.key))
+    # 8 chunks: the first 3 were stored before the interruption; only the others are computed
+    assert counting.chunk_calls == 8 - 3
+    np.testing.assert_array_equal(resumed.canonical_correlations_, reference.canonical_correlations_)
+    for a, b in zip(resumed.transform(X, Y), expected):
+        np.testing.assert_array_equal(a, b)
+    # a second run computes no chunk at all
+    again = Interrupting(Y.kernel, 25)
+    LandmarkKCCA(**settings, store=str(tmp_path / "two")).fit(X, KernelView(Y.items, again, key=Y.key))
+    assert again.chunk_calls == 0
+
+
+def test_bad_input_is_named():
+    X, Y = _views(50)
+    with pytest.raises(ValueError, match="same pairs"):
+        LandmarkKCCA(rank=10).fit(X, KernelView(Y.items[:40], Y.kernel))
+    with pytest.raises(TypeError, match="must be a KernelView"):
+        LandmarkKCCA(rank=10).fit(np.eye(50), Y)
+    with pytest.raises(ValueError, match="landmark"):
+        LandmarkKCCA(landmarks="kmeans").fit(X, Y)
+    with pytest.raises(ValueError, match="index"):
+        KernelView(X.items, X.kernel, index=np.array([0, 60]))
+
+
+def test_scikit_learn_conventions():
+    from sklearn.base import clone
+
+    from kcca_desc.methods.scalable import ScalableRanker
+
+    for estimator in (LandmarkKCCA(3, rank=12, chunk_size=7, landmarks="uniform"),
+                      ScalableRanker(rank=12, pairs="caption")):
+        copy = clone(estimator)
+        assert copy.get_params() == estimator.get_params()
+        assert not [k for k in vars(copy) if k.endswith("_") and not k.startswith("_")]
+    X, Y = _views(60)
+    model = LandmarkKCCA(3, rank=12).fit(X, Y)
+    assert model.fit(X, Y) is model
+
+
+def test_map_chunks_in_memory_stored_and_resumed(tmp_path):
+    from kcca_desc.scale import ChunkStore, LocalEngine, map_chunks
+
+    calls = []
+
+    def compute(rows, offset):
+        calls.append(int(rows[0]))
+        if len(calls) == 4 and offset == 1:
+            raise KeyboardInterrupt("killed")
+        return {"a": rows[:, None, None] * np.ones((1, 2, 3)) + offset, "b": rows.astype(np.int32)}
+
+    rows = np.arange(23)
+    payloads = [rows[i:i + 5] for i in range(0, 23, 5)]
+    memory = map_chunks(LocalEngine(), compute, payloads, 23, 5, offset=0.5)
+    assert memory["a"].shape == (23, 2, 3) and memory["b"].dtype == np.int32
+    store = ChunkStore("chunks", tmp_path)
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt):
+        map_chunks(LocalEngine(), compute, payloads, 23, 5, store, offset=1)
+    calls.clear()
+    stored = map_chunks(LocalEngine(), compute, payloads, 23, 5, store, offset=1)
+    assert calls == [15, 20]  # chunks 0-2 were written before the interruption
+    np.testing.assert_array_equal(stored["a"][:], memory["a"] + 0.5)
+    np.testing.assert_array_equal(stored["b"][:], rows)

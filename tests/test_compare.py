@@ -1,0 +1,173 @@
+"""``python -m kcca_desc.compare``: paired tests against hand-computed values, refusals, cluster bootstrap."""
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kcca_desc.compare import ComparisonError, Run, check_comparable, cluster_groups, compare_runs, load_runs, main
+from kcca_desc.data.registry import load_dataset
+from kcca_desc.evaluate import Result, result_from_scores, retrieval_metrics
+from kcca_desc.evaluate.statistics import metric_cis
+
+HODOSH_TABLE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "hodosh_table.json"
+
+
+def make_result(annotation, search, system, protocol="hodosh", **changes):
+    ranks = {"annotation": np.asarray(annotation), "search": np.asarray(search)}
+    fields = dict(system=system, dataset="toy", protocol=protocol, split="test",
+                  annotation=retrieval_metrics(ranks["annotation"]), search=retrieval_metrics(ranks["search"]),
+                  ranks=ranks)
+    fields.update(changes)
+    return Result(**fields)
+
+
+def rows_of(comparison, system, task):
+    return {row["metric"]: row for row in comparison.rows if row["system"] == system and row["task"] == task}
+
+
+def test_mcnemar_p_values_match_hand_computation():
+    # Search R@1: 2 queries only A finds first, 8 only B: exact binomial test on 10 discordant pairs,
+    # p = 2 * P[Bin(10, 1/2) <= 2] = 2 * (1 + 10 + 45) / 1024.
+    a = np.array([1] * 2 + [5] * 8 + [1] * 5 + [9] * 5)
+    b = np.array([5] * 2 + [1] * 8 + [1] * 5 + [9] * 5)
+    # Annotation R@10: 5 queries only A finds in its first ten, 25 only B (30 discordant pairs):
+    # X² = (|5 - 25| - 1)² / 30 with continuity correction; P[χ²₁ >= x] = erfc(sqrt(x / 2)).
+    c = np.array([3] * 5 + [50] * 25 + [2] * 10)
+    d = np.array([50] * 5 + [3] * 25 + [2] * 10)
+    comparison = compare_runs([Run(make_result(d, b, "B"), "b.json"), Run(make_result(c, a, "A"), "a.json")],
+                              n_resamples=50)
+    search, annotation = rows_of(comparison, "A", "search"), rows_of(comparison, "A", "annotation")
+    assert search["R@1"]["p_value"] == pytest.approx(2 * 56 / 1024, rel=1e-12)
+    assert search["R@1"]["difference"] == pytest.approx(100 * (7 - 13) / 20)
+    x2 = (abs(5 - 25) - 1) ** 2 / 30
+    assert annotation["R@10"]["p_value"] == pytest.approx(math.erfc(math.sqrt(x2 / 2)), rel=1e-9)
+    assert annotation["R@10"]["marker"] == "***"  # p = 5e-4
+    assert search["R@1"]["marker"] == ""
+    # The reference's own rows carry no test.
+    assert all(row["p_value"] is None for row in rows_of(comparison, "B", "search").values())
+
+
+def _exact_randomization(a, b, statistic):
+    """Every swap of every query's pair, the slow obvious way."""
+    observed = abs(statistic(a) - statistic(b))
+    extreme = 0
+    for swaps in itertools.product([False, True], repeat=len(a)):
+        swaps = np.array(swaps)
+        x, y = np.where(swaps, b, a), np.where(swaps, a, b)
+        extreme += abs(statistic(x) - statistic(y)) >= observed - 1e-12
+    return extreme / 2 ** len(a)
+
+
+def test_randomisation_p_values_match_enumeration():
+    a = np.array([1, 2, 3, 4, 9, 30, 2, 7, 1, 12])
+    b = np.array([2, 2, 5, 1, 20, 31, 6, 7, 3, 40])
+    comparison = compare_runs([Run(make_result(b, b, "B"), "b"), Run(make_result(a, a, "A"), "a")], n_resamples=50)
+    for task in ("annotation", "search"):
+        rows = rows_of(comparison, "A", task)
+        assert rows["mean_rank"]["p_value"] == pytest.approx(_exact_randomization(a, b, np.mean), rel=1e-12)
+        assert rows["median_rank"]["p_value"] == pytest.approx(_exact_randomization(a, b, np.median), rel=1e-12)
+        assert rows["mean_rank"]["test"] == "randomisation (mean)"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"dataset": "other"}, "dataset 'toy' vs 'other'"),
+    ({"split": "dev"}, "split 'test' vs 'dev'"),
+])
+def test_runs_of_other_data_or_split_are_refused(change, message):
+    base = make_result([1, 2, 3], [1, 2, 3], "A")
+    other = make_result([1, 2, 3], [1, 2, 3], "B", **change)
+    with pytest.raises(ComparisonError, match=message):
+        compare_runs([Run(base, "a.json"), Run(other, "b.json")])
+
+
+def test_runs_of_other_queries_are_refused():
+    base = make_result([1, 2, 3], [1, 2, 3], "A")
+    with pytest.raises(ComparisonError, match="not the same queries .*annotation queries: 3 vs 4"):
+        check_comparable([Run(base, "a.json"), Run(make_result([1, 2, 3, 4], [1, 2, 3], "B"), "b.json")])
+    ids = {"images": ["x", "y", "z"], "captions": ["x#2", "y#2", "z#2"]}
+    moved = {"images": ["x", "z", "y"], "captions": ["x#2", "z#2", "y#2"]}
+    with pytest.raises(ComparisonError, match=r"a\.json.*b\.json.*image ids: they differ first at position 1"):
+        check_comparable([Run(make_result([1, 2, 3], [1, 2, 3], "A", queries=ids), "a.json"),
+                          Run(make_result([1, 2, 3], [1, 2, 3], "B", queries=moved), "b.json")])
+
+
+def test_cli_refuses_mismatched_files_with_a_clear_error(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    make_result([1, 2, 3], [1, 2, 3], "A").save(a, include_ranks=True)
+    make_result([1, 2, 3], [1, 2, 3], "B", split="dev").save(b, include_ranks=True)
+    assert main([str(a), str(b)]) == 2
+    assert "cannot compare A" in capsys.readouterr().err
+    make_result([1, 2, 3], [1, 2, 3], "C").save(b)  # figures only, no per-query ranks
+    assert main([str(a), str(b)]) == 2
+    assert "has no per-query annotation or search ranks" in capsys.readouterr().err
+
+
+def test_karpathy_intervals_resample_the_captions_of_an_image_together():
+    view = load_dataset("synthetic", n_images=100, seed=0).view("test", "karpathy")
+    rng = np.random.default_rng(0)
+    runs = [Run(result_from_scores(rng.random((view.n_images, view.n_captions)), view, name), name)
+            for name in ("A", "B")]
+    groups = cluster_groups(runs[0].result)
+    np.testing.assert_array_equal(groups["search"], view.caption_image)
+    assert "annotation" not in groups  # one query per image: the ordinary bootstrap
+    comparison = compare_runs(runs, n_resamples=300, seed=3)
+    ranks = runs[1].result.ranks["search"]
+    clustered = metric_cis(ranks, n_resamples=300, seed=3, groups=view.caption_image)
+    independent = metric_cis(ranks, n_resamples=300, seed=3)
+    for metric, row in rows_of(comparison, "B", "search").items():
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(clustered[metric])
+    assert any(clustered[m] != independent[m] for m in clustered)
+    annotation = metric_cis(runs[1].result.ranks["annotation"], n_resamples=300, seed=3)
+    assert (rows_of(comparison, "B", "annotation")["R@5"]["ci_low"],) == pytest.approx((annotation["R@5"][0],))
+    assert comparison.settings["clusters"] == {"karpathy": "caption groups of an image (search)"}
+    # A karpathy result that does not say which image each caption describes cannot be resampled so.
+    bare = runs[0].result
+    bare.queries.pop("caption_image")
+    with pytest.raises(ComparisonError, match="caption_image"):
+        cluster_groups(bare)
+
+
+def test_outputs_in_every_format(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    make_result([1, 5, 3, 9], [2, 1, 4, 4], "A").save(a, include_ranks=True)
+    make_result([2, 1, 3, 7], [1, 1, 8, 2], "B_sys").save(b, include_ranks=True)
+    assert main([str(a), str(b), "--reference", "B_sys", "--n-resamples", "20", "--out", str(tmp_path / "t")]) == 0
+    printed = capsys.readouterr().out
+    assert "| hodosh | annotation | R@1 | B_sys (ref.) |" in printed
+    table = json.loads((tmp_path / "t.json").read_text())
+    assert table["reference"] == {"hodosh": "B_sys"} and len(table["rows"]) == 2 * 2 * 5
+    assert (tmp_path / "t.csv").read_text().splitlines()[0].startswith("protocol,task,metric,system,value")
+    assert r"B\_sys (ref.)" in (tmp_path / "t.tex").read_text()
+    assert "Reference: B_sys (hodosh)" in (tmp_path / "t.md").read_text()
+
+
+@pytest.mark.skipif(not HODOSH_TABLE.is_file(), reason="benchmarks/results/hodosh_table.json is not in the checkout")
+def test_compare_reproduces_the_p_values_and_intervals_stored_in_the_hodosh_table():
+    """The Hodosh table benchmark stored these with the code compare runs; recomputed, they are equal."""
+    stored = {entry["result"]["system"]: entry["result"]
+              for entry in json.loads(HODOSH_TABLE.read_text())["systems"].values()}
+    runs = load_runs([HODOSH_TABLE], systems=["Tri5Sem", "bow5"], protocol="hodosh")
+    comparison = compare_runs(runs, reference="Tri5Sem")
+    checked = 0
+    for row in comparison.rows:
+        if row["system"] == "Tri5Sem":
+            continue
+        p = stored[row["system"]]["significance"][row["task"]].get(row["metric"])
+        if p is not None:
+            assert row["p_value"] == pytest.approx(p, rel=1e-12, abs=0), row
+            checked += 1
+        assert [row["ci_low"], row["ci_high"]] == pytest.approx(stored[row["system"]]["ci"][row["task"]][row["metric"]])
+    assert checked == 2 * 4
+
+
+@pytest.mark.skipif(not HODOSH_TABLE.is_file(), reason="benchmarks/results/hodosh_table.json is not in the checkout")
+def test_compare_reproduces_the_cluster_bootstrap_intervals_of_the_karpathy_run():
+    (run,) = load_runs([HODOSH_TABLE], protocol="karpathy")
+    stored = json.loads(HODOSH_TABLE.read_text())["karpathy"]["tri_sem"]["result"]["ci"]
+    comparison = compare_runs([run])
+    for row in comparison.rows:
+        assert [row["ci_low"], row["ci_high"]] == pytest.approx(stored[row["task"]][row["metric"]], abs=1e-12), row
