@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from .cache import atomic_write_text
+from .errors import KccaDescError, exits_cleanly
 from .evaluate.ranks import TASKS, retrieval_metrics
 from .evaluate.results import Result
 from .evaluate.statistics import PAIRED_TESTS, metric_cis, paired_tests
@@ -62,8 +63,13 @@ _COLUMNS = ("protocol", "task", "metric", "system", "value", "ci_low", "ci_high"
             "test", "marker")
 
 
-class ComparisonError(ValueError):
-    """Runs that cannot be compared query by query (other data, split, protocol or queries)."""
+class ComparisonError(KccaDescError, ValueError):
+    """Runs that cannot be compared query by query (other data, split, protocol or queries).
+
+    The command exits with status 2, as for any other bad argument (:mod:`kcca_desc.errors`).
+    """
+
+    exit_code = 2
 
 
 def significance_marker(p: float | None) -> str:
@@ -406,15 +412,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        runs = selected_runs(args)
-        comparison = compare_runs(runs, args.reference, args.n_resamples, args.n_permutations, args.confidence,
-                                  args.seed)
-    except ComparisonError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    comparison = compare_runs(selected_runs(args), args.reference, args.n_resamples, args.n_permutations,
+                              args.confidence, args.seed)
     print(comparison.to_markdown())
     if args.out:
         written = comparison.write(args.out)

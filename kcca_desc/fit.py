@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .cache import atomic_write_text
+from .errors import exits_cleanly
 from .data.dataset import PROTOCOLS
 from .data.registry import DATASETS
 from .evaluate.harness import evaluate_fitted
@@ -38,7 +39,7 @@ from .image.kernel import IMAGE_KERNELS
 from .interrupts import run_command, set_stage
 from .methods.registry import SYSTEMS
 from .preflight import add_options as add_preflight_options
-from .preflight import exits_cleanly, prepare_run
+from .preflight import prepare_run
 from .progress import set_quiet
 from .tasks.registry import RETRIEVAL, TASKS
 from .text.named_kernels import TEXT_KERNELS

@@ -14,20 +14,14 @@ otherwise meet half-way, or after hours:
    or item and what is wrong, or, with ``--skip-bad-items``, the bad items are dropped with one
    warning listing them.
 
-:func:`exits_cleanly` wraps the command's ``main``: a :class:`~kcca_desc.errors.KccaDescError`
-prints ``error: <message>`` and exits with the code :mod:`kcca_desc.errors` documents (``--debug``
-shows the traceback instead), and warnings print as ``warning: <message>``, without the source
-line that Python shows by default.
+The command's ``main`` reports the toolkit's errors through :func:`kcca_desc.errors.exits_cleanly`.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
-import sys
 import tempfile
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,11 +31,11 @@ from .data.checks import check_dataset, settle_problems
 from .data.dataset import Dataset
 from .data.problems import ProblemLog
 from .data.registry import load_dataset
-from .errors import KccaDescError, ParameterError, UnwritableOutputError, warn_user
+from .errors import ParameterError, UnwritableOutputError, warn_user
 from .methods.base import RetrievalMethod
 from .validation import POSITIVE_INT, SEED, ValidatedParams, parameter_errors, validation_errors
 
-__all__ = ["add_options", "exits_cleanly", "prepare_run", "check_settings", "check_writable", "check_cache",
+__all__ = ["add_options", "prepare_run", "check_settings", "check_writable", "check_cache",
            "load_checked", "CommandLine"]
 
 
@@ -51,36 +45,6 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                         help="drop images with a bad file, caption or line (listed in a warning) instead of "
                              "stopping with an error that lists them")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-
-
-# ------------------------------------------------------------------ error contract
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    kind = "" if category in (UserWarning, RuntimeWarning) else f" ({category.__name__})"
-    print(f"warning{kind}: {message}", file=sys.stderr if file is None else file)
-
-
-def exits_cleanly(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequence[str] | None], int]:
-    """Wrap a command's ``main(argv) -> int`` in the toolkit's error contract.
-
-    A :class:`KccaDescError` prints one ``error:`` line (a data error lists its problems beneath
-    it) and returns its :attr:`~kcca_desc.errors.KccaDescError.exit_code`; with ``--debug`` in
-    ``argv`` it propagates with its traceback.  Warnings print as ``warning: <message>``.
-    """
-    @functools.wraps(main)
-    def run(argv: Sequence[str] | None = None) -> int:
-        debug = "--debug" in (sys.argv[1:] if argv is None else argv)
-        with warnings.catch_warnings():
-            if not debug:
-                warnings.showwarning = _show_warning
-            try:
-                return main(argv)
-            except KccaDescError as exc:
-                if debug:
-                    raise
-                print(f"error: {exc}", file=sys.stderr)
-                return exc.exit_code
-
-    return run
 
 
 # ----------------------------------------------------------------------- settings

@@ -6,8 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..compare import ComparisonError, add_run_arguments, selected_runs
+from ..compare import add_run_arguments, selected_runs
 from ..data.registry import DATASETS
+from ..errors import exits_cleanly
 from ..progress import set_quiet
 from . import build_report
 
@@ -32,17 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     set_quiet(args.quiet)
-    try:
-        runs = selected_runs(args)
-        page = build_report(runs, args.out, data=args.data, data_root=args.data_root, image_root=args.image_root,
-                            reference=args.reference, n_gallery=args.n_gallery, n_worst=args.n_worst, seed=args.seed,
-                            n_resamples=args.n_resamples, n_permutations=args.n_permutations, title=args.title)
-    except (ComparisonError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    page = build_report(selected_runs(args), args.out, data=args.data, data_root=args.data_root,
+                        image_root=args.image_root, reference=args.reference, n_gallery=args.n_gallery,
+                        n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
+                        n_permutations=args.n_permutations, title=args.title)
     print(f"report: {page}")
     return 0
 

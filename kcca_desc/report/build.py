@@ -15,6 +15,7 @@ from .. import __version__
 from ..cache import atomic_write_text
 from ..compare import METRICS, Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
+from ..errors import ParameterError
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result
 from ..progress import stage
@@ -132,10 +133,10 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
         ``out/report.html``.
     """
     if int(n_gallery) < 0 or int(n_worst) < 0:
-        raise ValueError(f"n_gallery and n_worst must be >= 0, got {n_gallery} and {n_worst}")
+        raise ParameterError(f"n_gallery and n_worst must be >= 0, got {n_gallery} and {n_worst}")
     runs = [r if isinstance(r, Run) else Run(r, "") for r in results]
     if not runs:
-        raise ValueError("build_report: no result to report")
+        raise ParameterError("build_report: no result to report")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with stage(f"report: comparing {len(runs)} runs"):
