@@ -183,10 +183,16 @@ def main(argv=None) -> dict:
                           f"overhead {row[f'{kind}_adapter_overhead_pct']:+5.1f}% wall, "
                           f"{row[f'{kind}_adapter_overhead_cpu_pct']:+5.1f}% cpu  "
                           f"(max |diff| {row[f'{kind}_max_abs_difference']:.1e})", flush=True)
+            # Written after every family, so that a family that fails keeps the others' figures.
+            save(record, args)
+    save(record, args)
+    return record
+
+
+def save(record: dict, args: argparse.Namespace) -> None:
     # The machine is shared: its load says how far the wall times are from an idle machine's.
     record["load_average_1_5_15_min_at_end"] = list(os.getloadavg())
     write_results(output_path(args, __file__), record)
-    return record
 
 
 if __name__ == "__main__":

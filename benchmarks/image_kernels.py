@@ -5,6 +5,7 @@ Writes ``benchmarks/results/image_kernels.json`` and prints the figures::
     python benchmarks/image_kernels.py [--n 6000] [--n-cross 1000] [--n-numpy 200] [--seed 0]
                                        [--flickr8k DIR] [--density-images 60]
     python benchmarks/image_kernels.py --quick     # 100 images, 20 cross rows, smoke test
+    python benchmarks/image_kernels.py --cupy --out gpu.json   # also the CuPy kernels, side by side
 
 Inputs are synthetic spatial pyramids (L = 2, 21 cells; 128 colour, 256 texture and 256 SIFT
 words, 13,440 dimensions) drawn to mimic the default ``ImageFeaturizer`` on 224 x 224 images:
@@ -54,6 +55,32 @@ LEVELS = 2
 #: Sizes of a full and of a quick run; a quick run does not measure real Flickr8K pyramids.
 DEFAULTS = {"full": {"n": 6000, "n_cross": 1000, "n_numpy": 200, "flickr8k": os.environ.get("KCCA_DESC_FLICKR8K")},
             "quick": {"n": 100, "n_cross": 20, "n_numpy": 10}}
+
+
+def cupy_figures(features: dict, queries: dict, gram: np.ndarray, cross: np.ndarray,
+                 gram_s: float, cross_s: float) -> dict:
+    """The Gram and cross kernels through CuPy on the same inputs: seconds (best of three, the
+    copies to and from the device included), speed-up over the Numba timings and agreement."""
+    import cupy
+
+    from kcca_desc.kernels import cupy_available
+
+    if not cupy_available():
+        raise SystemExit("--cupy: CuPy has no working CUDA device")
+    small = {name: p[:8] for name, p in features.items()}
+    image_kernel(small, backend="cupy")  # compile the CUDA kernels outside the timings
+    out = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()}
+    for name, run, reference, numba_s in (
+            ("gram_cupy", lambda: image_kernel(features, backend="cupy"), gram, gram_s),
+            ("cross_cupy", lambda: image_kernel(queries, features, backend="cupy"), cross, cross_s)):
+        seconds = []
+        for _ in range(3):
+            start = time.perf_counter()
+            result = run()
+            seconds.append(time.perf_counter() - start)
+        out[name] = {"seconds": min(seconds), "all_seconds": seconds, "speedup_vs_numba": numba_s / min(seconds),
+                     "max_abs_difference_to_numba": float(np.abs(result - reference).max())}
+    return out
 
 
 def synthetic_pyramids(rng: np.random.Generator, n: int, n_words: int, n_features: int,
@@ -123,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--flickr8k", type=Path,
                         help="Flickr8K root, to measure the real non-zero fractions (default $KCCA_DESC_FLICKR8K)")
     parser.add_argument("--density-images", type=int, default=60)
+    parser.add_argument("--cupy", action="store_true",
+                        help="also time the CuPy kernels on the same inputs (needs a CUDA device)")
     add_output_arguments(parser, "--n 100 --n-cross 20 --n-numpy 10, no Flickr8K measurement")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     args.flickr8k = Path(args.flickr8k) if args.flickr8k else None
@@ -209,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                                      "sparse_cpu_seconds": sparse_l2_cpu,
                                      "max_abs_difference": sparse_agreement},
     }
+    if args.cupy:
+        figures["cupy"] = cupy_figures(features, queries, gram, cross, gram_s, cross_s)
     write_results(output_path(args, __file__), figures)
 
     print(f"inputs: synthetic sparse pyramids, {args.n} images x {dims} dims; non-zero fraction "
@@ -231,6 +262,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
           f"{figures['speedup_vs_numpy']['gram']:.0f}x (Gram), {figures['speedup_vs_numpy']['cross']:.0f}x (cross) "
           f"in wall time; {figures['speedup_vs_numpy']['gram_cpu_time']:.0f}x and "
           f"{figures['speedup_vs_numpy']['cross_cpu_time']:.0f}x in CPU time")
+    for name, f in figures.get("cupy", {}).items():
+        if name != "device":
+            print(f"{name:12s} {f['seconds']:.3f} s on {figures['cupy']['device']}, {f['speedup_vs_numba']:.1f}x "
+                  f"the Numba run above (max |diff| {f['max_abs_difference_to_numba']:.1e})")
     s = figures["sparse_experiment_level2"]
     print(f"level-2 columns ({s['dims']}, {s['nonzero_fraction']:.2f} non-zero), {args.n_cross} x {args.n}: "
           f"dense {s['dense_seconds']:.2f} s ({s['dense_cpu_seconds']:.2f} CPU), sparse rows "

@@ -1,40 +1,43 @@
-"""Neural encoders in the KCCA harness (issue #7): bridge target and seed tasks.
+"""Neural encoders in the KCCA harness: feature bridges, the seed papers' trainable models, their tasks.
 
-MiniLM caption embeddings and ViT-S/14 image features (class token and mean
-patch token, each L2-normalised, concatenated) are bridged with regularised
-linear CCA and with RBF-kernel KCCA (the project's KCCA estimator, incomplete
-Cholesky), trained on the 30,000 Flickr8K train image–caption pairs, 128
-canonical dimensions weighted by their correlations raised to a power p; the
-regulariser, p (and the KCCA bandwidth) are chosen on dev (sum of R@1/5/10
-over both tasks and, by default, both protocols' dev views) and the chosen
-models are evaluated on test under both protocols, with bootstrap intervals
-and the issue's anchor beside them.  The seed papers' trainable systems (Kiros
-VSE with the summed and the VSE++ hardest-negative loss, Merkx & Frank
-char-GRU, and Rei & Yannakoudakis's relevance scorer with its ablation steps)
-train on the same pairs over the same frozen image features, in a configuration
-(``--train-config cpu|paper``) of :data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`;
-each trains once into a checkpoint under the cache that later runs reuse (an
-interrupted training resumes from its last epoch).  The same models then run the
-other seed papers' tasks: off-topic detection, 1-of-6 forced choice and vSTS.
+MiniLM caption embeddings and frozen image features (by default EfficientNet-Lite0's 1,280-d
+ImageNet features, the best of the offline survey ``benchmarks/image_encoders.py``; with
+``--image-features vit`` the ViT-S/14 class and mean patch tokens) are bridged with regularised
+linear CCA and with RBF-kernel KCCA (the project's KCCA estimator, incomplete Cholesky), trained
+on the 30,000 Flickr8K train image–caption pairs, 128 canonical dimensions weighted by their
+correlations raised to a power p; the regulariser, p (and the KCCA bandwidth) are chosen on dev
+(sum of R@1/5/10 over both tasks and, by default, both protocols' dev views) and the chosen
+models are evaluated on test under both protocols, with bootstrap intervals.  The seed papers'
+trainable systems (Kiros VSE with the summed and the VSE++ hardest-negative loss, Merkx & Frank
+char-GRU, and Rei & Yannakoudakis's relevance scorer with its ablation steps) train on the same
+pairs over the same frozen image features, in a configuration (``--train-config cpu|paper``) of
+:data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`, with ``--train-params`` changing
+single settings; each trains once into a checkpoint under the cache that later runs reuse (an
+interrupted training resumes from its last epoch).  The same models then run the other seed
+papers' tasks: off-topic detection, 1-of-6 forced choice and vSTS.
 
 Usage::
 
     python benchmarks/neural.py [--systems NAME ...] [--merge] [--train-config cpu|paper]
-                                [--image-features vit|efficientnet] [--train-epochs N]
-                                [--kcca-rank 4096] [--select-on hodosh karpathy]
-                                [--flickr8k DIR] [--vsts DIR]
+                                [--image-features efficientnet|vit] [--image-features-file F.npz]
+                                [--train-epochs N] [--train-params NAME=VALUE ...]
+                                [--train-device cpu|cuda] [--kcca-rank 4096]
+                                [--select-on hodosh karpathy] [--flickr8k DIR] [--vsts DIR]
     python benchmarks/neural.py --train-only --systems char_gru   # checkpoints only (run several at once)
     python benchmarks/neural.py --quick    # the synthetic data set, one setting per bridge, no vSTS
 
-Writes ``benchmarks/results/neural.json`` (a list of result objects, the
-retrieval results with their per-query ranks) and prints a Markdown table.
-Embeddings are cached (``$KCCA_DESC_CACHE``): the first run embeds all 8,091
-images with ViT (slow on 2 cores).
+Writes ``benchmarks/results/neural.json`` (``neural_vit.json`` with ``--image-features vit``; a
+list of result objects, the retrieval results with their per-query ranks) and prints a Markdown
+table.  Embeddings are cached (``$KCCA_DESC_CACHE``).  A machine without the images (a GPU
+machine training the papers' sizes) reads their features from a features file
+(``--image-features-file``, :mod:`kcca_desc.adapters.precomputed`); ``benchmarks/merge_results.py``
+says how ``neural_gpu.json`` was made that way.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import time
@@ -45,11 +48,12 @@ import numpy as np
 from kcca_desc.adapters import Encoder, PairedEncoder
 from kcca_desc.methods import (EncoderMethod, FeatureBridgeMethod, PairScorerMethod, dev_metrics, recall_sum,
                                select_best)
-from kcca_desc.methods.trainable_systems import trainable_model
+from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS as TRAINABLE, trainable_model
 from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
-from kcca_desc.adapters.trainable import REI_ABLATION  # torch itself is imported only to train
-from kcca_desc.bench import (add_output_arguments, fill_defaults, output_path, quick_dataset, result_record,
+from kcca_desc.adapters.precomputed import PrecomputedImageEncoder
+from kcca_desc.adapters.trainable.training import torch_module
+from kcca_desc.bench import (PeakMemory, add_output_arguments, fill_defaults, output_path, quick_dataset, result_record,
                              write_results)
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.flickr8k import load_flickr8k
@@ -65,7 +69,8 @@ ANCHOR = {"hodosh": {"annotation": (13.6, 37.6, 50.1, 10), "search": (14.8, 38.8
           "karpathy": {"annotation": (18.5, 43.9, 55.0, 8), "search": (14.3, 37.1, 50.4, 10)}}
 ANCHOR_METRICS = ("R@1", "R@5", "R@10", "median_rank")
 
-#: Frozen image features by name (``--image-features``).
+#: Frozen image features by name (``--image-features``); the default writes ``neural.json``.
+DEFAULT_FEATURES = "efficientnet"
 IMAGE_FEATURES = {"vit": lambda: ViTImageEncoder(pooling="cls+mean_patch"),
                   "efficientnet": EfficientNetLiteImageEncoder}
 
@@ -219,17 +224,6 @@ def retrieval_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     return results, methods
 
 
-#: The trainable systems: name -> (model of :data:`TRAINABLE_CONFIGS`, settings over its configuration).
-#: The four Rei systems are the paper's ablation (Rei & Yannakoudakis 2017, Table 3), one step each.
-TRAINABLE = {
-    "vse": ("vse", {}),
-    "vse_hardest": ("vse_hardest", {}),
-    "char_gru": ("char_gru", {}),
-    "rei_baseline": ("rei", REI_ABLATION["baseline"]),
-    "rei_dropout": ("rei", REI_ABLATION["+dropout"]),
-    "rei_gating": ("rei", REI_ABLATION["+gating"]),
-    "rei": ("rei", REI_ABLATION["+softmax"]),
-}
 
 #: Tiny sizes of a quick run (two epochs on 20 synthetic images).
 QUICK_SIZES = {"vse": {"word_dim": 16, "joint_dim": 16, "min_count": 1, "batch_size": 16},
@@ -239,32 +233,46 @@ QUICK_SIZES = {"vse": {"word_dim": 16, "joint_dim": 16, "min_count": 1, "batch_s
 
 
 def train_model(name: str, data: Dataset, image_encoder, args):
-    """The trained model of system ``name``: loaded from its checkpoint when one exists."""
+    """The trained model of system ``name`` (loaded from its checkpoint when one exists) and the
+    cost of this call: the device, peak resident memory and, on a GPU, its peak allocation."""
     base, settings = TRAINABLE[name]
     overrides = {**settings, **(QUICK_SIZES[base] if args.quick else {})}
     if args.train_epochs is not None:
         overrides["max_epochs"] = args.train_epochs
     model = trainable_model(base, args.train_config, image_encoder=image_encoder, n_threads=args.train_threads,
                             device=args.train_device, max_train_seconds=args.train_seconds, random_state=0,
-                            **overrides)
+                            **{**overrides, **args.train_params})
+    torch = torch_module()
+    on_gpu = torch.device(args.train_device).type == "cuda" and torch.cuda.is_available()
+    if on_gpu:
+        torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
-    model.fit(data.subset("train"), dev=data.subset("dev"))
+    with PeakMemory(interval=0.5) as memory:
+        model.fit(data.subset("train"), dev=data.subset("dev"))
+    # A model loaded from its checkpoint trained in an earlier process: its peak is in its history
+    # (None for a checkpoint older than that record), not this call's.
+    trained_here = model.resumed_from_epoch_ < len(model.history_)
+    cost = {"device": torch.cuda.get_device_name() if on_gpu else f"cpu, {args.train_threads} torch threads",
+            "peak_rss_gib": memory.peak_gib if trained_here else
+            max((h["max_rss_gib"] for h in model.history_ if "max_rss_gib" in h), default=None),
+            "peak_gpu_gib": torch.cuda.max_memory_allocated() / 2**30 if on_gpu else None,
+            "seconds_per_epoch": model.timings_s_["train"] / max(len(model.history_), 1)}
     summary = model.training_summary()
     print(f"  {name}: {summary['epochs']} epochs ({summary['stopped_by']}), kept {summary['snapshot_epochs']}, "
           f"{summary['train_s']:.0f} s of training, this call {time.perf_counter() - start:.0f} s, "
           f"checkpoint {model.checkpoint_path_}", flush=True)
-    return model
+    return model, cost
 
 
 def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     """The seed papers' trainable systems over the same frozen image features, on test."""
     results, methods = [], {}
     for name in (n for n in TRAINABLE if n in args.systems):
-        model = train_model(name, data, encoder.image_encoder, args)
+        model, cost = train_model(name, data, encoder.image_encoder, args)
         method = EncoderMethod(model) if isinstance(model, Encoder) else PairScorerMethod(model)
         params = {**{k: v for k, v in model.get_params().items() if k != "image_encoder"},
                   "config": args.train_config, "image_features": model.image_encoder_.name,
-                  **model.training_summary()}
+                  **model.training_summary(), "training_cost": cost}
         fit_s = model.timings_s_["train"]
         results += evaluate_on_test(method, data, name, params, fit_s)
         methods[name] = method
@@ -391,7 +399,8 @@ DEFAULTS = {
     "full": {"vsts": Path("/work/shared/vsts"), "n_components": 128, "off_topic_k": 50, "kcca_rank": 4096,
              "systems": list(BRIDGES) + list(TRAINABLE),
              "kcca_gamma_scales": [0.03125, 0.0625, 0.125, 0.25, 0.5], "train_epochs": None,
-             "cca_regs": [1e-2, 3e-2, 0.05, 0.1, 0.2, 0.3, 1.0], "cca_weight_powers": [0.5, 1.0, 2.0, 4.0],
+             "cca_regs": [1e-2, 3e-2, 0.05, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0],
+             "cca_weight_powers": [0.25, 0.5, 1.0, 2.0, 4.0],
              "kcca_regs": [0.1, 0.3, 1, 3, 10], "kcca_weight_powers": [0.5, 1.0, 2.0],
              "throughput_sample": [512, 32]},
     "quick": {"n_components": 8, "off_topic_k": 5, "kcca_rank": 64, "kcca_gamma_scales": [0.125],
@@ -400,6 +409,17 @@ DEFAULTS = {
               "systems": list(BRIDGES) + (list(TRAINABLE) if importlib.util.find_spec("torch") else []),
               "throughput_sample": [16, 2]},
 }
+
+
+def parse_setting(text: str, parser: argparse.ArgumentParser) -> tuple[str, object]:
+    """``NAME=VALUE`` of ``--train-params`` as (name, Python literal)."""
+    name, sep, value = text.partition("=")
+    try:
+        if not (sep and name.isidentifier()):
+            raise ValueError
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        parser.error(f"--train-params: {text!r} is not NAME=VALUE with VALUE a Python literal (e.g. dropout=0.2)")
 
 
 def main(argv=None) -> None:
@@ -425,8 +445,16 @@ def main(argv=None) -> None:
                         help="train the trainable systems named into their checkpoints; evaluate and write nothing")
     parser.add_argument("--train-seconds", type=float, default=None,
                         help="safety stop per trainable model, recorded as such (default none: epochs decide)")
-    parser.add_argument("--image-features", choices=tuple(IMAGE_FEATURES), default="vit",
-                        help="frozen image features of the bridges and the trainable systems (default vit)")
+    parser.add_argument("--image-features", choices=tuple(IMAGE_FEATURES), default="efficientnet",
+                        help="frozen image features of the bridges and the trainable systems (default "
+                             "efficientnet, the best of the offline survey; vit writes neural_vit.json)")
+    parser.add_argument("--image-features-file", type=Path, default=None,
+                        help="read the image features from a features file (kcca_desc.adapters.precomputed: "
+                             "ids, features, name) instead of computing --image-features; for a machine "
+                             "that has not got the images, e.g. a GPU training the papers' sizes")
+    parser.add_argument("--train-params", nargs="+", default=[], metavar="NAME=VALUE",
+                        help="settings of the trainable models over their configuration, e.g. dropout=0.2 "
+                             "(values are Python literals)")
     parser.add_argument("--max-train-images", type=int, default=None,
                         help="train on the first N train images (split-file order) only")
     parser.add_argument("--cca-regs", type=float, nargs="+")
@@ -439,25 +467,35 @@ def main(argv=None) -> None:
                         help="texts and images timed for the encoder throughput (default 512 32)")
     add_output_arguments(parser, f"{QUICK_N_IMAGES} synthetic images, one setting per bridge, no vSTS")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
+    args.train_params = dict(parse_setting(text, parser) for text in args.train_params)
     unknown = [name for name in args.systems if name not in BRIDGES and name not in TRAINABLE]
     if unknown:
         parser.error(f"--systems: unknown {', '.join(unknown)}; known: {', '.join([*BRIDGES, *TRAINABLE])}")
-    args.vsts_raw = not args.merge or "minilm_vit" in args.systems
-    # Another image feature's figures go to their own file: the default one is the ViT record.
-    out = output_path(args, __file__, None if args.image_features == "vit" else f"neural_{args.image_features}")
+    # MiniLM serves the bridges only: a run of trainable systems alone needs neither it, its timing
+    # nor the images' pixels (the raw-feature vSTS baselines).
+    with_bridges = any(name in BRIDGES for name in args.systems)
+    args.vsts_raw = with_bridges and (not args.merge or "minilm_vit" in args.systems)
+    # Another image feature's figures go to their own file: the default one is neural.json.
+    out = output_path(args, __file__,
+                      None if args.image_features == DEFAULT_FEATURES else f"neural_{args.image_features}")
 
     data = quick_dataset(QUICK_N_IMAGES) if args.quick else load_flickr8k(args.flickr8k)
     if args.max_train_images is not None:
         splits = {**data.splits, "train": data.splits["train"][:args.max_train_images]}
         data = Dataset(data.name, data.images, data.captions, splits, data.hodosh_caption, data.metadata)
-    encoder = PairedEncoder(IMAGE_FEATURES[args.image_features](), MiniLMTextEncoder())
-    speed = throughput(n_texts=args.throughput_sample[0], n_images=args.throughput_sample[1])
-    print(f"throughput on {speed['n_threads']} threads: {speed['texts_per_s']:.0f} texts/s, "
-          f"{speed['images_per_s']:.1f} images/s", flush=True)
+    image_encoder = (IMAGE_FEATURES[args.image_features]() if args.image_features_file is None
+                     else PrecomputedImageEncoder(args.image_features_file))
+    encoder = PairedEncoder(image_encoder, MiniLMTextEncoder())
+    speed = None
+    if with_bridges:
+        speed = throughput(n_texts=args.throughput_sample[0], n_images=args.throughput_sample[1])
+        print(f"throughput on {speed['n_threads']} threads: {speed['texts_per_s']:.0f} texts/s, "
+              f"{speed['images_per_s']:.1f} images/s", flush=True)
     start = time.perf_counter()
     used = np.concatenate([data.splits[s] for s in ("train", "dev", "test")])
     encoder.embed_images(data.images.subset(used))
-    encoder.embed_texts([c for i in used for c in data.captions[i]])
+    if with_bridges:
+        encoder.embed_texts([c for i in used for c in data.captions[i]])
     print(f"embeddings ready in {time.perf_counter() - start:.0f} s", flush=True)
     if args.train_only:
         # Checkpoints only: several such runs with different --systems train in parallel, and a
@@ -466,7 +504,8 @@ def main(argv=None) -> None:
             train_model(name, data, encoder.image_encoder, args)
         return
 
-    rerun = set(args.systems) | ({"minilm_vit"} if args.vsts_raw else set())
+    # Named as they are saved: a bridge's name carries the image features (cca_minilm_efficientnet).
+    rerun = {named_for_features(name, args) for name in [*args.systems, *["minilm_vit"] * args.vsts_raw]}
 
     def save(results, tasks):
         # Written after every stage so an interrupted run keeps what it measured;
@@ -476,7 +515,8 @@ def main(argv=None) -> None:
             kept = [r for r in json.loads(out.read_text()) if r["system"] not in rerun]
         payload = [result_record(r, data.view(r.split, r.protocol)) for r in results] + tasks
         for r in payload[:len(results)]:
-            r["params"]["encoder_throughput"] = speed
+            if speed is not None:
+                r["params"]["encoder_throughput"] = speed
             r["params"]["n_train_images"] = len(data.splits["train"])
             r["params"]["n_train_pairs"] = sum(len(data.captions[i]) for i in data.splits["train"])
         write_results(out, kept + payload, indent=1, default=float)

@@ -43,8 +43,8 @@ RESULTS_DIR = REPOSITORY / "benchmarks" / "results"
 PUBLISHED = {
     # Hodosh et al. 2013, appendix B: Tri5Sem, hodosh protocol (as quoted by Karpathy et al. 2014).
     "hodosh2013_tri5sem": {"annotation": (8.3, 21.6, 30.3, 34), "search": (7.6, 20.7, 30.1, 38)},
-    # Kiros et al. 2014, Table 1, "Our model": karpathy protocol, CNN image features.
-    "kiros2014": {"annotation": (13.5, 36.2, 45.7, 13), "search": (10.4, 31.0, 43.7, 14)},
+    # Kiros et al. 2014, Table 1, "Our model" with 19-layer OxfordNet features: karpathy protocol.
+    "kiros2014_oxfordnet": {"annotation": (18.0, 40.9, 55.0, 8), "search": (12.5, 37.0, 51.5, 10)},
 }
 
 _REGION = re.compile(r"<!-- figures:(?P<name>[a-z_]+) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
@@ -269,42 +269,76 @@ def hodosh_notes(results: ResultsFiles) -> str:
 
 
 # ----------------------------------------------------------------- neural encoders
-#: README label and ``neural.json`` system of each measured row.
+#: README label, results file and system of each row of the neural table: the bridges and the
+#: models trained on this machine's cores (``neural.json``), and those trained on a GPU
+#: machine from the same image features (``neural_gpu.json``).
 NEURAL_ROWS = (
-    ("linear CCA, MiniLM captions × ViT-S/14 images (`cca_minilm_vit`)", "cca_minilm_vit"),
-    ("RBF KCCA, same features, rank {rank:,} (`kcca_minilm_vit`)", "kcca_minilm_vit"),
-    ("Kiros et al. VSE over ViT features (`vse`)", "vse"),
-    ("Merkx & Frank char-GRU over ViT features (`char_gru`)", "char_gru"),
+    ("linear CCA, MiniLM captions × EfficientNet-Lite0 images (`cca_minilm_efficientnet`)", "neural",
+     "cca_minilm_efficientnet"),
+    ("RBF KCCA, same features, rank {rank:,} (`kcca_minilm_efficientnet`)", "neural", "kcca_minilm_efficientnet"),
+    ("Kiros et al. VSE, `cpu` configuration (`vse`)", "neural", "vse"),
+    ("VSE++ hardest negatives, `cpu` configuration (`vse_hardest`)", "neural_gpu", "vse_hardest"),
+    ("Kiros et al. VSE, `paper` configuration (`vse_paper`)", "neural_gpu", "vse_paper"),
+    ("Merkx & Frank char-GRU, `paper` configuration (`char_gru_paper`)", "neural_gpu", "char_gru_paper"),
+    ("Rei & Yannakoudakis scorer, `cpu` configuration (`rei`)", "neural", "rei"),
 )
-BRIDGES = ("cca_minilm_vit", "kcca_minilm_vit")
+BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
+#: The trained systems held to the linear bridge's figures.
+HELD_TO_CCA = ("vse", "vse_hardest", "vse_paper", "char_gru_paper")
 
 
-def _neural(results: ResultsFiles) -> dict[tuple[str, str], dict]:
-    """The retrieval results of ``neural.json`` by (system, protocol)."""
-    return {(r["system"], r["protocol"]): r for r in results["neural"] if "protocol" in r}
+def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
+    """The retrieval results of ``<name>.json`` by (system, protocol)."""
+    return {(r["system"], r["protocol"]): r for r in results[name] if "protocol" in r}
+
+
+def _tasks(results: ResultsFiles, name: str) -> dict[tuple[str, str], dict]:
+    """The task results (off-topic, forced choice, vSTS) of ``<name>.json`` by (system, task)."""
+    return {(r["system"], r["task"]): r["metrics"] for r in results[name] if "task" in r}
+
+
+def _trained_on(result: dict) -> str:
+    cost = result["params"].get("training_cost")
+    if cost is None:
+        return "—"
+    return "GPU (" + cost["device"].replace("NVIDIA ", "") + ")" if cost["peak_gpu_gib"] is not None else "2 CPU cores"
+
+
+def rsum(result: dict) -> float:
+    """R@1 + R@5 + R@10 of both tasks."""
+    return sum(result[t][k] for t in TASKS for k in RECALLS)
 
 
 def neural_table(results: ResultsFiles) -> str:
-    found = _neural(results)
-    selected = {tuple(found[system, p]["params"]["selected_on_dev"]) for system in BRIDGES for p in PROTOCOLS}
+    found = {name: _neural(results, name) for name in ("neural", "neural_gpu")}
+    selected = {tuple(found["neural"][system, p]["params"]["selected_on_dev"]) for system in BRIDGES
+                for p in PROTOCOLS}
     if len(selected) != 1:
         raise ValueError(f"neural.json: the bridges were selected on different dev views: {sorted(selected)}")
-    rows = [(label.format(**found[system, "hodosh"]["params"]),
-             *(figures(found[system, p][t]) for p in PROTOCOLS for t in TASKS))
-            for label, system in NEURAL_ROWS]
-    rows.append(("Kiros et al. 2014, paper (CNN features we do not have)", "", "",
-                 *(published("kiros2014", t) for t in TASKS)))
+    rows = []
+    for label, name, system in NEURAL_ROWS:
+        result = {p: found[name][system, p] for p in PROTOCOLS}
+        rows.append((label.format(**result["hodosh"]["params"]),
+                     "—" if system in BRIDGES else _trained_on(result["hodosh"]),
+                     *(figures(result[p][t]) for p in PROTOCOLS for t in TASKS)))
+    rows.append(("Kiros et al. 2014, paper, 19-layer OxfordNet features", "", "", "",
+                 *(published("kiros2014_oxfordnet", t) for t in TASKS)))
     views = sentence_list(list(selected.pop()))
     return paragraph(
         "`benchmarks/neural.py` runs encoders through the same data, protocols and metrics "
-        "(`kcca_desc.adapters`; needs the `neural` and `torch` extras). Flickr8K test split, R@1 / R@5 / "
+        "(`kcca_desc.adapters`; needs the `neural`, `torch` and `efficientnet` extras), over EfficientNet-Lite0 "
+        "image features (the best of the offline survey below). Flickr8K test split, R@1 / R@5 / "
         "R@10 (median rank); the bridges' settings chosen on dev (R@1 + R@5 + R@10 of both tasks, summed "
-        f"over the {views} dev views), the trained encoders' epoch on dev; `benchmarks/results/neural.json`:"
-    ) + "\n\n" + table(["system"] + [f"{p} {t}" for p in PROTOCOLS for t in TASKS], rows)
+        f"over the {views} dev views), the trained models' snapshots on dev. Bridges and the models "
+        "trained on this machine's cores: `benchmarks/results/neural.json`; the models trained on a GPU "
+        "machine from the same features (a features file, `--image-features-file`): "
+        "`benchmarks/results/neural_gpu.json`:"
+    ) + "\n\n" + table(["system", "trained on"] + [f"{p} {t}" for p in PROTOCOLS for t in TASKS], rows)
 
 
 def neural_notes(results: ResultsFiles) -> str:
     found = _neural(results)
+    gpu = _neural(results, "neural_gpu")
     bridges = [found[s, p] for s in BRIDGES for p in PROTOCOLS]
     confidence = {r["ci_settings"]["confidence"] for r in bridges}
     resampled = {tuple(sorted(r["ci_settings"]["resampled"].items())) for r in bridges}
@@ -315,23 +349,87 @@ def neural_notes(results: ResultsFiles) -> str:
         return [(r["ci"][t]["R@10"][1] - r["ci"][t]["R@10"][0]) / 2
                 for r in bridges if r["protocol"] in protocols for t in tasks]
 
-    gains = [found["kcca_minilm_vit", p][t][k] - found["cca_minilm_vit", p][t][k]
+    gains = [found[BRIDGES[1], p][t][k] - found[BRIDGES[0], p][t][k]
              for p in PROTOCOLS for t in TASKS for k in RECALLS]
     above = sum(g > 0 for g in gains)
-    kcca = found["kcca_minilm_vit", "hodosh"]["params"]
-    bandwidths = {}
-    for entry in kcca["dev_search"]:
-        bandwidths[entry["params"]["gamma_scale"]] = entry["params"]["factorise_s"]
+    kcca = found[BRIDGES[1], "hodosh"]["params"]
+    bandwidths = {entry["params"]["gamma_scale"]: entry["params"]["factorise_s"] for entry in kcca["dev_search"]}
+    cca = found[BRIDGES[0], "karpathy"]
+    held = []
+    for system in HELD_TO_CCA:
+        result = (found if (system, "karpathy") in found else gpu)[system, "karpathy"]
+        r10 = [result[t]["R@10"] - cca[t]["R@10"] for t in TASKS]
+        held.append(f"`{system}` {signed(r10[0])} / {signed(r10[1])} (R-sum {signed(rsum(result) - rsum(cca))})")
     return paragraph(
-        f"The benchmark stores and prints {confidence.pop():.0%} bootstrap intervals of the two bridges' "
-        "figures (search queries resampled by image, so the five karpathy captions of an image count once); "
-        f"at R@10 they are ±{span(half_widths(PROTOCOLS[:1], TASKS))} points on hodosh, "
+        f"The benchmark stores and prints {confidence.pop():.0%} bootstrap intervals of every figure "
+        "(search queries resampled by image, so the five karpathy captions of an image count once); "
+        f"at R@10 the bridges' are ±{span(half_widths(PROTOCOLS[:1], TASKS))} points on hodosh, "
         f"±{span(half_widths(PROTOCOLS[1:], TASKS[:1]))} on karpathy annotation and "
         f"±{span(half_widths(PROTOCOLS[1:], TASKS[1:]))} on karpathy search. RBF KCCA is above linear CCA on "
         f"{'all' if above == len(gains) else f'{above} of the'} {len(gains)} recalls, by {span(gains)} points. "
         f"At rank {kcca['rank']:,} (`--kcca-rank`) each of the {len(bandwidths)} bandwidths on the dev grid "
-        f"costs an incomplete Cholesky factorisation of {span([s / 60 for s in bandwidths.values()])} minutes."
+        f"costs an incomplete Cholesky factorisation of {span([s / 60 for s in bandwidths.values()])} minutes. "
+        "Against linear CCA over the same features, karpathy R@10 (annotation / search) and the sum of "
+        f"R@1/5/10 of both tasks: {sentence_list(held)} points."
     )
+
+
+def trainable_models(results: ResultsFiles) -> str:
+    """What each trained model cost and its text embeddings' vSTS correlation."""
+    rows = []
+    for name in ("neural", "neural_gpu"):
+        tasks = _tasks(results, name)
+        for (system, protocol), result in _neural(results, name).items():
+            params = result["params"]
+            if protocol != "karpathy" or "training_cost" not in params:
+                continue
+            cost = params["training_cost"]
+            history = params["history"]
+            memory = (f"{cost['peak_gpu_gib']:.2f} GiB GPU" if cost["peak_gpu_gib"] is not None
+                      else "not recorded" if cost["peak_rss_gib"] is None else f"{cost['peak_rss_gib']:.1f} GiB")
+            vsts = tasks.get((system, "vsts"), {}).get("pearson_text_cosine_test")
+            rows.append((f"`{system}`", _trained_on(result), f"{params['epochs']} ({params['stopped_by']})",
+                         str(params["best_epoch"]), f"{cost['seconds_per_epoch']:.0f} s",
+                         duration(params["train_s"]), memory,
+                         f"{max(h['rsum'] for h in history):.1f}", "" if vsts is None else f"{vsts:.2f}"))
+    return paragraph(
+        "Training of each model (Flickr8K train, snapshots chosen on dev): epochs run (why it stopped), the "
+        "best dev epoch, seconds per epoch, training time, peak memory (resident set on the CPU, "
+        "allocated on the GPU), the best dev R@1+R@5+R@10 of both tasks, and vSTS test Pearson r of the "
+        "cosine of the model's sentence vectors (no vSTS training). Each model trained on one thread "
+        "beside others: on the 2 CPU cores three or four trainings and the bridges' dev grid at once, on "
+        "the GPU machine up to seven trainings sharing one GPU; the seconds per epoch are upper bounds. "
+        "Peak memory was not yet recorded in the checkpoints the CPU models were loaded from (it is now, "
+        "per epoch). `char_gru_paper` stopped at its time budget (`--train-seconds`), short of the "
+        "paper's 32 epochs:"
+    ) + "\n\n" + table(["model", "trained on", "epochs", "best", "per epoch", "training", "peak memory",
+                         "dev R-sum", "vSTS r"], rows)
+
+
+#: The Rei & Yannakoudakis ablation, in the paper's order (their Table 3), and its CCA reference.
+REI_STEPS = (("baseline: cosine, hinge loss", "rei_baseline"), ("+ dropout", "rei_dropout"),
+             ("+ gating", "rei_gating"), ("+ softmax loss (full model)", "rei"))
+
+
+def rei_ablation(results: ResultsFiles) -> str:
+    files = ("neural", "neural_gpu")  # a model trained on this machine first
+    tasks = {name: _tasks(results, name) for name in files}
+    retrieval = {name: _neural(results, name) for name in files}
+    rows = []
+    for label, system in (*REI_STEPS, ("linear CCA scorer (`cca_minilm_efficientnet`)", BRIDGES[0])):
+        name = next(n for n in files if (system, "forced_choice") in tasks[n])
+        choice, off = tasks[name][system, "forced_choice"], tasks[name][system, "off_topic"]
+        p_at = next(k for k in off if k.startswith("P@"))
+        trained = "—" if system in BRIDGES else _trained_on(retrieval[name][system, "karpathy"])
+        rows.append((label, trained, recall(choice["accuracy"]), recall(off["AP"]), recall(off[p_at]),
+                     recall(off["accuracy"])))
+    return paragraph(
+        "The ablation of Rei & Yannakoudakis (`cpu` configuration) on the Flickr8K test split: 1-of-6 "
+        "forced choice (the caption of an image among five of other images) and off-topic detection "
+        f"(average precision, {p_at} and leave-one-out accuracy), beside the linear CCA bridge scoring "
+        "the same pairs (`benchmarks/results/neural.json`, `neural_gpu.json`):"
+    ) + "\n\n" + table(["step", "trained on", "forced choice accuracy", "off-topic AP", f"off-topic {p_at}",
+                         "off-topic accuracy"], rows)
 
 
 # ----------------------------------------------------------------- solver precision and BLAS
@@ -496,13 +594,30 @@ def offline_encoders(results: ResultsFiles) -> str:
     embed = max(r["timings_s"]["embed"] for system in record["systems"] for r in system["results"])
     return (paragraph(
         "Every encoder that runs offline, as `python -m kcca_desc.fit` runs it with its default settings "
-        "(their regulariser and RBF bandwidth are those dev chose for the ViT features in `neural.json`, "
+        "(their regulariser and RBF bandwidth are those dev chose for the ViT features in `neural_vit.json`, "
         "nothing is tuned for EfficientNet-Lite0; the features are read from the cache, at most "
         f"{duration(embed)} of a fit), on the "
         "Flickr8K test split, R@1 / R@5 / R@10 (median rank), beside Tri5Sem (`benchmarks/offline_encoders.py`); "
         "no offline encoder embeds both captions and images, so none has an encoder-cosine row "
         "(`--method encoder`):")
             + "\n\n" + table(header, rows))
+
+
+def cupy(results: ResultsFiles) -> str:
+    record = results["image_kernels_gpu"]
+    gpu, inputs = record["cupy"], record["inputs"]
+    parts = [f"the {n:,} × {m:,} {label} in {gpu[key + '_cupy']['seconds']:.2f} s against "
+             f"{record[key + '_numba']['seconds']:.2f} s ({gpu[key + '_cupy']['speedup_vs_numba']:.1f}×)"
+             for key, label, (n, m) in (("gram", "Gram", record["gram_numba"]["shape"]),
+                                        ("cross", "cross kernel", record["cross_numba"]["shape"]))]
+    difference = max(gpu[k]["max_abs_difference_to_numba"] for k in ("gram_cupy", "cross_cupy"))
+    return paragraph(
+        f"Measured on one {gpu['device']} (`benchmarks/image_kernels.py --cupy`, "
+        "`benchmarks/results/image_kernels_gpu.json`): on synthetic spatial pyramids of "
+        f"{inputs['dims']:,} dimensions, CuPy computes {sentence_list(parts)} with Numba on "
+        f"{record['machine']['numba_threads']} threads of the same machine (best of three, transfers "
+        f"included); the two agree within {difference:.0e}."
+    )
 
 
 #: The README's regions of figures, by name, and the function that writes each from the results.
@@ -512,12 +627,15 @@ REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "hodosh_notes": hodosh_notes,
     "neural_table": neural_table,
     "neural_notes": neural_notes,
+    "trainable_models": trainable_models,
+    "rei_ablation": rei_ablation,
     "solve_dtype": solve_dtype,
     "blas": blas,
     "report": report,
     "reliability": reliability,
     "image_encoders": image_encoders,
     "offline_encoders": offline_encoders,
+    "cupy": cupy,
 }
 
 

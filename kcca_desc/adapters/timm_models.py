@@ -60,8 +60,10 @@ class TimmImageEncoder(TorchEncoder):
             path = Path(self.weights).expanduser()
             if not path.is_file():
                 raise MissingModelFileError(f"TimmImageEncoder: weights file not found: {path}")
+            # custom_load off: some default tags (ViT augreg) load the original JAX .npz format
+            # with the model's own loader, which refuses a .safetensors or .pth file.
             model = timm.create_model(self.model_name, pretrained=True, num_classes=0,
-                                      pretrained_cfg_overlay={"file": str(path)})
+                                      pretrained_cfg_overlay={"file": str(path), "custom_load": False})
         config = timm.data.resolve_data_config({}, model=model)
         return model, config, timm.data.create_transform(**config, is_training=False)
 

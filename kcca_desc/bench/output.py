@@ -12,13 +12,13 @@ previous record, never a truncated file.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..cache import atomic_write_text
+from ..evaluate.results import dumps_json
 
 __all__ = ["QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results"]
 
@@ -81,7 +81,10 @@ def output_path(args: argparse.Namespace, script: str | os.PathLike, name: str |
 
 def write_results(path: str | os.PathLike, figures: Any, indent: int = 2,
                   default: Callable[[Any], Any] | None = None) -> None:
-    """Save ``figures`` as JSON at ``path`` atomically (folders created) and say so."""
-    text = json.dumps(figures, indent=indent, default=default) + "\n"
+    """Save ``figures`` as JSON at ``path`` atomically (folders created) and say so.
+
+    Lists of numbers (per-query ranks, top-K rows) are written on one line each.
+    """
+    text = dumps_json(figures, indent=indent, default=default, allow_nan=True) + "\n"
     atomic_write_text(Path(path), text)
     print(f"wrote {path}")

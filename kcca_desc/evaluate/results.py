@@ -54,7 +54,7 @@ from .ranks import METRIC_KEYS, TASKS
 
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
-    "save_results", "load_results",
+    "save_results", "load_results", "dumps_json",
 ]
 
 # The columns of every table, per task.
@@ -214,7 +214,7 @@ class Result:
 
     def to_json(self, include_ranks: bool = False, indent: int | None = 2) -> str:
         """The JSON text of the result (ranks only with ``include_ranks``)."""
-        return _dumps(self.to_dict(include_ranks), indent)
+        return dumps_json(self.to_dict(include_ranks), indent)
 
     @classmethod
     def from_json(cls, text: str) -> "Result":
@@ -230,13 +230,13 @@ class Result:
 _NUMBER_LIST = re.compile(r"\[\n\s*(-?[\d.eE+-]+(?:,\n\s*-?[\d.eE+-]+)*)\n\s*\]")
 
 
-def _dumps(data: Any, indent: int | None = 2) -> str:
-    """Indented JSON with every list of numbers on one line.
+def dumps_json(data: Any, indent: int | None = 2, default: Any = None, allow_nan: bool = False) -> str:
+    """Indented JSON with every list of numbers on one line (``default``, ``allow_nan`` as in json.dumps).
 
     Per-query ranks and top-K lists are thousands of numbers: one per line, they made a results
     file three times as large and no easier to read.
     """
-    text = json.dumps(data, indent=indent, allow_nan=False)
+    text = json.dumps(data, indent=indent, allow_nan=allow_nan, default=default)
     if indent is None:
         return text
     return _NUMBER_LIST.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
@@ -244,7 +244,7 @@ def _dumps(data: Any, indent: int | None = 2) -> str:
 
 def save_results(results: Sequence[Result], path: str | os.PathLike, include_ranks: bool = False) -> None:
     """Write a JSON list of results to ``path`` atomically."""
-    atomic_write_text(path, _dumps([r.to_dict(include_ranks) for r in results]) + "\n")
+    atomic_write_text(path, dumps_json([r.to_dict(include_ranks) for r in results]) + "\n")
 
 
 def load_results(path: str | os.PathLike) -> list[Result]:

@@ -2,7 +2,7 @@
 
 Each is built from a named configuration of :data:`TRAINABLE_CONFIGS` (``--train-config``:
 ``cpu``, sized by measurement for a CPU, or ``paper``, the paper's size for a GPU), over the
-image features of ``--image-encoder`` (default the offline ViT-S/14), and fitted on the
+image features of ``--image-encoder`` (default the offline EfficientNet-Lite0), and fitted on the
 training split with the dev split selecting snapshots and stopping early.  Training is
 checkpointed under the cache, so a second run with the same settings loads the trained model.
 """
@@ -18,7 +18,7 @@ from ..data.dataset import Dataset
 from .base import RetrievalMethod
 from .encoders import EncoderMethod, PairScorerMethod
 
-__all__ = ["TRAINABLE_CONFIGS", "WRAPPERS", "TrainableSystem", "add_training_options", "training_params",
+__all__ = ["TRAINABLE_CONFIGS", "TRAINABLE_SYSTEMS", "WRAPPERS", "TrainableSystem", "add_training_options", "training_params",
            "fit_with_dev", "trainable_model"]
 
 # The two VSE systems differ in their loss only.
@@ -26,7 +26,7 @@ _VSE_CONFIGS = {
     "paper": {"word_dim": 300, "joint_dim": 1024, "batch_size": 128, "lr": 2e-4, "lr_decay_epoch": 15,
               "max_epochs": 30, "patience": 5},
     "cpu": {"word_dim": 300, "joint_dim": 512, "batch_size": 128, "lr": 1e-3, "lr_decay_epoch": 12,
-            "max_epochs": 24, "patience": 4}}
+            "max_epochs": 24, "patience": 4, "dropout": 0.2}}
 
 #: Per system: the model class (by name in :mod:`kcca_desc.adapters.trainable`), the settings
 #: that make the system what it is, and the settings of each configuration.  "paper": the
@@ -47,6 +47,19 @@ TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
                   "patience": 10},
         "cpu": {"word_dim": 300, "hidden_dim": 300, "batch_size": 32, "lr": 1e-3, "max_epochs": 20,
                 "patience": 3}}},
+}
+
+#: The systems of the benchmark (``benchmarks/neural.py --systems``): name -> (model of
+#: :data:`TRAINABLE_CONFIGS`, settings over its configuration).  The four Rei systems are the
+#: paper's ablation (Rei & Yannakoudakis 2017, Table 3), one step each.
+TRAINABLE_SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "vse": ("vse", {}),
+    "vse_hardest": ("vse_hardest", {}),
+    "char_gru": ("char_gru", {}),
+    "rei_baseline": ("rei", REI_ABLATION["baseline"]),
+    "rei_dropout": ("rei", REI_ABLATION["+dropout"]),
+    "rei_gating": ("rei", REI_ABLATION["+gating"]),
+    "rei": ("rei", REI_ABLATION["+softmax"]),
 }
 
 #: The retrieval-system wrapper of each system's model: encoders score by cosine, the

@@ -153,7 +153,10 @@ def test_fit_is_seeded_early_stops_and_plugs_into_the_harness():
                   lr=1e-2, checkpoint=False, random_state=3)
     a = VSEEncoder(**kwargs).fit(train, dev=test)
     b = VSEEncoder(**kwargs).fit(train, dev=test)
-    assert a.history_ == [{**h, "seconds": a.history_[i]["seconds"]} for i, h in enumerate(b.history_)]
+    measured = ("seconds", "max_rss_gib")  # of the machine, not of the seed
+    assert [{k: v for k, v in h.items() if k not in measured} for h in a.history_] == \
+        [{k: v for k, v in h.items() if k not in measured} for h in b.history_]
+    assert all(h["max_rss_gib"] > 0 for h in a.history_)
     assert 1 <= a.best_epoch_ <= len(a.history_) <= 4
     assert a.stopped_by_ in ("patience", "max_epochs")
     assert {"loss", "lr", "rsum", "annotation_R@1", "search_R@10"} <= set(a.history_[0])
@@ -182,3 +185,16 @@ def test_unfitted_use_and_bad_parameters_are_errors():
             VSEEncoder(image_encoder=TinyEncoder(), device="cuda").fit(make_dataset(4))
     with pytest.raises(ValueError, match="at least 2 images"):
         VSEEncoder(image_encoder=TinyEncoder(), checkpoint=False).fit(make_dataset(2).subset("train"))
+
+
+def test_vse_dropout_acts_in_training_only_and_weight_decay_reaches_adam():
+    model, data = _fitted(VSEEncoder, dropout=0.5, weight_decay=1e-4)
+    network = model.networks_[0]
+    feats = torch.from_numpy(TinyEncoder().embed_images(data.images).astype(np.float32))
+    network.train()
+    assert not torch.equal(network.embed_image(feats), network.embed_image(feats))
+    network.eval()
+    assert torch.equal(network.embed_image(feats), network.embed_image(feats))
+    assert model._optimiser_options() == {"weight_decay": 1e-4}
+    with pytest.raises(ValueError, match="dropout"):
+        VSEEncoder(image_encoder=TinyEncoder(), dropout=1.0).fit(make_dataset(4))

@@ -92,7 +92,7 @@ class ReiRelevanceScorer(TrainableModel, PairScorer):
     Parameters
     ----------
     image_encoder : Encoder, optional
-        Frozen image features (default ViT-S/14 class + mean patch; the paper: GoogLeNet's
+        Frozen image features (default EfficientNet-Lite0's 1,280-d; the paper: GoogLeNet's
         1,024-d penultimate layer).
     word_dim : int, default=300
     hidden_dim : int, default=300

@@ -34,6 +34,7 @@ import inspect
 import io
 import pickle
 import re
+import resource
 import time
 from collections import Counter
 from numbers import Integral
@@ -106,14 +107,15 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     Attributes
     ----------
     image_encoder_ : Encoder
-        The frozen image features used (``image_encoder``, or the default ViT-S/14).
+        The frozen image features used (``image_encoder``, or the default EfficientNet-Lite0).
     vocabulary_ : dict
         Token → index (0 is padding, 1 unknown).
     networks_ : list of torch.nn.Module
         The kept snapshots (one unless the model ensembles), in evaluation mode.
     history_ : list of dict
         Per epoch: ``epoch``, ``loss`` (mean per pair), ``lr`` (at the epoch's first step),
-        ``seconds``, ``snapshot`` (a snapshot epoch) and, with dev data, the dev
+        ``seconds``, ``max_rss_gib`` (the process's peak resident memory so far), ``snapshot``
+        (a snapshot epoch) and, with dev data, the dev
         ``annotation_R@k``, ``search_R@k`` and ``rsum``.
     best_epoch_ : int
         The epoch of the first kept snapshot (the dev-best one).
@@ -175,6 +177,10 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     def _is_snapshot_epoch(self, epoch: int) -> bool:
         return True
 
+    def _optimiser_options(self) -> dict:
+        """Keyword arguments of Adam besides the learning rate (e.g. ``weight_decay``)."""
+        return {}
+
     # --------------------------------------------------------------- tokens
     @property
     def _min_count(self) -> int:
@@ -213,9 +219,10 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     def _default_image_encoder(self):
         if self.image_encoder is not None:
             return self.image_encoder
-        from ..onnx_models import ViTImageEncoder
+        # The best offline image features of the survey (benchmarks/image_encoders.py).
+        from ..efficientnet import EfficientNetLiteImageEncoder
 
-        return ViTImageEncoder(pooling="cls+mean_patch")
+        return EfficientNetLiteImageEncoder()
 
     def _features(self, images) -> np.ndarray:
         return np.ascontiguousarray(self.image_encoder_.embed_images(images), dtype=np.float32)
@@ -283,7 +290,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         self.vocabulary_ = self._build_vocabulary(texts)
         network = self._build_network(features.shape[1]).to(self._device)
-        optimiser = torch.optim.Adam(network.parameters(), lr=self.lr)
+        optimiser = torch.optim.Adam(network.parameters(), lr=self.lr, **self._optimiser_options())
         steps_per_epoch = -(-len(texts) // self.batch_size)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimiser, lambda step: self._lr_factor(step, steps_per_epoch))
@@ -326,6 +333,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             if self._is_snapshot_epoch(epoch) or (finished and not run["snapshots"]):
                 self._keep_snapshot(run, network, record, dev_data is not None)
             record["seconds"] = time.perf_counter() - start
+            # The process's peak so far (Linux reports KiB): what training has needed up to here.
+            record["max_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
             run["history"].append(record)
             LOGGER.info("%s epoch %d: loss %.4f, lr %.2g%s, %.0f s", type(self).__name__, epoch, loss,
                         record["lr"], f", dev R-sum {record['rsum']:.1f}" if "rsum" in record else "",

@@ -1,0 +1,101 @@
+"""Merge the results files of several ``neural.py`` runs into one, naming each system by its settings.
+
+Runs of the trainable systems go in parallel on a GPU machine, each writing its own file (one
+file per process: concurrent ``--merge`` into one file would race).  This tool joins them.  A
+trainable system trained with settings other than its configuration's
+(:data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`) is renamed after them, so that
+the runs of one system in several settings stay apart: ``vse`` in the ``paper`` configuration
+becomes ``vse_paper``, with ``--train-params dropout=0.5`` ``vse_dropout0.5``.  Where and how
+long a model ran (device, threads, a time budget) does not rename it.  Every record of
+an input file (retrieval results and task results alike) is renamed the same way.
+
+Usage::
+
+    python benchmarks/merge_results.py [--top-k K] OUT.json IN.json [IN.json ...]
+
+How ``benchmarks/results/neural_gpu.json`` was made (the images stay behind: their
+EfficientNet-Lite0 features travel in a features file)::
+
+    # here: the features of all 8,091 images, float16
+    python -c "import numpy as np; from kcca_desc.data.flickr8k import load_flickr8k; \\
+      from kcca_desc.adapters import EfficientNetLiteImageEncoder; \\
+      from kcca_desc.adapters.precomputed import save_image_features; \\
+      save_image_features('effnet.npz', EfficientNetLiteImageEncoder(), load_flickr8k().images, np.float16)"
+    # on the GPU machine, one process per line, in parallel
+    python benchmarks/neural.py --image-features efficientnet --image-features-file effnet.npz \\
+        --train-device cuda --train-config paper --systems char_gru --train-seconds 340 --out char_gru_paper.json
+    ...  --train-config paper --systems vse vse_hardest --out vse_paper.json
+    ...  --train-config cpu --systems rei_baseline --out rei_baseline.json   (and each Rei step, VSE++,
+         and VSE with --train-params dropout=0.2 / dropout=0.5 / dropout=0.5 lr=3e-4,
+         and --train-config paper --train-params dropout=0.5)
+    # here
+    python benchmarks/merge_results.py --top-k 5 benchmarks/results/neural_gpu.json *.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kcca_desc.bench import write_results
+from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS, trainable_model
+
+#: Settings of where and how long a model ran, which do not change what it is.
+RUNTIME = {"image_encoder", "n_threads", "device", "checkpoint", "max_train_seconds"}
+
+
+def settings_name(system: str, params: dict) -> str:
+    """``system`` named after its configuration and the settings that differ from it."""
+    if system not in TRAINABLE_SYSTEMS or "config" not in params:
+        return system
+    base, step = TRAINABLE_SYSTEMS[system]
+    config = params["config"]
+    expected = trainable_model(base, config, **step).get_params()
+    changed = [f"{key}{params[key]:g}" if isinstance(params[key], float) else f"{key}{params[key]}"
+               for key in sorted(expected) if key not in RUNTIME and key in params and params[key] != expected[key]]
+    return "_".join([system] + ([config] if config != "cpu" else []) + changed)
+
+
+def merge(paths: list[Path], top_k: int | None = None) -> list[dict]:
+    """The records of every file at ``paths``, renamed by :func:`settings_name`, each query's
+    retrieved list cut to its first ``top_k`` items (None: kept whole).
+
+    Raises
+    ------
+    ValueError
+        When two files hold a record of the same renamed system and task.
+    """
+    merged, seen = [], {}
+    for path in paths:
+        records = json.loads(path.read_text())
+        names = {r["system"]: settings_name(r["system"], r["params"]) for r in records if "protocol" in r}
+        for record in records:
+            record["system"] = names.get(record["system"], record["system"])
+            top = record.get("queries", {}).get("top", {})
+            for task, rows in top.items():
+                top[task] = [row[:top_k] for row in rows] if top_k is not None else rows
+            key = (record["system"], record.get("protocol", record.get("task")), record["split"])
+            if key in seen:
+                raise ValueError(f"{path}: {key} is also in {seen[key]}")
+            seen[key] = path
+            merged.append(record)
+    return merged
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("inputs", type=Path, nargs="+")
+    parser.add_argument("--top-k", type=int, default=None,
+                        help="keep each query's first K retrieved items (default: as the runs wrote them)")
+    args = parser.parse_args(argv)
+    records = merge(args.inputs, args.top_k)
+    write_results(args.out, records, indent=1, default=float)
+    for record in records:
+        if "protocol" in record:
+            print(record["system"], record["protocol"], record["split"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Image features computed elsewhere, read from a file by image id (family ``features``).
+
+A features file is a NumPy ``.npz`` archive holding
+
+``ids``
+    (n,) image ids, as the data set names its images (Flickr8K: the file names);
+``features``
+    (n, d) one row per image (any float dtype; returned as float32);
+``name`` (optional)
+    the encoder that computed them (a results file's ``image_features``; default the file's stem).
+
+Such a file carries features to a machine that has not got the images or the encoder (a GPU
+machine training the trainable models at the papers' sizes), or brings in features a paper
+released.  :func:`save_image_features` writes one from any image encoder.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from ..cache import atomic_write_bytes
+from ..data.images import ImageSource
+from ..errors import DataError, MissingDataFileError
+from .base import Encoder
+from .onnx_models import _file_digest
+
+__all__ = ["PrecomputedImageEncoder", "save_image_features"]
+
+
+class PrecomputedImageEncoder(Encoder):
+    """Image features looked up by image id in a ``.npz`` file (layout in the module docstring).
+
+    Parameters
+    ----------
+    path : path-like
+        The features file.
+
+    Raises
+    ------
+    MissingDataFileError
+        When the file does not exist (on first use).
+    DataError
+        When it lacks ``ids`` or ``features``, their lengths differ, an id repeats, a feature is
+        not finite, or an image asked for has no row (naming the id and the file).
+    """
+
+    modalities = ("image",)
+
+    def __init__(self, path: str | os.PathLike):
+        # Nothing to cache: the file is the cache.
+        super().__init__(cache=False)
+        self.path = path
+
+    @cached_property
+    def _table(self) -> tuple[dict[str, int], np.ndarray, str]:
+        path = Path(self.path)
+        if not path.is_file():
+            raise MissingDataFileError(f"image features file not found: {path}")
+        with np.load(path, allow_pickle=False) as archive:
+            missing = {"ids", "features"} - set(archive.files)
+            if missing:
+                raise DataError(f"{path}: lacks {', '.join(sorted(missing))} (has {', '.join(archive.files)})")
+            ids, features = archive["ids"].astype(str).tolist(), archive["features"]
+            name = str(archive["name"]) if "name" in archive.files else path.stem
+        if features.ndim != 2 or len(features) != len(ids):
+            raise DataError(f"{path}: features of shape {features.shape} for {len(ids)} ids; "
+                                  "expected one row per id")
+        if len(set(ids)) != len(ids):
+            raise DataError(f"{path}: repeated image ids")
+        features = np.ascontiguousarray(features, dtype=np.float32)
+        bad = ~np.isfinite(features).all(axis=1)
+        if bad.any():
+            raise DataError(f"{path}: {int(bad.sum())} non-finite feature rows, "
+                                  f"the first for image {ids[int(np.argmax(bad))]!r}")
+        return {image_id: i for i, image_id in enumerate(ids)}, features, name
+
+    @property
+    def name(self) -> str:
+        """The ``name`` stored in the file (the encoder that computed the features)."""
+        return self._table[2]
+
+    @property
+    def dim(self) -> dict[str, int]:
+        return {"image": self._table[1].shape[1]}
+
+    def identity(self, modality: str) -> dict:
+        return {**super().identity(modality), "sha256": _file_digest(Path(self.path))}
+
+    def embed_images(self, images: ImageSource) -> np.ndarray:
+        """The rows of ``images.ids``, in order.
+
+        Returns
+        -------
+        ndarray of shape (len(images), d), float32
+        """
+        if not isinstance(images, ImageSource):
+            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+        rows, features, _ = self._table
+        absent = [image_id for image_id in images.ids if image_id not in rows]
+        if absent:
+            raise DataError(f"{self.path}: no features for {len(absent)} images, e.g. {absent[0]!r}")
+        return features[[rows[image_id] for image_id in images.ids]]
+
+
+def save_image_features(path: str | os.PathLike, encoder: Encoder, images: ImageSource,
+                        dtype: type = np.float32) -> Path:
+    """Write ``encoder``'s features of ``images`` to a features file, atomically.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.npz`` file to write.
+    encoder : Encoder
+        Any image encoder; its ``name`` is stored.
+    images : ImageSource
+    dtype : numpy float type, default=np.float32
+        Storage type (``np.float16`` halves the file; features are read back as float32).
+
+    Returns
+    -------
+    Path
+    """
+    features = encoder.embed_images(images).astype(dtype)
+    path = Path(path)
+    atomic_write_bytes(path, lambda f: np.savez_compressed(f, ids=np.array(images.ids), features=features,
+                                                            name=np.array(encoder.name)))
+    return path

@@ -1,0 +1,65 @@
+"""benchmarks/merge_results.py: joining parallel neural.py runs, named by their settings; and
+neural.py's --train-params parsing."""
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS, trainable_model
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+merge_results = _load("merge_results")
+
+
+def _run_file(path, system, config, **settings):
+
+    base, step = TRAINABLE_SYSTEMS[system]
+    params = {**trainable_model(base, config, **step).get_params(), "device": "cuda", "max_train_seconds": 60.0,
+              **settings, "config": config}
+    params.pop("image_encoder")
+    records = [{"system": system, "protocol": p, "split": "test", "params": params,
+                "queries": {"top": {"annotation": [[3, 1, 2]], "search": [[0, 2, 1]]}}} for p in ("hodosh", "karpathy")]
+    records.append({"system": system, "task": "off_topic", "split": "test", "params": {"seed": 0}})
+    path.write_text(json.dumps(records))
+    return path
+
+
+def test_systems_are_named_by_configuration_and_changed_settings_only(tmp_path):
+    files = [_run_file(tmp_path / "a.json", "vse", "paper"),
+             _run_file(tmp_path / "b.json", "vse", "cpu", dropout=0.5),
+             _run_file(tmp_path / "c.json", "rei_gating", "cpu"),
+             _run_file(tmp_path / "d.json", "vse", "cpu")]
+    records = merge_results.merge(files, top_k=2)
+    names = [(r["system"], r.get("protocol", r.get("task"))) for r in records]
+    assert names == [(s, k) for s in ("vse_paper", "vse_dropout0.5", "rei_gating", "vse")
+                     for k in ("hodosh", "karpathy", "off_topic")]
+    # Where and how long it ran (device, time budget) does not rename a system.
+    assert all(r["queries"]["top"]["annotation"] == [[3, 1]] for r in records if "queries" in r)
+
+
+def test_two_runs_of_the_same_system_and_settings_are_refused(tmp_path):
+    files = [_run_file(tmp_path / "a.json", "vse", "cpu"), _run_file(tmp_path / "b.json", "vse", "cpu")]
+    with pytest.raises(ValueError, match="b.json.*also in.*a.json"):
+        merge_results.merge(files)
+
+
+def test_train_params_are_names_and_python_literals():
+    neural = _load("neural")
+    parser = argparse.ArgumentParser()
+    assert neural.parse_setting("dropout=0.2", parser) == ("dropout", 0.2)
+    assert neural.parse_setting("negatives='hardest'", parser) == ("negatives", "hardest")
+    for bad in ("dropout", "2x=1", "dropout=fast"):
+        with pytest.raises(SystemExit):
+            neural.parse_setting(bad, parser)
