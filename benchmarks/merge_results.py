@@ -72,9 +72,10 @@ def merge(paths: list[Path], top_k: int | None = None) -> list[dict]:
         names = {r["system"]: settings_name(r["system"], r["params"]) for r in records if "protocol" in r}
         for record in records:
             record["system"] = names.get(record["system"], record["system"])
-            top = record.get("queries", {}).get("top", {})
-            for task, rows in top.items():
-                top[task] = [row[:top_k] for row in rows] if top_k is not None else rows
+            if top_k is not None:
+                top = record.get("queries", {}).get("top", {})
+                for task, rows in top.items():
+                    top[task] = [row[:top_k] for row in rows]
             key = (record["system"], record.get("protocol", record.get("task")), record["split"])
             if key in seen:
                 raise ValueError(f"{path}: {key} is also in {seen[key]}")

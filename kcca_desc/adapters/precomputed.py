@@ -68,14 +68,14 @@ class PrecomputedImageEncoder(Encoder):
             name = str(archive["name"]) if "name" in archive.files else path.stem
         if features.ndim != 2 or len(features) != len(ids):
             raise DataError(f"{path}: features of shape {features.shape} for {len(ids)} ids; "
-                                  "expected one row per id")
+                            "expected one row per id")
         if len(set(ids)) != len(ids):
             raise DataError(f"{path}: repeated image ids")
         features = np.ascontiguousarray(features, dtype=np.float32)
         bad = ~np.isfinite(features).all(axis=1)
         if bad.any():
             raise DataError(f"{path}: {int(bad.sum())} non-finite feature rows, "
-                                  f"the first for image {ids[int(np.argmax(bad))]!r}")
+                            f"the first for image {ids[int(np.argmax(bad))]!r}")
         return {image_id: i for i, image_id in enumerate(ids)}, features, name
 
     @property
@@ -87,8 +87,12 @@ class PrecomputedImageEncoder(Encoder):
     def dim(self) -> dict[str, int]:
         return {"image": self._table[1].shape[1]}
 
+    @cached_property
+    def _digest(self) -> str:
+        return _file_digest(Path(self.path))
+
     def identity(self, modality: str) -> dict:
-        return {**super().identity(modality), "sha256": _file_digest(Path(self.path))}
+        return {**super().identity(modality), "sha256": self._digest}
 
     def embed_images(self, images: ImageSource) -> np.ndarray:
         """The rows of ``images.ids``, in order.

@@ -115,7 +115,8 @@ class VSEEncoder(JointEmbeddingModel):
     def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, joint_dim: int = 300,
                  min_count: int = 2, margin: float = 0.2, negatives: Literal["sum", "hardest"] = "sum",
                  sum_epochs: int = 2, lr: float = 2e-4, lr_decay_epoch: int | None = 15, lr_decay: float = 0.1,
-                 dropout: float = 0.0, weight_decay: float = 0.0, batch_size: int = 128, max_epochs: int = 30, patience: int | None = 5,
+                 dropout: float = 0.0, weight_decay: float = 0.0, batch_size: int = 128, max_epochs: int = 30,
+                 patience: int | None = 5,
                  grad_clip: float | None = 2.0, max_train_seconds: float | None = None,
                  n_threads: int | None = 1, checkpoint: bool = True, device: str = "cpu",
                  random_state: int = 0):
