@@ -162,7 +162,9 @@ def open_checked(path: str | os.PathLike) -> Iterator[BinaryIO]:
 
 def discard_damaged(path: Path, reason: BaseException) -> None:
     """Warn that the entry ``path`` is damaged and delete it, so that it is recomputed."""
-    warn_user(f"cache entry {path} is damaged ({type(reason).__name__}: {reason}); "
+    # One line: a parser's message (pickle's, say) can span several.
+    detail = " ".join(str(reason).split())
+    warn_user(f"cache entry {path} is damaged ({type(reason).__name__}: {detail}); "
               "it is discarded and recomputed", CacheWarning)
     with contextlib.suppress(OSError):
         path.unlink()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import multiprocessing
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from kcca_desc.cache import (
     NpzCache,
     PickleCache,
     cache_key,
+    discard_damaged,
     entry_lock,
     remove_temporaries,
     written_since,
@@ -67,7 +69,8 @@ class CountingImages(ArrayImages):
 # ----------------------------------------------------------------------------- checksums
 DAMAGES = {
     "truncated": lambda data: data[: len(data) // 2],
-    "garbage": lambda data: os.urandom(len(data)),
+    # Seeded: random bytes once made pickle's multi-line message, now every run sees the same ones.
+    "garbage": lambda data: np.random.default_rng(0).bytes(len(data)),
     "zero bytes": lambda data: b"",
     # One flipped byte deep in an array: parsing alone might not notice, the checksum does.
     "one byte flipped": lambda data: data[:-200] + bytes([data[-200] ^ 0xFF]) + data[-199:],
@@ -348,3 +351,11 @@ def test_concurrent_command_line_runs_give_the_figures_they_give_alone(tmp_path,
         assert outcomes[(i, "shared")]["rc"] == outcomes[(i, f"alone{i}")]["rc"] == 0
         assert figures(tmp_path / f"shared{i}.json") == figures(tmp_path / f"alone{i}{i}.json")
     assert not list((tmp_path / "shared").rglob("*.tmp"))
+
+
+def test_damage_is_reported_on_one_line(tmp_path):
+    path = tmp_path / "entry.pkl"
+    path.write_bytes(b"x")
+    with pytest.warns(CacheWarning, match=r"damaged \(UnpicklingError: first line second line\); it is") as seen:
+        discard_damaged(path, pickle.UnpicklingError("first line\nsecond line"))
+    assert "\n" not in str(seen[0].message) and not path.exists()
