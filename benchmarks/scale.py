@@ -35,11 +35,13 @@ Usage (the full run is one command; it needs the dask extra and about two hours 
     python benchmarks/scale.py                              # full run, local Dask cluster
     python benchmarks/scale.py --scheduler tcp://host:8786  # on an existing Dask cluster
     python benchmarks/scale.py --quick                      # tiny sizes, seconds
+    python benchmarks/scale.py --sections series --merge    # one section, the others kept from the record
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from typing import Sequence
 
@@ -59,6 +61,9 @@ from kcca_desc.scores import cosine_scores
 SEED = 0
 CAPTIONS = 5
 COCO_SPLITS = (113_287, 5_000, 5_000)
+SECTIONS = ("landmark_choice", "series", "flickr8k_sized", "engines", "coco")
+#: The settings every section of one record shares: a merged record never mixes two of them.
+SHARED_SETTINGS = ("seed", "n_components", "rank", "chunk_size", "scheduler")
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -228,8 +233,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--rank", type=int, default=None, help="landmarks per view (default 2000; quick 40)")
     parser.add_argument("--chunk-size", type=int, default=None, help="rows per chunk (default 4096; quick 256)")
     parser.add_argument("--sizes", default=None, help="comma-separated training pairs of the series")
-    parser.add_argument("--sections", default="landmark_choice,series,flickr8k_sized,engines,coco",
-                        help="comma-separated sections to run")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated sections to run (default all: {','.join(SECTIONS)})")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other sections of an existing record (run with the same settings)")
     parser.add_argument("--store", default=None, help="chunk store directory of the COCO run (default: the cache)")
     parser.add_argument("--text-kernel", default="tri_sem")
     add_output_arguments(parser, "series of 1,000-4,000 pairs, a 90-image COCO-shaped run, rank 40")
@@ -237,11 +244,19 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "full": {"rank": 2000, "chunk_size": 4096, "sizes": "10000,30000,100000,566435"},
         "quick": {"rank": 40, "chunk_size": 256, "sizes": "1000,2000,4000"}})
     sections = set(args.sections.split(","))
+    if not sections <= set(SECTIONS):
+        parser.error(f"--sections: unknown {', '.join(sorted(sections - set(SECTIONS)))}; "
+                     f"known: {', '.join(SECTIONS)}")
     quick = args.quick
     n_dev = 50 if quick else 1000
     results = {"machine": machine_info(), "seed": SEED, "n_components": n_components(args.rank), "rank": args.rank,
                "chunk_size": args.chunk_size, "scheduler": args.scheduler or "local cluster",
                "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+    out = output_path(args, __file__)
+    try:  # before any section runs
+        kept = merged_sections(out, results, sections) if args.merge else {}
+    except ValueError as error:
+        parser.error(str(error))
     if "landmark_choice" in sections:
         results["landmark_choice"] = landmark_choice(1500 if quick else 10_000, args.rank // 2 if quick else 500,
                                                      n_dev, args.chunk_size)
@@ -264,8 +279,35 @@ def main(argv: Sequence[str] | None = None) -> dict:
         results["coco"] = coco(splits, pools, rank=args.rank, chunk_size=args.chunk_size,
                                image_size=32 if quick else 48, vocabulary=2000 if quick else 25_000,
                                text_kernel=args.text_kernel, scheduler=args.scheduler, store=args.store, grid=grid)
-    write_results(output_path(args, __file__), results)
+    results.update(kept)
+    write_results(out, results)
     return results
+
+
+def merged_sections(path, settings: dict, sections: set[str]) -> dict:
+    """The sections of the record at ``path`` that this run does not redo, and the machine of each section.
+
+    Raises ValueError when the record's shared settings differ from this run's: its figures
+    would not be comparable with the new ones.
+    """
+    if not os.path.exists(path):
+        return {}
+    with open(path) as file:
+        old = json.load(file)
+    differ = [f"{key} {old.get(key)!r} (this run {settings[key]!r})" for key in SHARED_SETTINGS
+              if old.get(key) != settings[key]]
+    if differ:
+        raise ValueError(f"--merge: {path} was written with other settings: {'; '.join(differ)}")
+    machines = old.get("machines", {})
+    kept = {}
+    for name in SECTIONS:
+        if name in old and name not in sections:
+            kept[name] = old[name]
+            machines.setdefault(name, old["machine"])
+    for name in sections:
+        machines[name] = settings["machine"]
+    kept["machines"] = machines
+    return kept
 
 
 if __name__ == "__main__":

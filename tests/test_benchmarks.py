@@ -255,6 +255,27 @@ def test_text_kernels_without_wordnet_records_what_it_skips(tmp_path):
     assert set(record["neighbours"]["square"]) == {"A", "D_ic", "D_ext"}
 
 
+def test_scale_runs_section_by_section_into_one_record(tmp_path):
+    # The full scale.py takes hours: --merge lets its sections run (and land) one at a time.
+    pytest.importorskip("zarr")
+    out = tmp_path / "scale.json"
+    first = run_quick("scale.py", out, "--sections", "landmark_choice")
+    assert first.returncode == 0, first.stderr[-3000:]
+    landmark_choice = json.loads(out.read_text())["landmark_choice"]
+    out.write_text(json.dumps({**json.loads(out.read_text()), "series": {"stored": True}}))
+    again = run_quick("scale.py", out, "--sections", "landmark_choice", "--merge")
+    assert again.returncode == 0, again.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["series"] == {"stored": True}, "a section this run did not redo was lost"
+    assert [row["landmarks"] for row in record["landmark_choice"]] == [row["landmarks"] for row in landmark_choice]
+    assert set(record["machines"]) == {"landmark_choice", "series"}
+    other_rank = run_quick("scale.py", out, "--sections", "landmark_choice", "--merge", "--rank", "30")
+    assert other_rank.returncode == 2 and "rank 40 (this run 30)" in other_rank.stderr
+    assert json.loads(out.read_text()) == record
+    unknown = run_quick("scale.py", out, "--sections", "coco,serie")
+    assert unknown.returncode == 2 and "unknown serie" in unknown.stderr
+
+
 # ------------------------------------------------------------------------- kcca_desc.bench
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()

@@ -103,11 +103,19 @@ class DaskEngine:
         """A future of ``obj`` held by every worker (sent once, not once per task)."""
         return self.client.scatter([obj], broadcast=True, hash=False)[0]
 
+    def _scattered(self, tasks: Sequence) -> list:
+        """The tasks' inputs as futures, each sent to one worker directly.
+
+        Passed as plain arguments they would be embedded in the task graph, which goes through
+        the scheduler: the synthetic COCO images made a graph of 724 MiB.
+        """
+        return self.client.scatter(list(tasks), hash=False)
+
     def map(self, fn: Callable, tasks: Sequence, **shared) -> list:
-        return self.client.gather(self.client.map(fn, list(tasks), pure=False, **shared))
+        return self.client.gather(self.client.map(fn, self._scattered(tasks), pure=False, **shared))
 
     def map_reduce(self, fn: Callable, tasks: Sequence, combine: Callable = operator.add, **shared) -> Any:
-        futures = self.client.map(fn, list(tasks), pure=False, priority=0, **shared)
+        futures = self.client.map(fn, self._scattered(tasks), pure=False, priority=0, **shared)
         # Combines outrank the chunks still queued (higher subtrees first), so partial results are
         # merged as soon as both exist rather than after every chunk has run.
         total = _tree(futures, lambda height: lambda a, b: self.client.submit(combine, a, b, pure=False,

@@ -260,7 +260,7 @@ class Trigram(TextKernelSpec):
 
     def gram(self, kernel, items_a, items_b=None):
         return trigram_kernel(items_a, items_b, lam=kernel.lam, max_len=kernel.max_len, idf=kernel.idf_,
-                              similarity=kernel.similarity_)
+                              similarity=kernel.similarity_, self_cache=kernel.self_similarities_)
 
 
 #: Name -> :class:`TextKernelSpec` of every named text kernel.
@@ -311,6 +311,9 @@ class TextKernel(ValidatedParams, BaseEstimator):
     idf_ : dict of str to float or None
     similarity_ : WordSimilarity or None
     tagrank_ : TagRank or None
+    self_similarities_ : dict
+        Unnormalised self-similarities of items seen by soft trigram cross kernels (see
+        :func:`~kcca_desc.kernels.text.trigram.trigram_kernel`'s ``self_cache``).
     """
 
     def __init__(self, name: str = "tri5", lam: float = 0.5, max_len: int = 3, random_state: int = 0,
@@ -364,6 +367,9 @@ class TextKernel(ValidatedParams, BaseEstimator):
             corpus=self.corpus, preprocessor=self.preprocessor))
         self.idf_ = statistics.idf
         self.similarity_ = statistics.similarity
+        # Soft kernels' self-similarities of items seen (landmarks, a pivot sample), reused by
+        # later blocks of the same items.
+        self.self_similarities_ = {}
         self.tagrank_ = statistics.tagrank
         return self
 

@@ -10,7 +10,7 @@ vocabulary x vocabulary matrix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from functools import lru_cache
 from itertools import combinations
 from typing import NamedTuple
@@ -302,54 +302,114 @@ def _soft_self(sim, factor, tok, sent_ptr, item_ptr, layout, lam, max_len, per_l
     return out
 
 
-def _flatten(items, column_of, first_sentence=0):
-    """Token ids, sentence offsets and item offsets (into sentences) of ``items``."""
-    tok, sent_ptr, item_ptr = [], [0], [first_sentence]
+#: Items per group whose self-similarities S(A, A) are computed together (cross kernels): each
+#: group gathers word similarities over its own vocabulary only.
+_SELF_GROUP = 256
+
+
+def _flatten(items, vocabulary):
+    """Token ids (into ``vocabulary``), sentence offsets and item offsets (into sentences) of ``items``."""
+    column_of = {word: j for j, word in enumerate(vocabulary)}
+    tok, sent_ptr, item_ptr = [], [0], [0]
     for item in items:
         for sentence in item:
             tok.extend(column_of[t] for t in sentence)
             sent_ptr.append(len(tok))
         item_ptr.append(item_ptr[-1] + len(item))
-    return tok, sent_ptr, np.array(item_ptr, dtype=np.int64)
+    return np.array(tok, dtype=np.int64), np.array(sent_ptr, dtype=np.int64), np.array(item_ptr, dtype=np.int64)
 
 
-def _similarity_matrix(similarity, vocabulary: list[str]) -> np.ndarray:
-    sim = similarity.pairwise(vocabulary)
-    sim = np.asarray(sim)
+def _similarity_matrix(similarity, words_a: list[str], words_b: list[str] | None = None) -> np.ndarray:
+    sim = np.asarray(similarity.pairwise(words_a, words_b))
     name = getattr(similarity, "name", type(similarity).__name__)
-    if sim.shape != (len(vocabulary), len(vocabulary)):
-        raise ValueError(f"trigram_kernel: similarity {name!r} returned shape {sim.shape} for "
-                         f"{len(vocabulary)} words")
+    shape = (len(words_a), len(words_a if words_b is None else words_b))
+    if sim.shape != shape:
+        raise ValueError(f"trigram_kernel: similarity {name!r} returned shape {sim.shape} for {shape[0]} x "
+                         f"{shape[1]} words")
     if not np.all(np.isfinite(sim)) or sim.min(initial=0.0) < 0 or sim.max(initial=0.0) > 1:
         raise ValueError(f"trigram_kernel: similarity {name!r} returned values outside [0, 1] or NaN")
     return np.ascontiguousarray(sim, dtype=np.float32)
 
 
-def _soft_gram(items_a, items_b, symmetric, vocabulary, column_of, word_weight, lam, max_len, similarity,
-               idf_given):
-    sim = _similarity_matrix(similarity, vocabulary)
-    per_length = bool(idf_given)
-    exponents = 1.0 / (2.0 * np.arange(1, max_len + 1)) if per_length else np.ones(1)
-    factor = np.power(word_weight[None, :], exponents[:, None]) if per_length else np.ones((1, len(vocabulary)))
-    tok_a, ptr_a, item_ptr_a = _flatten(items_a, column_of)
-    if symmetric:
-        tok, sent_ptr, item_ptr_b = tok_a, ptr_a, item_ptr_a
+class _SoftSide(NamedTuple):
+    """One side of a soft kernel: its vocabulary, flattened tokens and idf factors per chain."""
+
+    vocabulary: list
+    tok: np.ndarray
+    sent_ptr: np.ndarray
+    item_ptr: np.ndarray
+    factor: np.ndarray
+
+    @property
+    def longest(self) -> int:
+        return max(int(np.diff(self.sent_ptr).max(initial=0)), 1)
+
+    def layout(self) -> tuple:
+        return tuple(_column_layout(self.tok, self.sent_ptr, self.item_ptr, self.factor))
+
+
+def _soft_side(items, idf, max_len: int) -> _SoftSide:
+    vocabulary = vocabulary_of(items)
+    if idf is None:
+        factor = np.ones((1, len(vocabulary)))
     else:
-        tok_b, ptr_b, item_ptr_b = _flatten(items_b, column_of, first_sentence=len(ptr_a) - 1)
-        tok = tok_a + tok_b
-        sent_ptr = ptr_a + [len(tok_a) + p for p in ptr_b[1:]]
-    tok = np.array(tok, dtype=np.int64)
-    sent_ptr = np.array(sent_ptr, dtype=np.int64)
-    longest = max(int(np.diff(sent_ptr).max(initial=0)), 1)
-    args = (sim, factor, tok, sent_ptr)
-    params = (float(lam), int(max_len), per_length, longest)
-    layout_b = tuple(_column_layout(tok, sent_ptr, item_ptr_b, factor))
-    cross = _soft_cross(*args, item_ptr_a, layout_b, item_ptr_b.size - 1, *params, symmetric)
+        # E(i, j) of a chain of length n carries idf(w)^(1/(2n)) of both words.
+        exponents = 1.0 / (2.0 * np.arange(1, max_len + 1))
+        factor = np.power(idf_vector(vocabulary, idf)[None, :], exponents[:, None])
+    return _SoftSide(vocabulary, *_flatten(items, vocabulary), factor)
+
+
+#: Most items a ``self_cache`` of :func:`trigram_kernel` is filled with (it stops growing there).
+SELF_CACHE_ITEMS = 100_000
+
+
+def _soft_self_terms(items, lam, max_len, similarity, idf, cache: MutableMapping | None) -> np.ndarray:
+    """S(A, A) of every item, in groups that each gather similarities over their own words only.
+
+    With ``cache`` (item as a tuple of token tuples -> S(A, A)), items found there are not
+    recomputed: a block of rows against the same landmarks recomputes neither side.
+    """
+    keys = [tuple(map(tuple, item)) for item in items]
+    if cache is None:
+        missing = list(range(len(items)))
+    else:
+        first = {}
+        for i, key in enumerate(keys):
+            if key not in cache:
+                first.setdefault(key, i)
+        missing = list(first.values())
+    computed = []
+    for start in range(0, len(missing), _SELF_GROUP):
+        side = _soft_side([items[i] for i in missing[start:start + _SELF_GROUP]], idf, max_len)
+        sim = _similarity_matrix(similarity, side.vocabulary)
+        computed.append(_soft_self(sim, side.factor, side.tok, side.sent_ptr, side.item_ptr, side.layout(),
+                                   float(lam), int(max_len), idf is not None, side.longest))
+    values = np.concatenate(computed) if computed else np.zeros(0)
+    if cache is None:
+        return values
+    new = dict(zip((keys[i] for i in missing), values.tolist()))
+    if len(cache) + len(new) <= SELF_CACHE_ITEMS:
+        cache.update(new)
+    return np.array([new[key] if key in new else cache[key] for key in keys], dtype=np.float64)
+
+
+def _soft_gram(items_a, items_b, symmetric, lam, max_len, similarity, idf, self_cache):
+    """Unnormalised S(A, B) and the self-similarities of both sides.
+
+    A cross kernel gathers similarities between the words of A and the words of B only (a block
+    against a few landmark items needs a thin slice of the joint vocabulary's square matrix).
+    """
+    side_a = _soft_side(items_a, idf, max_len)
+    side_b = side_a if symmetric else _soft_side(items_b, idf, max_len)
+    sim = _similarity_matrix(similarity, side_a.vocabulary, None if symmetric else side_b.vocabulary)
+    longest = max(side_a.longest, side_b.longest)
+    cross = _soft_cross(sim, side_a.factor, side_a.tok, side_a.sent_ptr, side_a.item_ptr, side_b.layout(),
+                        len(items_b), float(lam), int(max_len), idf is not None, longest, symmetric)
     if symmetric:
         self_a = self_b = np.diag(cross).copy()
     else:
-        self_a = _soft_self(*args, item_ptr_a, tuple(_column_layout(tok, sent_ptr, item_ptr_a, factor)), *params)
-        self_b = _soft_self(*args, item_ptr_b, layout_b, *params)
+        self_a = _soft_self_terms(items_a, lam, max_len, similarity, idf, self_cache)
+        self_b = _soft_self_terms(items_b, lam, max_len, similarity, idf, self_cache)
     return cross, self_a, self_b
 
 
@@ -360,6 +420,7 @@ def trigram_kernel(
     max_len: int = 3,
     idf: Mapping[str, float] | None = None,
     similarity=None,
+    self_cache: MutableMapping | None = None,
 ) -> np.ndarray:
     """Normalised truncated subsequence kernel between items of sentences.
 
@@ -392,9 +453,16 @@ def trigram_kernel(
         Word idf values; words it does not know get its largest value.
     similarity : WordSimilarity, default=None
         None: exact matching, one sparse product of subsequence-count features. Otherwise an
-        object with ``pairwise(words) -> ndarray`` (values in [0, 1], 1 for equal words), called
-        once on the joint vocabulary; the kernel is then a Numba dynamic programme in
+        object with ``pairwise(words_a, words_b=None) -> ndarray`` (values in [0, 1], 1 for equal
+        words), called on the words of ``items_a`` against those of ``items_b`` (the vocabulary
+        against itself for a symmetric Gram), and for the self-similarities of a cross kernel on
+        the words of each group of 256 items; the kernel is then a Numba dynamic programme in
         O(max_len |s| |s'|) per sentence pair (O(max_len^2 |s| |s'|) with idf).
+    self_cache : mutable mapping, default=None
+        Soft cross kernels only: the unnormalised self-similarities S(A, A) of items already seen
+        (keyed by the item as a tuple of token tuples), read and filled (up to
+        :data:`SELF_CACHE_ITEMS` items). One mapping per fitted kernel: its values hold for this
+        ``lam``, ``max_len``, ``idf`` and ``similarity`` only.
 
     Returns
     -------
@@ -416,12 +484,11 @@ def trigram_kernel(
     """
     _check_params(lam, max_len)
     items_a, items_b, symmetric = check_pair(items_a, items_b)
-    vocabulary = vocabulary_of(items_a, items_b)
-    column_of = {word: j for j, word in enumerate(vocabulary)}
-    word_weight = idf_vector(vocabulary, idf) if idf is not None else np.ones(len(vocabulary))
     if similarity is None:
+        vocabulary = vocabulary_of(items_a, items_b)
+        column_of = {word: j for j, word in enumerate(vocabulary)}
+        word_weight = idf_vector(vocabulary, idf) if idf is not None else np.ones(len(vocabulary))
         cross, self_a, self_b = _exact_gram(items_a, items_b, symmetric, column_of, word_weight, lam, max_len)
     else:
-        cross, self_a, self_b = _soft_gram(items_a, items_b, symmetric, vocabulary, column_of, word_weight,
-                                           lam, max_len, similarity, idf is not None)
+        cross, self_a, self_b = _soft_gram(items_a, items_b, symmetric, lam, max_len, similarity, idf, self_cache)
     return normalise_gram(cross, self_a, self_b, symmetric)
