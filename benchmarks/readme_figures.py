@@ -594,8 +594,9 @@ def offline_encoders(results: ResultsFiles) -> str:
     embed = max(r["timings_s"]["embed"] for system in record["systems"] for r in system["results"])
     return (paragraph(
         "Every encoder that runs offline, as `python -m kcca_desc.fit` runs it with its default settings "
-        "(their regulariser and RBF bandwidth are those dev chose for the ViT features in `neural_vit.json`, "
-        "nothing is tuned for EfficientNet-Lite0; the features are read from the cache, at most "
+        "(their regulariser, weight power and RBF bandwidth are those dev chose for MiniLM × "
+        "EfficientNet-Lite0 in `neural.json`, and serve the ViT features unchanged; the features are read "
+        "from the cache, at most "
         f"{duration(embed)} of a fit), on the "
         "Flickr8K test split, R@1 / R@5 / R@10 (median rank), beside Tri5Sem (`benchmarks/offline_encoders.py`); "
         "no offline encoder embeds both captions and images, so none has an encoder-cosine row "
@@ -620,6 +621,109 @@ def cupy(results: ResultsFiles) -> str:
     )
 
 
+# ----------------------------------------------------------------- COCO size and Dask
+def _gib(value: float) -> str:
+    return f"{value:.1f} GiB"
+
+
+def _section_machine(record: dict, section: str) -> dict:
+    """The machine a section of ``scale.json`` ran on (sections may run separately: ``--merge``)."""
+    return record.get("machines", {}).get(section, record["machine"])
+
+
+def _dev_r10(row: dict) -> str:
+    return f"{recall(row['dev']['annotation']['R@10'])} / {recall(row['dev']['search']['R@10'])}"
+
+
+def _coco_scale(record: dict) -> str:
+    coco = record["coco"]
+    splits = coco["splits"]
+    stages = ", ".join(f"{name.replace('_', ' ')} {duration(seconds)}" for name, seconds in coco["stage_s"].items())
+    pools = {name: entry.get("fold_mean", entry["folds"][0]) for name, entry in coco["pools"].items()}
+    rows = [[f"COCO {name.upper()}" + (" (mean of 5 folds)" if "fold_mean" in coco["pools"][name] else ""),
+             *(figures(pools[name][task]) for task in TASKS)] for name in pools]
+    return (paragraph(
+        f"The COCO-sized synthetic run (`python benchmarks/scale.py --sections coco`, "
+        f"`benchmarks/results/scale.json`): {splits['train']:,} / {splits['dev']:,} / {splits['test']:,} "
+        f"images with five captions each and a Zipfian vocabulary of {coco['vocabulary']:,} word types, "
+        f"through the `{coco['text_kernel']}` system at rank {coco['rank']:,} on a local Dask cluster of "
+        f"{coco['workers']} single-threaded workers ({_section_machine(record, 'coco')['cpus']} cores), "
+        f"took {duration(coco['wall_s'])} end to end with a peak of {_gib(coco['peak_gib'])} resident in all "
+        f"processes (fit {duration(coco['fit_wall_s'])}: {stages}; scoring both pools "
+        f"{duration(sum(p['score_wall_s'] for p in coco['pools'].values()))}). Its figures only show that "
+        "the pipeline ran end to end (the data are synthetic):")
+            + "\n\n" + table(["pool", *TASKS], rows))
+
+
+def _scale_series(record: dict) -> str:
+    series = record["series"]
+    rows = [[f"{row['n_pairs']:,}", duration(row["wall_s"]), _gib(row["peak_gib"]), _dev_r10(row)]
+            for row in series["rows"]]
+    return (paragraph(
+        f"The landmark KCCA (fit plus the projection of a {series['rows'][0]['dev']['annotation']['n_queries']:,}-"
+        f"image dev pool) at rank {record['rank']:,} on "
+        "Dask, by training pairs (caption level, synthetic topic-structured kernels): time grows as "
+        f"n^{series['fitted_time_exponent']:.2f} (a power law fitted to the series):")
+            + "\n\n" + table(["training pairs", "wall time", "peak memory", "dev R@10 annotation / search"], rows))
+
+
+def _scale_run(row: dict, speedup: float | None = None) -> str:
+    """``1 min 2 s (1.2×, 3.4 GiB, dev R@10 a / s)`` of one timed fit of ``scale.json``."""
+    extra = "" if speedup is None else f"{speedup:.2f}×, "
+    return f"{duration(row['wall_s'])} ({extra}{_gib(row['peak_gib'])}, dev R@10 {_dev_r10(row)})"
+
+
+def _scale_comparisons(record: dict) -> str:
+    parts = []
+    if "flickr8k_sized" in record:
+        f8k = record["flickr8k_sized"]
+        parts.append(
+            f"At {f8k['in_memory']['n_pairs']:,} caption-level pairs and rank {record['rank']:,}, the in-memory "
+            f"low-rank solver took {_scale_run(f8k['in_memory'])}, the landmark path in one process "
+            f"{_scale_run(f8k['local'])} and on two Dask workers {_scale_run(f8k['dask'])}.")
+    if "engines" in record:
+        engines = record["engines"]
+        parts.append(
+            f"At {engines['one_process']['n_pairs']:,} pairs, one process took {_scale_run(engines['one_process'])}; "
+            "two single-threaded Dask workers as processes "
+            f"{_scale_run(engines['dask_2_processes'], engines['dask_2_processes_speedup'])} and as threads "
+            f"{_scale_run(engines['dask_2_threads'], engines['dask_2_threads_speedup'])}.")
+    if "landmark_choice" in record:
+        rows = record["landmark_choice"]
+        parts.append(
+            f"Landmarks at equal rank ({rows[0]['rank']:,}, {rows[0]['n_pairs']:,} pairs), dev R@10: "
+            + "; ".join(f"{row['landmarks']} {_dev_r10(row)}" for row in rows) + ".")
+    return paragraph(" ".join(parts))
+
+
+#: Images of MS-COCO's Karpathy split (train + restval + val + test), for what feature extraction costs.
+COCO_IMAGES = 123_287
+
+
+def _real_images_cost(results: ResultsFiles) -> str:
+    """What the real COCO images' features cost, from the measured per-image times on Flickr8K."""
+    record = results["image_features"]
+    per_image_ms = sum(record["per_image_ms_single_thread"].values())
+    return paragraph(
+        "With real images, feature extraction comes first: the classical features take "
+        f"{per_image_ms:.0f} ms per image on one core at the 224 × 224 pixels of our Flickr8K copy "
+        "(`benchmarks/results/image_features.json`), so COCO's "
+        f"{COCO_IMAGES:,} images would take about {duration(per_image_ms * COCO_IMAGES / 1000)} of one core "
+        "at that size; the time grows with the pixels (COCO's are about 640 × 480, six times as many), and "
+        "the workers share it. The features are cached in chunks, so an interrupted extraction resumes.")
+
+
+def scale(results: ResultsFiles) -> str:
+    """The large-n solver: the COCO-sized run, the scaling series, the side-by-side comparisons and
+    what real COCO images add."""
+    record = results["scale"]
+    parts = [builder(record) for key, builder in (("coco", _coco_scale), ("series", _scale_series))
+             if key in record]
+    if any(key in record for key in ("flickr8k_sized", "engines", "landmark_choice")):
+        parts.append(_scale_comparisons(record))
+    return "\n\n".join([*parts, _real_images_cost(results)])
+
+
 #: The README's regions of figures, by name, and the function that writes each from the results.
 REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "hodosh_setup": hodosh_setup,
@@ -636,6 +740,7 @@ REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "image_encoders": image_encoders,
     "offline_encoders": offline_encoders,
     "cupy": cupy,
+    "scale": scale,
 }
 
 

@@ -115,12 +115,39 @@ class DaskEngine:
         return self.client.gather(self.client.map(fn, self._scattered(tasks), pure=False, **shared))
 
     def map_reduce(self, fn: Callable, tasks: Sequence, combine: Callable = operator.add, **shared) -> Any:
-        futures = self.client.map(fn, self._scattered(tasks), pure=False, priority=0, **shared)
-        # Combines outrank the chunks still queued (higher subtrees first), so partial results are
-        # merged as soon as both exist rather than after every chunk has run.
-        total = _tree(futures, lambda height: lambda a, b: self.client.submit(combine, a, b, pure=False,
-                                                                             priority=height))
+        """``combine`` over ``fn(task)`` by :func:`tree_reduce`'s tree, with a bounded number of chunks in flight.
+
+        At most :attr:`window` chunk tasks are unfinished at a time, and each pair is combined as
+        soon as both exist, so memory holds O(window + log n) partial results. Submitted all at
+        once, the chunks ran ahead of their combines: at 566,435 pairs and rank 2,000 the partial
+        r x r sums of 139 chunks made a peak of 15.7 GiB.
+        """
+        from distributed import wait
+
+        inputs = self._scattered(tasks)
+        window = self.window
+
+        def submitted():
+            pending = []
+            for task in inputs:
+                pending = [future for future in pending if not future.done()]
+                if len(pending) >= window:
+                    wait(pending, return_when="FIRST_COMPLETED")
+                    pending = [future for future in pending if not future.done()]
+                future = self.client.submit(fn, task, pure=False, priority=0, **shared)
+                pending.append(future)
+                yield future
+
+        # Combines outrank the chunks (higher subtrees first).
+        total = _tree(submitted(), lambda height: lambda a, b: self.client.submit(combine, a, b, pure=False,
+                                                                                 priority=height))
         return total.result()
+
+    @property
+    def window(self) -> int:
+        """Chunk tasks :meth:`map_reduce` keeps in flight: two per worker thread, so none waits idle."""
+        threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values())
+        return 2 * max(1, threads)
 
 
 def open_dask_engine(scheduler: str | None = None, n_workers: int | None = None, threads_per_worker: int = 1,

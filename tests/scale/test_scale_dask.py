@@ -80,3 +80,29 @@ def test_dask_workers_write_the_chunks_a_local_rerun_resumes_from(engine, tmp_pa
     local = LandmarkKCCA(**settings).fit(X, Y)
     np.testing.assert_array_equal(local.canonical_correlations_, dask.canonical_correlations_)
     np.testing.assert_array_equal(local.transform(X), dask.transform(X))
+
+
+def _slow_identity(value):
+    import time
+
+    time.sleep(0.02)
+    return value
+
+
+def test_map_reduce_keeps_a_bounded_window_of_chunks_in_flight():
+    # Submitted all at once, the chunks ran ahead of their combines and every chunk's r x r partial
+    # sums were held (15.7 GiB at 566,435 pairs): at most `window` chunks may be unfinished.
+    with dask_engine(n_workers=1, threads_per_worker=1, processes=False) as engine:
+        submit, chunks = engine.client.submit, []
+
+        def spy(fn, *args, **kwargs):
+            future = submit(fn, *args, **kwargs)
+            if fn is _slow_identity:
+                assert sum(not f.done() for f in chunks) < engine.window
+                chunks.append(future)
+            return future
+
+        engine.client.submit = spy
+        assert engine.window == 2
+        assert engine.map_reduce(_slow_identity, range(20)) == sum(range(20))
+        assert len(chunks) == 20
