@@ -369,10 +369,10 @@ def _soft_self_terms(items, lam, max_len, similarity, idf, cache: MutableMapping
     With ``cache`` (item as a tuple of token tuples -> S(A, A)), items found there are not
     recomputed: a block of rows against the same landmarks recomputes neither side.
     """
-    keys = [tuple(map(tuple, item)) for item in items]
     if cache is None:
         missing = list(range(len(items)))
     else:
+        keys = [tuple(map(tuple, item)) for item in items]
         first = {}
         for i, key in enumerate(keys):
             if key not in cache:
