@@ -280,11 +280,12 @@ NEURAL_ROWS = (
     ("VSE++ hardest negatives, `cpu` configuration (`vse_hardest`)", "neural_gpu", "vse_hardest"),
     ("Kiros et al. VSE, `paper` configuration (`vse_paper`)", "neural_gpu", "vse_paper"),
     ("Merkx & Frank char-GRU, `paper` configuration (`char_gru_paper`)", "neural_gpu", "char_gru_paper"),
+    ("Merkx & Frank char-GRU, `cpu` configuration (`char_gru`)", "neural_gpu", "char_gru"),
     ("Rei & Yannakoudakis scorer, `cpu` configuration (`rei`)", "neural", "rei"),
 )
 BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
 #: The trained systems held to the linear bridge's figures.
-HELD_TO_CCA = ("vse", "vse_hardest", "vse_paper", "char_gru_paper")
+HELD_TO_CCA = ("vse", "vse_hardest", "vse_paper", "char_gru_paper", "char_gru")
 
 
 def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
@@ -376,7 +377,7 @@ def neural_notes(results: ResultsFiles) -> str:
 
 def trainable_models(results: ResultsFiles) -> str:
     """What each trained model cost and its text embeddings' vSTS correlation."""
-    rows = []
+    rows, stopped_early = [], []
     for name in ("neural", "neural_gpu"):
         tasks = _tasks(results, name)
         for (system, protocol), result in _neural(results, name).items():
@@ -388,6 +389,8 @@ def trainable_models(results: ResultsFiles) -> str:
             memory = (f"{cost['peak_gpu_gib']:.2f} GiB GPU" if cost["peak_gpu_gib"] is not None
                       else "not recorded" if cost["peak_rss_gib"] is None else f"{cost['peak_rss_gib']:.1f} GiB")
             vsts = tasks.get((system, "vsts"), {}).get("pearson_text_cosine_test")
+            if params["stopped_by"] == "time budget":
+                stopped_early.append(f"`{system}` after {params['epochs']} of its {params['max_epochs']} epochs")
             rows.append((f"`{system}`", _trained_on(result), f"{params['epochs']} ({params['stopped_by']})",
                          str(params["best_epoch"]), f"{cost['seconds_per_epoch']:.0f} s",
                          duration(params["train_s"]), memory,
@@ -400,8 +403,9 @@ def trainable_models(results: ResultsFiles) -> str:
         "beside others: on the 2 CPU cores three or four trainings and the bridges' dev grid at once, on "
         "the GPU machine up to seven trainings sharing one GPU; the seconds per epoch are upper bounds. "
         "Peak memory was not yet recorded in the checkpoints the CPU models were loaded from (it is now, "
-        "per epoch). `char_gru_paper` stopped at its time budget (`--train-seconds`), short of the "
-        "paper's 32 epochs:"
+        "per epoch)."
+        + (f" Stopped by the time budget of a GPU run (`--train-seconds`): {sentence_list(stopped_early)}."
+           if stopped_early else "")
     ) + "\n\n" + table(["model", "trained on", "epochs", "best", "per epoch", "training", "peak memory",
                          "dev R-sum", "vSTS r"], rows)
 

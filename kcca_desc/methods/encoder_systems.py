@@ -48,7 +48,7 @@ _BRIDGE = FeatureBridgeMethod(encoder=None).get_params()
 #: median-heuristic bandwidth and a tiny kappa, RBF KCCA over encoder features falls far below
 #: linear CCA.
 BRIDGE_DEFAULTS = {"linear": {"reg": 1.0, "weight_power": 0.5, "gamma_scale": _BRIDGE["gamma_scale"]},
-                   "rbf": {"reg": 3.0, "weight_power": 0.5, "gamma_scale": 0.5}}
+                   "rbf": {"reg": 10.0, "weight_power": 0.5, "gamma_scale": 1.0}}
 
 
 def _spec(value: str) -> str:

@@ -53,7 +53,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..cache import cache_dir
-from ..kernels.text._items import check_items, document_idf
+from ..kernels.text._items import check_items, document_idf, vocabulary_of
 from ..kernels.text.bow import bow_kernel
 from ..kernels.text.similarity import (
     AlignmentSimilarity,
@@ -61,6 +61,7 @@ from ..kernels.text.similarity import (
     DistributionalSimilarity,
     LinSimilarity,
     MaxSimilarity,
+    TabulatedSimilarity,
     WordSimilarity,
     default_external_corpus,
 )
@@ -255,8 +256,14 @@ class Trigram(TextKernelSpec):
     source: str | None = None
 
     def fit(self, train: TrainingText) -> TextStatistics:
-        return TextStatistics(idf=document_idf(train.view) if self.use_idf else None,
-                              similarity=None if self.source is None else WORD_SIMILARITIES[self.source](train))
+        similarity = None
+        if self.source is not None:
+            vocabulary = vocabulary_of(train.items)
+            # Tabulated once: kernel blocks (landmark columns, chunks, test queries) then gather
+            # their words' similarities instead of recomputing them.
+            with stage(f"word similarity {self.source}, tabulated over {len(vocabulary)} words"):
+                similarity = TabulatedSimilarity(WORD_SIMILARITIES[self.source](train)).fit(vocabulary)
+        return TextStatistics(idf=document_idf(train.view) if self.use_idf else None, similarity=similarity)
 
     def gram(self, kernel, items_a, items_b=None):
         return trigram_kernel(items_a, items_b, lam=kernel.lam, max_len=kernel.max_len, idf=kernel.idf_,

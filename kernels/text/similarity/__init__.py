@@ -12,6 +12,7 @@ from .corpus import default_external_corpus, read_corpus_file, split_sentences
 from .distributional import DistributionalSimilarity
 from .lin import LinSimilarity
 from .neighbours import neighbour_table, top_neighbours
+from .table import TabulatedSimilarity
 from .wordnet import WordNetUnavailableError, default_nltk_data_dir, load_wordnet, load_wordnet_ic
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ibm_model1",
     "AverageSimilarity",
     "MaxSimilarity",
+    "TabulatedSimilarity",
     "top_neighbours",
     "neighbour_table",
     "default_external_corpus",

@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
+from kcca_desc.kernels.text.similarity import alignment
 from kcca_desc.kernels.text.similarity import (
     AlignmentSimilarity,
     AverageSimilarity,
@@ -160,12 +161,15 @@ def test_ibm1_hand_worked_two_captions():
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.lists(st.lists(st.integers(0, 3), max_size=4), min_size=2, max_size=4), min_size=1, max_size=4),
-       st.integers(1, 5))
-def test_ibm1_matches_explicit_loop_em(items, n_iter):
+       st.integers(1, 5), st.integers(1, 5))
+def test_ibm1_matches_explicit_loop_em(items, n_iter, items_per_chunk):
     captions = [np.array(c) for item in items for c in item]
     caption_items = np.repeat(np.arange(len(items)), [len(item) for item in items])
     assume(any(len(c) for c in captions))
-    table = ibm_model1(captions, caption_items, n_words=4, n_iter=n_iter).toarray()
+    # The E-step's chunks of items (a memory bound) must not change the table.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(alignment, "_ITEMS_PER_CHUNK", items_per_chunk)
+        table = ibm_model1(captions, caption_items, n_words=4, n_iter=n_iter).toarray()
     reference = _reference_ibm1([[[str(w) for w in c] for c in item] for item in items], n_iter)
     expected = np.zeros((5, 4))
     for (e, f), p in reference.items():

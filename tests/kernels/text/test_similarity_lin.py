@@ -83,8 +83,8 @@ def test_lin_named_kernels(wordnet, name, use_idf):
     kernel = make_text_kernel(name).fit(items)
     lin = LinSimilarity().fit(SENTENCES)
     words = ["dog", "puppy", "cat", "man", "woman", "ball"]
-    # The similarity is Lin's, fitted on the training captions.
-    assert isinstance(kernel.similarity_, LinSimilarity)
+    # The similarity is Lin's, fitted on the training captions (tabulated over their words).
+    assert isinstance(kernel.similarity_.similarity, LinSimilarity)
     np.testing.assert_array_equal(kernel.similarity_.pairwise(words), lin.pairwise(words))
     # Between one-word captions the normalised soft trigram kernel is sigma itself (with or
     # without idf, which cancels): "dog" and "puppy" match although they share no word.
