@@ -23,7 +23,9 @@ EfficientNet-Lite0 features travel in a features file)::
       save_image_features('effnet.npz', EfficientNetLiteImageEncoder(), load_flickr8k().images, np.float16)"
     # on the GPU machine, one process per line, in parallel
     python benchmarks/neural.py --image-features efficientnet --image-features-file effnet.npz \\
-        --train-device cuda --train-config paper --systems char_gru --train-seconds 340 --out char_gru_paper.json
+        --train-device cuda --train-config paper --systems char_gru --train-seconds 390 --out char_gru_paper.json
+    ...  --train-config cpu --systems char_gru --train-seconds 390 --out char_gru_cpu.json   (beside it; both
+         replaced an earlier 13-epoch char_gru_paper record, removed from the merged file first)
     ...  --train-config paper --systems vse vse_hardest --out vse_paper.json
     ...  --train-config cpu --systems rei_baseline --out rei_baseline.json   (and each Rei step, VSE++,
          and VSE with --train-params dropout=0.2 / dropout=0.5 / dropout=0.5 lr=3e-4,
