@@ -59,6 +59,11 @@ def _equal_word_positions(words_a: list[str], words_b: list[str]) -> tuple[np.nd
     return matches.row, matches.col
 
 
+def vocabulary_rows(vocabulary: dict[str, int], words: list[str]) -> np.ndarray:
+    """Row of each word in a fitted ``vocabulary`` (word -> row), -1 for words outside it."""
+    return np.fromiter((vocabulary.get(w, -1) for w in words), np.int64, len(words))
+
+
 class WordSimilarity(BaseEstimator, metaclass=ABCMeta):
     """A word similarity σ(w, w') in [0, 1] with σ(w, w) = 1.
 
@@ -116,13 +121,10 @@ class VectorSimilarity(WordSimilarity):
         if not (isinstance(self.threshold, (int, float, np.floating)) and 0.0 <= self.threshold <= 1.0):
             raise ValueError(f"{type(self).__name__}: threshold must be a number in [0, 1], got {self.threshold!r}")
 
-    def _rows(self, words: list[str]) -> np.ndarray:
-        return np.fromiter((self.vocabulary_.get(w, -1) for w in words), np.int64, len(words))
-
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
         check_is_fitted(self, ["vocabulary_", "vectors_"])
         self._check_threshold()
-        rows_a, rows_b = self._rows(words_a), self._rows(words_b)
+        rows_a, rows_b = vocabulary_rows(self.vocabulary_, words_a), vocabulary_rows(self.vocabulary_, words_b)
         known_a, known_b = np.flatnonzero(rows_a >= 0), np.flatnonzero(rows_b >= 0)
         sim = np.zeros((len(words_a), len(words_b)), dtype=np.float32)
         if known_a.size == 0 or known_b.size == 0:

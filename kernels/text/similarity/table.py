@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .base import WordSimilarity, check_words
+from .base import WordSimilarity, check_words, vocabulary_rows
 
 __all__ = ["TabulatedSimilarity"]
 
@@ -93,13 +93,12 @@ class TabulatedSimilarity(WordSimilarity):
         table.eliminate_zeros()
         table.sort_indices()
         self.vocabulary_ = index
-        self.table_ = table.astype(np.float32)
+        self.table_ = table  # float32 already: the source's pairwise returns float32
         return self
 
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
         check_is_fitted(self, ["vocabulary_", "table_"])
-        rows_a = np.fromiter((self.vocabulary_.get(w, -1) for w in words_a), np.int64, len(words_a))
-        rows_b = np.fromiter((self.vocabulary_.get(w, -1) for w in words_b), np.int64, len(words_b))
+        rows_a, rows_b = vocabulary_rows(self.vocabulary_, words_a), vocabulary_rows(self.vocabulary_, words_b)
         known_a, known_b = rows_a >= 0, rows_b >= 0
         sim = np.zeros((len(words_a), len(words_b)), dtype=np.float32)
         if known_a.any() and known_b.any():
@@ -112,7 +111,7 @@ class TabulatedSimilarity(WordSimilarity):
                 sim[np.ix_(known_a, known_b)] = self.table_[ids_b][:, ids_a].toarray().T
         new_a, new_b = np.flatnonzero(~known_a), np.flatnonzero(~known_b)
         if new_a.size:
-            sim[new_a] = self.similarity.pairwise([words_a[i] for i in new_a], words_b)
+            sim[new_a] = self._source().pairwise([words_a[i] for i in new_a], words_b)
         if new_b.size:
-            sim[:, new_b] = self.similarity.pairwise(words_a, [words_b[j] for j in new_b])
+            sim[:, new_b] = self._source().pairwise(words_a, [words_b[j] for j in new_b])
         return sim
