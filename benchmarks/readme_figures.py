@@ -639,6 +639,19 @@ def _dev_r10(row: dict) -> str:
     return f"{recall(row['dev']['annotation']['R@10'])} / {recall(row['dev']['search']['R@10'])}"
 
 
+def _peak_split(coco: dict) -> str:
+    """Where the largest of the recorded peaks was resident (records from before the split have none)."""
+    splits = [coco.get("fit_peak_split_gib")] + [p.get("score_peak_split_gib") for p in coco["pools"].values()]
+    peaks = [coco["fit_peak_gib"]] + [p["score_peak_gib"] for p in coco["pools"].values()]
+    top = max(range(len(peaks)), key=peaks.__getitem__)
+    split = splits[top]
+    if split is None:
+        return ""
+    stage = "fit" if top == 0 else "scoring"
+    return (f" (in the {stage}: {_gib(split['this_process'])} in the client process, "
+            f"{' and '.join(_gib(g) for g in split['descendants'] if g >= 0.05)} in the others)")
+
+
 def _coco_scale(record: dict) -> str:
     coco = record["coco"]
     splits = coco["splits"]
@@ -653,7 +666,7 @@ def _coco_scale(record: dict) -> str:
         f"through the `{coco['text_kernel']}` system at rank {coco['rank']:,} on a local Dask cluster of "
         f"{coco['workers']} single-threaded workers ({_section_machine(record, 'coco')['cpus']} cores), "
         f"took {duration(coco['wall_s'])} end to end with a peak of {_gib(coco['peak_gib'])} resident in all "
-        f"processes (fit {duration(coco['fit_wall_s'])}: {stages}; scoring both pools "
+        f"processes{_peak_split(coco)} (fit {duration(coco['fit_wall_s'])}: {stages}; scoring both pools "
         f"{duration(sum(p['score_wall_s'] for p in coco['pools'].values()))}). Its figures only show that "
         "the pipeline ran end to end (the data are synthetic):")
             + "\n\n" + table(["pool", *TASKS], rows))

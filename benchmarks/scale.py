@@ -43,12 +43,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from typing import Sequence
 
 import numpy as np
 
-from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, result_record,
-                             synthetic_items, timed_with_peak_rss, write_results)
+from kcca_desc.bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path,
+                             result_record, synthetic_items, timed_with_peak_rss, write_results)
 from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
 from kcca_desc.evaluate import evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
 from kcca_desc.kcca import KCCA, CallableKernelColumns
@@ -189,6 +190,15 @@ def engines(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> dict:
     return out
 
 
+def _with_memory_timeline(function, window: float = 10.0) -> tuple:
+    """Result, wall seconds and the :class:`PeakMemory` (peak, split at the peak, timeline) of ``function()``."""
+    with PeakMemory(window=window) as memory:
+        start = time.perf_counter()
+        result = function()
+        seconds = time.perf_counter() - start
+    return result, seconds, memory
+
+
 def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank: int, chunk_size: int,
          image_size: int, vocabulary: int, text_kernel: str, scheduler: str | None, store: str | None,
          grid: dict) -> dict:
@@ -203,11 +213,14 @@ def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank
         out["workers"] = len(engine.client.scheduler_info()["workers"])
         ranker = ScalableRanker(text_kernel=text_kernel, rank=rank, chunk_size=chunk_size, engine=engine,
                                 store=store, image_kernel_params={"progress": False}, **grid)
-        _, out["fit_wall_s"], out["fit_peak_gib"] = timed_with_peak_rss(lambda: ranker.fit(train, dev))
+        _, out["fit_wall_s"], memory = _with_memory_timeline(lambda: ranker.fit(train, dev))
+        out |= {"fit_peak_gib": memory.peak_gib, "fit_peak_split_gib": memory.peak_split_gib,
+                "fit_memory_timeline": memory.timeline}
         out["stage_s"] = ranker.timings_s_
         for name, pool in pools.items():
-            folds, seconds, peak = timed_with_peak_rss(lambda: evaluate_pool_folds(ranker, data, pool))
-            entry = {"score_wall_s": seconds, "score_peak_gib": peak, "pool": pool.record(),
+            folds, seconds, memory = _with_memory_timeline(lambda: evaluate_pool_folds(ranker, data, pool))
+            entry = {"score_wall_s": seconds, "score_peak_gib": memory.peak_gib,
+                     "score_peak_split_gib": memory.peak_split_gib, "pool": pool.record(),
                      "folds": [result_record(r, v) for r, v in zip(folds, pool.views(data))]}
             if pool.n_folds > 1:
                 mean = fold_average(folds, pool)
@@ -221,7 +234,10 @@ def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank
                   f"{figure['search']['R@1']:.1f}/{figure['search']['R@5']:.1f}/{figure['search']['R@10']:.1f}")
     out["wall_s"] = out["fit_wall_s"] + sum(p["score_wall_s"] for p in out["pools"].values())
     out["peak_gib"] = max([out["fit_peak_gib"]] + [p["score_peak_gib"] for p in out["pools"].values()])
-    print(f"coco: fit {out['fit_wall_s']:.0f} s, end to end {out['wall_s']:.0f} s, peak {out['peak_gib']:.2f} GiB")
+    split = out["fit_peak_split_gib"]
+    print(f"coco: fit {out['fit_wall_s']:.0f} s, end to end {out['wall_s']:.0f} s, peak {out['peak_gib']:.2f} GiB "
+          f"(fit peak: {split['this_process']:.2f} GiB in this process, "
+          f"{', '.join(f'{g:.2f}' for g in split['descendants'])} GiB in the others)")
     return out
 
 

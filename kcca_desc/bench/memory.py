@@ -18,6 +18,14 @@ class PeakMemory:
     once per process, so the figure is an upper bound; a peak shorter than ``interval`` can be
     missed.
 
+    Parameters
+    ----------
+    interval : float, default=0.05
+        Seconds between samples.
+    window : float, optional
+        Also keep, for each ``window`` seconds, the sample with the largest total in
+        :attr:`timeline` (to tell which stage of a long run holds the memory).
+
     Examples
     --------
     >>> with PeakMemory() as memory:
@@ -26,30 +34,47 @@ class PeakMemory:
     True
     """
 
-    def __init__(self, interval: float = 0.05):
+    def __init__(self, interval: float = 0.05, window: float | None = None):
         self.interval = interval
+        self.window = window
         self.peak_bytes = 0
+        self.peak_split = (0, [])
+        self.timeline: list[dict] = []
 
-    def _sample(self) -> int:
+    def _sample(self) -> tuple[int, list[int]]:
+        """Resident bytes of this process and of each descendant."""
         import psutil
 
-        total = 0
         me = psutil.Process()
+        sizes = []
         for process in [me, *me.children(recursive=True)]:
             try:
-                total += process.memory_info().rss
+                sizes.append(process.memory_info().rss)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
-                continue  # a worker that ended between listing and reading
-        return total
+                sizes.append(0)  # a worker that ended between listing and reading
+        return sizes[0], sizes[1:]
+
+    def _record(self) -> None:
+        mine, others = self._sample()
+        total = mine + sum(others)
+        if total > self.peak_bytes:
+            self.peak_bytes, self.peak_split = total, (mine, others)
+        if self.window:
+            start = round(self.window * int((time.perf_counter() - self._start) // self.window), 6)
+            if not self.timeline or self.timeline[-1]["t_s"] != start:
+                self.timeline.append({"t_s": start, "gib": 0.0})
+            if total / 2**30 > self.timeline[-1]["gib"]:
+                self.timeline[-1].update(gib=total / 2**30, this_process_gib=mine / 2**30)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak_bytes = max(self.peak_bytes, self._sample())
+            self._record()
             self._stop.wait(self.interval)
 
     def __enter__(self) -> "PeakMemory":
         self._stop = threading.Event()
-        self.peak_bytes = self._sample()
+        self._start = time.perf_counter()
+        self._record()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -57,11 +82,17 @@ class PeakMemory:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak_bytes = max(self.peak_bytes, self._sample())
+        self._record()
 
     @property
     def peak_gib(self) -> float:
         return self.peak_bytes / 2**30
+
+    @property
+    def peak_split_gib(self) -> dict:
+        """At the peak: GiB resident in this process, and in each descendant (largest first)."""
+        mine, others = self.peak_split
+        return {"this_process": mine / 2**30, "descendants": sorted((b / 2**30 for b in others), reverse=True)}
 
 
 def timed_with_peak_rss(function: Callable[[], Any]) -> tuple[Any, float, float]:

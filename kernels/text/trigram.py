@@ -393,23 +393,37 @@ def _soft_self_terms(items, lam, max_len, similarity, idf, cache: MutableMapping
     return np.array([new[key] if key in new else cache[key] for key in keys], dtype=np.float64)
 
 
+#: Row items per block of a soft cross kernel.  Each block gathers the dense similarities
+#: between its own words and the column items' words only: as one block, 4,096 COCO-sized
+#: training items against 2,000 landmark items span about 15,000 x 10,000 words (0.6 GB).
+_CROSS_ROWS = 512
+
+
 def _soft_gram(items_a, items_b, symmetric, lam, max_len, similarity, idf, self_cache):
     """Unnormalised S(A, B) and the self-similarities of both sides.
 
     A cross kernel gathers similarities between the words of A and the words of B only (a block
-    against a few landmark items needs a thin slice of the joint vocabulary's square matrix).
+    against a few landmark items needs a thin slice of the joint vocabulary's square matrix), one
+    block of :data:`_CROSS_ROWS` rows of A at a time.
     """
-    side_a = _soft_side(items_a, idf, max_len)
-    side_b = side_a if symmetric else _soft_side(items_b, idf, max_len)
-    sim = _similarity_matrix(similarity, side_a.vocabulary, None if symmetric else side_b.vocabulary)
-    longest = max(side_a.longest, side_b.longest)
-    cross = _soft_cross(sim, side_a.factor, side_a.tok, side_a.sent_ptr, side_a.item_ptr, side_b.layout(),
-                        len(items_b), float(lam), int(max_len), idf is not None, longest, symmetric)
     if symmetric:
-        self_a = self_b = np.diag(cross).copy()
-    else:
-        self_a = _soft_self_terms(items_a, lam, max_len, similarity, idf, self_cache)
-        self_b = _soft_self_terms(items_b, lam, max_len, similarity, idf, self_cache)
+        side = _soft_side(items_a, idf, max_len)
+        sim = _similarity_matrix(similarity, side.vocabulary)
+        cross = _soft_cross(sim, side.factor, side.tok, side.sent_ptr, side.item_ptr, side.layout(), len(items_a),
+                            float(lam), int(max_len), idf is not None, side.longest, True)
+        self_a = np.diag(cross).copy()
+        return cross, self_a, self_a
+    side_b = _soft_side(items_b, idf, max_len)
+    layout_b = side_b.layout()
+    cross = np.empty((len(items_a), len(items_b)))
+    for start in range(0, len(items_a), _CROSS_ROWS):
+        side_a = _soft_side(items_a[start:start + _CROSS_ROWS], idf, max_len)
+        sim = _similarity_matrix(similarity, side_a.vocabulary, side_b.vocabulary)
+        cross[start:start + _CROSS_ROWS] = _soft_cross(
+            sim, side_a.factor, side_a.tok, side_a.sent_ptr, side_a.item_ptr, layout_b, len(items_b), float(lam),
+            int(max_len), idf is not None, max(side_a.longest, side_b.longest), False)
+    self_a = _soft_self_terms(items_a, lam, max_len, similarity, idf, self_cache)
+    self_b = _soft_self_terms(items_b, lam, max_len, similarity, idf, self_cache)
     return cross, self_a, self_b
 
 
@@ -454,9 +468,9 @@ def trigram_kernel(
     similarity : WordSimilarity, default=None
         None: exact matching, one sparse product of subsequence-count features. Otherwise an
         object with ``pairwise(words_a, words_b=None) -> ndarray`` (values in [0, 1], 1 for equal
-        words), called on the words of ``items_a`` against those of ``items_b`` (the vocabulary
-        against itself for a symmetric Gram), and for the self-similarities of a cross kernel on
-        the words of each group of 256 items; the kernel is then a Numba dynamic programme in
+        words), called on the words of each block of 512 items of ``items_a`` against those of
+        ``items_b`` (the vocabulary against itself for a symmetric Gram), and for the
+        self-similarities of a cross kernel on the words of each group of 256 items; the kernel is then a Numba dynamic programme in
         O(max_len |s| |s'|) per sentence pair (O(max_len^2 |s| |s'|) with idf).
     self_cache : mutable mapping, default=None
         Soft cross kernels only: the unnormalised self-similarities S(A, A) of items already seen

@@ -5,6 +5,7 @@ import pytest
 
 from kcca_desc import ImageSentenceRanker, load_dataset
 from kcca_desc.errors import ParameterError
+from kcca_desc.methods import scalable
 from kcca_desc.methods.scalable import ScalableRanker
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
@@ -31,6 +32,20 @@ def test_all_training_items_as_landmarks_give_the_exact_system(data, tmp_path):
     a, b = landmark.score(test.images, test.captions), exact.score(test.images, test.captions)
     # Borda counts of the same models: equal up to ties broken by float noise
     assert np.mean(a.annotation == b.annotation) > 0.99 and np.mean(a.search == b.search) > 0.99
+
+
+def test_scores_fused_in_blocks_of_queries_equal_one_block_and_words_are_shared(data, monkeypatch):
+    train, dev, test = data.subset("train"), data.view("dev"), data.view("test", "karpathy")
+    model = ScalableRanker(**GRID, rank=40).fit(train, dev)
+    whole = model.score(test.images, test.captions)
+    # A few queries per block: 8 bytes x candidates x selected models per query.
+    monkeypatch.setattr(scalable, "_SCORE_BLOCK_BYTES", 3 * 8 * len(test.captions) * GRID["n_select"])
+    blocked = model.score(test.images, test.captions)
+    np.testing.assert_array_equal(blocked.annotation, whole.annotation)
+    np.testing.assert_array_equal(blocked.search, whole.search)
+    # One string object per word type in the training items.
+    words = [w for item in model.train_items_ for sentence in item for w in sentence]
+    assert len({id(w) for w in words}) == len(set(words)) < len(words)
 
 
 def test_caption_level_pairs_and_parameters(data):

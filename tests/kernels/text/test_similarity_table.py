@@ -24,8 +24,11 @@ def test_table_equals_its_source(sentences, threshold, block_rows, data):
     vocabulary = sorted({w for s in sentences for w in s})
     table = TabulatedSimilarity(source, block_rows=block_rows).fit(vocabulary)
     # The square matrix over the vocabulary: exactly the source's symmetric one.
-    np.testing.assert_array_equal(table.pairwise(vocabulary), source.pairwise(vocabulary))
-    assert table.table_.dtype == np.float32 and table.table_.nnz == np.count_nonzero(source.pairwise(vocabulary))
+    square = source.pairwise(vocabulary)
+    np.testing.assert_array_equal(table.pairwise(vocabulary), square)
+    # Stored: the non-zero entries of the strict upper triangle, nothing else.
+    assert table.upper_.dtype == np.float32 and table.upper_.nnz == np.count_nonzero(np.triu(square, 1))
+    np.testing.assert_array_equal(table.upper_.toarray(), np.triu(square, 1))
     # Any two word lists, with words outside the vocabulary and repeats: the source's values
     # (one order of its products against the mean of both: equal to float32 rounding).
     pool = vocabulary + ["<new>", "zz"]
@@ -52,7 +55,7 @@ def test_table_of_a_combination_and_new_words():
 def test_conventions_and_bad_input():
     source = DistributionalSimilarity(min_count=1).fit([["a", "b"], ["b", "c"]])
     table = TabulatedSimilarity(source, block_rows=2)
-    assert not hasattr(table, "table_") and clone(table).get_params()["block_rows"] == 2
+    assert not hasattr(table, "upper_") and clone(table).get_params()["block_rows"] == 2
     assert table.fit(["a", "b"]) is table
     with pytest.raises(ValueError, match=r"vocabulary\[2\] repeats the word 'a'"):
         TabulatedSimilarity(source).fit(["a", "b", "a"])

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kcca_desc.kernels.text._items import document_idf
 from kcca_desc.kernels.text.bow import bow_kernel
 from kcca_desc.kernels.text.tagrank import TagRank, tagrank_kernel
+from kcca_desc.kernels.text import trigram
 from kcca_desc.kernels.text.trigram import _LANES, trigram_kernel
 
 WORDS = ["a", "b", "c", "d", "e"]
@@ -191,26 +192,30 @@ class ResidueSimilarity:
 
 
 @pytest.mark.parametrize("use_idf", [False, True])
-def test_soft_cross_gram_reads_the_two_sides_words_only_and_equals_the_joint_gram(use_idf):
+def test_soft_cross_gram_reads_the_two_sides_words_only_and_equals_the_joint_gram(use_idf, monkeypatch):
     # A block against a few landmark items must not gather similarities over the joint vocabulary
-    # squared (at COCO's 25,000 words that was 19 of every 21 seconds of a block).
+    # squared (at COCO's 25,000 words that was 19 of every 21 seconds of a block), and each block
+    # of rows gathers its own words only (bounded memory for a block of thousands of rows).
+    monkeypatch.setattr(trigram, "_CROSS_ROWS", 128)
     rng = np.random.default_rng(0)
 
     def item(low, high):
         return [[f"w{k}" for k in rng.integers(low, high, rng.integers(1, 8))] for _ in range(rng.integers(1, 4))]
 
-    items_a = [item(0, 400) for _ in range(300)]  # two groups of self-similarities
+    def n_words(side):
+        return len({w for it in side for sentence in it for w in sentence})
+
+    items_a = [item(0, 400) for _ in range(300)]  # row blocks of 128, 128, 44; self groups of 256, 44
     items_b = [item(350, 420) for _ in range(3)]
     idf = document_idf(items_a) if use_idf else None
     similarity = ResidueSimilarity()
     cross = trigram_kernel(items_a, items_b, idf=idf, similarity=similarity)
     joint = trigram_kernel(items_a + items_b, idf=idf, similarity=ResidueSimilarity())
     np.testing.assert_allclose(cross, joint[:300, 300:], rtol=1e-12, atol=1e-15)
-    vocabulary = [len({w for it in side for sentence in it for w in sentence}) for side in (items_a, items_b)]
-    assert similarity.calls[0] == tuple(vocabulary)
+    assert similarity.calls[:3] == [(n_words(items_a[s:s + 128]), n_words(items_b)) for s in (0, 128, 256)]
     # Then the self-similarities: items_a in groups of 256 and 44, items_b in one group.
-    assert len(similarity.calls) == 4
-    assert all(a == b <= vocabulary[0] for a, b in similarity.calls[1:])
+    assert len(similarity.calls) == 3 + 3
+    assert all(a == b <= n_words(items_a) for a, b in similarity.calls[3:])
 
     # With a self cache the second block against the same items computes only the cross part.
     cached, cache = ResidueSimilarity(), {}
@@ -219,8 +224,10 @@ def test_soft_cross_gram_reads_the_two_sides_words_only_and_equals_the_joint_gra
     np.testing.assert_array_equal(first, cross[:200])
     np.testing.assert_array_equal(second, cross)
     assert len(cache) == len({tuple(map(tuple, item)) for item in items_a + items_b})
-    # The second call: the cross part, then the 100 new items of items_a in one group.
-    assert len(cached.calls) == 1 + 2 + 1 + 1
+    # First call: two row blocks, one self group per side; second: three row blocks, then the
+    # 100 new items of items_a in one self group.
+    assert len(cached.calls) == (2 + 1 + 1) + (3 + 1)
+
 
 @settings(max_examples=30, deadline=None)
 @given(items)
