@@ -348,7 +348,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         stores = {t: _HistogramStore(cache_key(kind="pyramid_histograms", features=self._feature_params(t),
                                                levels=self.levels,
                                                codebook=self.codebooks_[t].cluster_centers_),
-                                     enabled=self.cache) for t in types}
+                                     enabled=self.cache, wanted=set(image_keys)) for t in types}
         out = {t: np.zeros((len(images), n_cells, self.codebooks_[t].n_words), np.float32) for t in types}
         missing = reduce(np.union1d, [stores[t].fill(image_keys, out[t]) for t in types])
         if len(missing):
@@ -508,17 +508,23 @@ class _HistogramStore:
     A directory of chunk entries, each named by the digest of the image keys it holds, so
     that a chunk is never rewritten with other images.  A store written before chunks (one
     entry beside the directory) is read as one more chunk and never rewritten.
+
+    Only the histograms of ``wanted`` images are kept in memory: a partition of a large
+    collection (4,096 of COCO's 113,287 training images, on a Dask worker) reads every chunk
+    the other partitions wrote, and kept them all (up to 6 GB per worker at the end).
     """
 
-    def __init__(self, key: str, enabled: bool):
+    def __init__(self, key: str, enabled: bool, wanted: set[str]):
         self.cache = ChunkCache(f"pyramid_histograms/{key}", enabled=enabled)
+        self.wanted = wanted
         self.rows: dict[str, np.ndarray] = {}
         legacy = NpzCache("pyramid_histograms", enabled=enabled).load(key)
         self._take([] if legacy is None else [legacy])
 
     def _take(self, chunks) -> None:
         for chunk in chunks:
-            self.rows.update(zip(chunk["image_keys"].tolist(), chunk["histograms"]))
+            self.rows.update((key, hist) for key, hist in zip(chunk["image_keys"].tolist(), chunk["histograms"])
+                             if key in self.wanted)
 
     def refresh(self) -> None:
         """Read the chunks written since the last call, by this run or a concurrent one."""

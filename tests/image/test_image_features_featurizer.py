@@ -5,6 +5,7 @@ import pytest
 from sklearn.base import clone
 
 from kcca_desc.data.images import ArrayImages, FileImages, ImageReadError
+from kcca_desc.image import features
 from kcca_desc.image.features import ImageFeaturizer
 
 SMALL = dict(n_words={"colour": 6, "texture": 5, "sift": 4}, levels=1, pixel_step=3, sift_step=8,
@@ -80,6 +81,27 @@ def test_cache_hits_are_identical_and_keyed_by_parameters(monkeypatch):
     monkeypatch.undo()
     changed = ImageFeaturizer(**{**SMALL, "pixel_step": 2}, random_state=11).fit(images).transform(images)
     assert not np.array_equal(changed["colour"], first["colour"])
+
+
+def test_a_subset_keeps_only_its_own_cached_histograms_in_memory(monkeypatch):
+    # A Dask worker featurising one partition of COCO read every cached chunk of the other
+    # partitions and kept them all: up to 6 GB per worker.
+    images = _scenes(5, seed=4)
+    featurizer = ImageFeaturizer(**SMALL, chunk_size=2).fit(images)
+    whole = featurizer.transform(images)  # every histogram cached, in three chunks
+    stores = []
+
+    class Recording(features._HistogramStore):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            stores.append(self)
+
+    monkeypatch.setattr(features, "_HistogramStore", Recording)
+    subset = images.subset([3, 1])
+    out = featurizer.transform(subset)
+    assert len(stores) == 3 and all(set(store.rows) == {subset.key(0), subset.key(1)} for store in stores)
+    for name in whole:
+        np.testing.assert_array_equal(out[name], whole[name][[3, 1]])
 
 
 def test_codebooks_see_only_a_seeded_subset_of_training_images():
