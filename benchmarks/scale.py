@@ -43,13 +43,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from typing import Sequence
 
 import numpy as np
 
-from kcca_desc.bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path,
-                             result_record, synthetic_items, timed_with_peak_rss, write_results)
+from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, result_record,
+                             synthetic_items, timed_with_memory, timed_with_peak_rss, write_results)
 from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
 from kcca_desc.evaluate import evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
 from kcca_desc.kcca import KCCA, CallableKernelColumns
@@ -190,15 +189,6 @@ def engines(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> dict:
     return out
 
 
-def _with_memory_timeline(function, window: float = 10.0) -> tuple:
-    """Result, wall seconds and the :class:`PeakMemory` (peak, split at the peak, timeline) of ``function()``."""
-    with PeakMemory(window=window) as memory:
-        start = time.perf_counter()
-        result = function()
-        seconds = time.perf_counter() - start
-    return result, seconds, memory
-
-
 def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank: int, chunk_size: int,
          image_size: int, vocabulary: int, text_kernel: str, scheduler: str | None, store: str | None,
          grid: dict) -> dict:
@@ -213,12 +203,13 @@ def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank
         out["workers"] = len(engine.client.scheduler_info()["workers"])
         ranker = ScalableRanker(text_kernel=text_kernel, rank=rank, chunk_size=chunk_size, engine=engine,
                                 store=store, image_kernel_params={"progress": False}, **grid)
-        _, out["fit_wall_s"], memory = _with_memory_timeline(lambda: ranker.fit(train, dev))
+        _, out["fit_wall_s"], memory = timed_with_memory(lambda: ranker.fit(train, dev), window=10.0)
         out |= {"fit_peak_gib": memory.peak_gib, "fit_peak_split_gib": memory.peak_split_gib,
                 "fit_memory_timeline": memory.timeline}
         out["stage_s"] = ranker.timings_s_
         for name, pool in pools.items():
-            folds, seconds, memory = _with_memory_timeline(lambda: evaluate_pool_folds(ranker, data, pool))
+            folds, seconds, memory = timed_with_memory(lambda: evaluate_pool_folds(ranker, data, pool),
+                                                       window=10.0)
             entry = {"score_wall_s": seconds, "score_peak_gib": memory.peak_gib,
                      "score_peak_split_gib": memory.peak_split_gib, "pool": pool.record(),
                      "folds": [result_record(r, v) for r, v in zip(folds, pool.views(data))]}

@@ -12,7 +12,7 @@ compared query by query without re-running them.
 """
 
 from .machine import BLAS_OVERRIDES, blas_libraries, machine_info
-from .memory import PeakMemory, timed_with_peak_rss
+from .memory import PeakMemory, timed_with_memory, timed_with_peak_rss
 from .neighbours import (FIGURE6_SOURCES, FIGURE6_WORDS, fit_word_similarities, frequent_words, neighbour_lists,
                          wordnet_unavailable)
 from .output import QUICK_DIR, add_output_arguments, fill_defaults, output_path, write_results
@@ -33,7 +33,7 @@ __all__ = [
     "QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results", "result_record",
     "QUICK_N_IMAGES", "QUICK_WORDS", "quick_dataset", "flickr8k_or_quick",
     "synthetic_items", "synthetic_image_kernel", "synthetic_text_kernel",
-    "median_time", "timed_with_peak_memory", "PeakMemory", "timed_with_peak_rss",
+    "median_time", "timed_with_peak_memory", "PeakMemory", "timed_with_memory", "timed_with_peak_rss",
     "FIGURE6_WORDS", "FIGURE6_SOURCES", "wordnet_unavailable", "fit_word_similarities", "frequent_words",
     "neighbour_lists",
 ]

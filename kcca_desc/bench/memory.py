@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any, Callable
 
-__all__ = ["PeakMemory", "timed_with_peak_rss"]
+__all__ = ["PeakMemory", "timed_with_memory", "timed_with_peak_rss"]
 
 
 class PeakMemory:
@@ -95,10 +95,16 @@ class PeakMemory:
         return {"this_process": mine / 2**30, "descendants": sorted((b / 2**30 for b in others), reverse=True)}
 
 
-def timed_with_peak_rss(function: Callable[[], Any]) -> tuple[Any, float, float]:
-    """Result, wall seconds and peak GiB resident in this process and its children of ``function()``."""
-    with PeakMemory() as memory:
+def timed_with_memory(function: Callable[[], Any], window: float | None = None) -> tuple[Any, float, PeakMemory]:
+    """Result, wall seconds and the :class:`PeakMemory` (peak, split at the peak, timeline) of ``function()``."""
+    with PeakMemory(window=window) as memory:
         start = time.perf_counter()
         result = function()
         seconds = time.perf_counter() - start
+    return result, seconds, memory
+
+
+def timed_with_peak_rss(function: Callable[[], Any]) -> tuple[Any, float, float]:
+    """Result, wall seconds and peak GiB resident in this process and its children of ``function()``."""
+    result, seconds, memory = timed_with_memory(function)
     return result, seconds, memory.peak_gib

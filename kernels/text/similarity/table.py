@@ -93,8 +93,7 @@ class TabulatedSimilarity(WordSimilarity):
             block = source.pairwise(words[start:stop], words[start:])
             block += source.pairwise(words[start:], words[start:stop]).T
             block *= np.float32(0.5)
-            block[np.tril(np.ones((stop - start, n - start), dtype=bool))] = 0.0
-            part = sp.csr_matrix(block)
+            part = sp.csr_matrix(np.triu(block, 1))
             columns.append(part.indices.astype(np.int32) + np.int32(start))
             values.append(part.data)
             row_counts.append(np.diff(part.indptr))
