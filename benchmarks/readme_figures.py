@@ -665,7 +665,8 @@ def _coco_scale(record: dict) -> str:
         f"images with five captions each and a Zipfian vocabulary of {coco['vocabulary']:,} word types, "
         f"through the `{coco['text_kernel']}` system at rank {coco['rank']:,} on a local Dask cluster of "
         f"{coco['workers']} single-threaded workers ({_section_machine(record, 'coco')['cpus']} cores), "
-        f"took {duration(coco['wall_s'])} end to end with a peak of {_gib(coco['peak_gib'])} resident in all "
+        f"took {duration(coco['wall_s'])} end to end with a peak of {_gib(coco['peak_gib'])} "
+        f"({coco['peak_gib'] * 2**30 / 1e9:.1f} GB) resident in all "
         f"processes{_peak_split(coco)} (fit {duration(coco['fit_wall_s'])}: {stages}; scoring both pools "
         f"{duration(sum(p['score_wall_s'] for p in coco['pools'].values()))}). Its figures only show that "
         "the pipeline ran end to end (the data are synthetic):")
@@ -690,6 +691,12 @@ def _scale_run(row: dict, speedup: float | None = None) -> str:
     return f"{duration(row['wall_s'])} ({extra}{_gib(row['peak_gib'])}, dev R@10 {_dev_r10(row)})"
 
 
+def _r10_difference(tasks: dict) -> str:
+    """``-1.2 (-4.7 to +2.3) / -1.1 (-2.7 to +0.6)``: a dev R@10 difference of ``scale.json`` per task."""
+    return " / ".join(f"{d['difference']:+.1f} ({d['ci95'][0]:+.1f} to {d['ci95'][1]:+.1f})"
+                      for d in (tasks["annotation"], tasks["search"]))
+
+
 def _scale_comparisons(record: dict) -> str:
     parts = []
     if "flickr8k_sized" in record:
@@ -698,6 +705,18 @@ def _scale_comparisons(record: dict) -> str:
             f"At {f8k['in_memory']['n_pairs']:,} caption-level pairs and rank {record['rank']:,}, the in-memory "
             f"low-rank solver took {_scale_run(f8k['in_memory'])}, the landmark path in one process "
             f"{_scale_run(f8k['local'])} and on two Dask workers {_scale_run(f8k['dask'])}.")
+        if "dev_r10_minus_in_memory" in f8k:
+            differences = f8k["dev_r10_minus_in_memory"]
+            parts.append(
+                "Dev R@10 minus the in-memory solver's, annotation / search, with 95% paired bootstrap "
+                "intervals (search resampled by image): landmark path on Dask "
+                f"{_r10_difference(differences['dask'])}; with its pivots chosen over all rows instead of a "
+                f"sample (the in-memory solver's pivots) {_r10_difference(differences['local_all_pivots'])}, in "
+                f"{duration(f8k['local_all_pivots']['wall_s'])} in one process. With those pivots the two reduce to "
+                "nearly the same problem (top canonical correlations within "
+                f"{f8k['all_pivots_correlation_difference']:.0e}) and differ in how new items are projected: the "
+                "in-memory solver uses their kernel rows against every training item, the landmark path against "
+                "the landmarks only (the Nyström extension, which keeps scoring O(rank) per item).")
     if "engines" in record:
         engines = record["engines"]
         parts.append(

@@ -276,6 +276,23 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
     assert unknown.returncode == 2 and "unknown serie" in unknown.stderr
 
 
+def test_scale_dev_r10_difference_by_hand():
+    # scale.py's paired difference: annotation per query, search per image (the mean of its 5 captions).
+    spec = importlib.util.spec_from_file_location("scale_benchmark", BENCHMARKS / "scale.py")
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    row = {"dev": {"ranks": {"annotation": [1, 11, 3, 12], "search": [1] * 5 + [20] * 5}}}
+    base = {"dev": {"ranks": {"annotation": [1, 1, 30, 12], "search": [1, 1, 30, 30, 30] + [20] * 4 + [2]}}}
+    out = scale.dev_r10_difference(row, base)
+    # annotation hits 1,0,1,0 against 1,1,0,0: differences 0,-100,+100,0 per query
+    assert out["annotation"]["difference"] == 0.0
+    # search: image 0 gains 3 hits of 5 (+60), image 1 loses 1 of 5 (-20); mean over images +20
+    assert out["search"]["difference"] == pytest.approx(20.0)
+    low, high = out["search"]["ci95"]
+    assert -20.0 <= low <= 20.0 <= high <= 60.0  # each draw is a mean of the two images' differences
+    assert scale.dev_r10_difference(row, row)["search"] == {"difference": 0.0, "ci95": [0.0, 0.0]}
+
+
 # ------------------------------------------------------------------------- kcca_desc.bench
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()

@@ -15,7 +15,7 @@ from .judgments import (
 from .karpathy import EVALUATION_POOLS, EvaluationPool, load_coco, load_flickr30k
 from .problems import ProblemLog
 from .registry import DATASETS, load_dataset
-from .synthetic import make_synthetic
+from .synthetic import RenderedImages, make_synthetic
 
 __all__ = [
     "PROTOCOLS",
@@ -24,6 +24,7 @@ __all__ = [
     "ImageSource",
     "FileImages",
     "ArrayImages",
+    "RenderedImages",
     "ImageReadError",
     "decode_image_file",
     "DataFormatError",

@@ -4,7 +4,8 @@ An image source is an indexable collection of images that knows, for each
 image, a stable *cache key* (so that features computed from it can be cached
 on disk) and how to decode it.  Two implementations cover every data set the
 toolkit reads: :class:`FileImages` (image files on disk) and
-:class:`ArrayImages` (images held in memory, e.g. the synthetic data set).
+:class:`ArrayImages` (images held in memory, e.g. the synthetic data set);
+:class:`~kcca_desc.data.RenderedImages` draws synthetic images again on each load.
 """
 
 from __future__ import annotations
@@ -149,6 +150,14 @@ class FileImages(ImageSource):
         return str(self.paths[index])
 
 
+def array_key(image: np.ndarray) -> str:
+    """The cache key of an image held as an array: a SHA-1 of its bytes, shape and dtype."""
+    a = np.ascontiguousarray(image)
+    digest = hashlib.sha1(a.tobytes())
+    digest.update(f"{a.shape}{a.dtype}".encode())
+    return "array:" + digest.hexdigest()
+
+
 class ArrayImages(ImageSource):
     """Images held in memory (one array per image).
 
@@ -167,10 +176,7 @@ class ArrayImages(ImageSource):
 
     def key(self, index: int) -> str:
         if index not in self._keys:
-            a = np.ascontiguousarray(self.arrays[index])
-            digest = hashlib.sha1(a.tobytes())
-            digest.update(f"{a.shape}{a.dtype}".encode())
-            self._keys[index] = "array:" + digest.hexdigest()
+            self._keys[index] = array_key(self.arrays[index])
         return self._keys[index]
 
     def subset(self, indices: Sequence[int]) -> "ArrayImages":

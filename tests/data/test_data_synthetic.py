@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcca_desc.data import ArrayImages, make_synthetic
+from kcca_desc.data import ArrayImages, RenderedImages, make_synthetic
+from kcca_desc.errors import ParameterError
 from kcca_desc.data.synthetic_captions import describe_scene
 from kcca_desc.data.synthetic_render import render_scene, shape_mask, texture_layer
 from kcca_desc.data.synthetic_scenes import (
@@ -239,3 +240,26 @@ def test_captions_of_an_image_vary():
     scene = sample_scene(np.random.default_rng(5))
     rng = np.random.default_rng(6)
     assert len({describe_scene(scene, rng) for _ in range(20)}) > 10
+
+
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(5, 9), vocabulary=st.sampled_from([None, 50]))
+@settings(max_examples=15, deadline=None)
+def test_rendered_images_equal_held_images(seed, n_images, vocabulary):
+    held = make_synthetic(n_images=n_images, seed=seed, image_size=16, vocabulary=vocabulary)
+    rendered = make_synthetic(n_images=n_images, seed=seed, image_size=16, vocabulary=vocabulary,
+                              keep_images=False)
+    assert isinstance(rendered.images, RenderedImages) and rendered.captions == held.captions
+    assert image_bytes(rendered) == image_bytes(held)
+    assert [rendered.images.key(i) for i in range(n_images)] == [held.images.key(i) for i in range(n_images)]
+    assert not rendered.images.load(0).flags.writeable and rendered.images.check(0) is None
+    picked = [n_images - 1, 0]
+    sub, held_sub = rendered.images.subset(picked), held.images.subset(picked)
+    assert sub.ids == held_sub.ids and sub.load(0).tobytes() == held_sub.load(0).tobytes()
+    assert sub.key(1) == held_sub.key(1)
+
+
+def test_rendered_images_check_their_lengths_and_keep_images_is_a_bool():
+    with pytest.raises(ValueError, match="differ in length"):
+        RenderedImages(0, 16, [0, 1], ["a"], ["k0", "k1"])
+    with pytest.raises(ParameterError, match="keep_images must be True or False, got 'no'"):
+        make_synthetic(n_images=10, keep_images="no")
