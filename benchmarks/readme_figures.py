@@ -280,7 +280,7 @@ NEURAL_ROWS = (
     ("VSE++ hardest negatives, `cpu` configuration (`vse_hardest`)", "neural_gpu", "vse_hardest"),
     ("Kiros et al. VSE, `paper` configuration (`vse_paper`)", "neural_gpu", "vse_paper"),
     ("Merkx & Frank char-GRU, `paper` configuration (`char_gru_paper`)", "neural_gpu", "char_gru_paper"),
-    ("Merkx & Frank char-GRU, `cpu` configuration (`char_gru`)", "neural_gpu", "char_gru"),
+    ("Merkx & Frank char-GRU, `cpu` configuration (`char_gru`)", "neural", "char_gru"),
     ("Rei & Yannakoudakis scorer, `cpu` configuration (`rei`)", "neural", "rei"),
 )
 BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
@@ -302,7 +302,11 @@ def _trained_on(result: dict) -> str:
     cost = result["params"].get("training_cost")
     if cost is None:
         return "—"
-    return "GPU (" + cost["device"].replace("NVIDIA ", "") + ")" if cost["peak_gpu_gib"] is not None else "2 CPU cores"
+    if cost["peak_gpu_gib"] is not None:
+        return "GPU (" + cost["device"].replace("NVIDIA ", "") + ")"
+    # "cpu, N torch threads": the threads the training used on the 2-core machine.
+    threads = int(cost["device"].split(",")[1].split()[0])
+    return f"CPU, {threads} thread{'s' if threads > 1 else ''}"
 
 
 def rsum(result: dict) -> float:
@@ -394,14 +398,15 @@ def trainable_models(results: ResultsFiles) -> str:
             rows.append((f"`{system}`", _trained_on(result), f"{params['epochs']} ({params['stopped_by']})",
                          str(params["best_epoch"]), f"{cost['seconds_per_epoch']:.0f} s",
                          duration(params["train_s"]), memory,
-                         f"{max(h['rsum'] for h in history):.1f}", "" if vsts is None else f"{vsts:.2f}"))
+                         f"{next(h['rsum'] for h in history if h['epoch'] == params['best_epoch']):.1f}", "" if vsts is None else f"{vsts:.2f}"))
     return paragraph(
         "Training of each model (Flickr8K train, snapshots chosen on dev): epochs run (why it stopped), the "
         "best dev epoch, seconds per epoch, training time, peak memory (resident set on the CPU, "
-        "allocated on the GPU), the best dev R@1+R@5+R@10 of both tasks, and vSTS test Pearson r of the "
-        "cosine of the model's sentence vectors (no vSTS training). Each model trained on one thread "
-        "beside others: on the 2 CPU cores three or four trainings and the bridges' dev grid at once, on "
-        "the GPU machine up to seven trainings sharing one GPU; the seconds per epoch are upper bounds. "
+        "allocated on the GPU), the dev R@1+R@5+R@10 of both tasks at the best epoch, and vSTS test Pearson r "
+        "of the cosine of the model's sentence vectors (no vSTS training). The one-thread CPU models trained "
+        "beside others on the 2 CPU cores (three or four trainings and the bridges' dev grid at once), the "
+        "two-thread ones alone; on the GPU machine up to seven trainings shared one GPU. Beside others, the "
+        "seconds per epoch are upper bounds. "
         "Peak memory was not yet recorded in the checkpoints the CPU models were loaded from (it is now, "
         "per epoch)."
         + (f" Stopped by the time budget of a GPU run (`--train-seconds`): {sentence_list(stopped_early)}."
@@ -682,7 +687,25 @@ def _scale_series(record: dict) -> str:
         f"image dev pool) at rank {record['rank']:,} on "
         "Dask, by training pairs (caption level, synthetic topic-structured kernels): time grows as "
         f"n^{series['fitted_time_exponent']:.2f} (a power law fitted to the series):")
-            + "\n\n" + table(["training pairs", "wall time", "peak memory", "dev R@10 annotation / search"], rows))
+            + "\n\n" + table(["training pairs", "wall time", "peak memory", "dev R@10 annotation / search"], rows)
+            + _series_memory(series))
+
+
+def _series_memory(series: dict) -> str:
+    """What the series' peaks are made of (records from before the split have none)."""
+    if "idle_cluster_gib" not in series:
+        return ""
+    largest = series["rows"][-1]
+    split = largest["peak_split_gib"]
+    workers = [g for g in split["descendants"] if g >= 0.05]
+    return "\n\n" + paragraph(
+        f"Peak memory is not flat in n. Part of what grows is the inputs: the series keeps its training items "
+        f"(histograms and bag-of-words rows, {_gib(largest['input_gib'])} at {largest['n_pairs']:,} pairs) in "
+        f"the client, and every worker gets its own copy. At {largest['n_pairs']:,} pairs the peak was "
+        f"{_gib(split['this_process'])} in the client and {' and '.join(_gib(g) for g in workers)} in the "
+        f"workers, over the {_gib(series['idle_cluster_gib'])} that the idle cluster's processes hold; the "
+        "remainder (the chunks in flight, at most two per worker, each bounded by the chunk size and the rank, "
+        "and whatever the workers keep between chunks) was not separated further.")
 
 
 def _scale_run(row: dict, speedup: float | None = None) -> str:

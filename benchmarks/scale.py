@@ -43,11 +43,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from typing import Sequence
 
 import numpy as np
 
-from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, result_record,
+from kcca_desc.bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path, result_record,
                              synthetic_items, timed_with_memory, timed_with_peak_rss, write_results)
 from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
 from kcca_desc.evaluate import bootstrap_ci, evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
@@ -84,6 +85,8 @@ class Pairs:
         self.Y = KernelView(bow[:n_images * CAPTIONS], text_kernel)
         self.X_dev = KernelView(hist[n_images:], image_kernel)
         self.Y_dev = KernelView(bow[n_images * CAPTIONS:], text_kernel)
+        # The inputs a fit holds (every Dask worker gets its own copy of the views).
+        self.input_gib = (hist.nbytes + bow.data.nbytes + bow.indices.nbytes + bow.indptr.nbytes) / 2**30
 
 
 def dev_record(image_projection: np.ndarray, caption_projection: np.ndarray) -> dict:
@@ -105,9 +108,10 @@ def landmark_fit(pairs: Pairs, rank: int, chunk_size: int, engine=None, landmark
                              chunk_size=chunk_size, engine=engine).fit(pairs.X, pairs.Y)
         return model, model.transform(pairs.X_dev, pairs.Y_dev)
 
-    (model, projections), seconds, peak = timed_with_peak_rss(run)
+    (model, projections), seconds, memory = timed_with_memory(run)
     return {"n_pairs": pairs.X.n_samples, "rank": rank, "landmarks": landmarks, "chunk_size": chunk_size,
-            "engine": "local" if engine is None else "dask", "wall_s": seconds, "peak_gib": peak,
+            "engine": "local" if engine is None else "dask", "wall_s": seconds, "peak_gib": memory.peak_gib,
+            "peak_split_gib": memory.peak_split_gib, "input_gib": pairs.input_gib,
             "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],
             "top_correlations": model.canonical_correlations_[:3].tolist(), "dev": dev_record(*projections)}
 
@@ -156,13 +160,17 @@ def landmark_choice(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> lis
 def series(sizes: Sequence[int], rank: int, n_dev: int, chunk_size: int, scheduler: str | None) -> dict:
     rows = []
     with dask_engine(scheduler, threads_per_worker=1) as engine:
+        # What the processes hold before any work: the floor under every row's peak.
+        with PeakMemory() as idle:
+            time.sleep(1.0)
         for n in sizes:
             row = landmark_fit(Pairs(n, n_dev), rank, chunk_size, engine=engine)
             rows.append(row)
             print(_line(f"series n={n} rank {rank} (Dask)", row))
     exponent = float(np.polyfit(np.log([r["n_pairs"] for r in rows]), np.log([r["wall_s"] for r in rows]), 1)[0])
-    print(f"series: time ~ n^{exponent:.2f}; peak memory {[round(r['peak_gib'], 2) for r in rows]} GiB")
-    return {"rows": rows, "fitted_time_exponent": exponent}
+    print(f"series: time ~ n^{exponent:.2f}; peak memory {[round(r['peak_gib'], 2) for r in rows]} GiB "
+          f"(idle cluster {idle.peak_gib:.2f} GiB; inputs {[round(r['input_gib'], 2) for r in rows]} GiB per process)")
+    return {"rows": rows, "fitted_time_exponent": exponent, "idle_cluster_gib": idle.peak_gib}
 
 
 def dev_r10_difference(row: dict, baseline: dict) -> dict:

@@ -276,6 +276,20 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
     assert unknown.returncode == 2 and "unknown serie" in unknown.stderr
 
 
+def test_scale_series_splits_each_peak_and_names_the_inputs(tmp_path):
+    # The README explains the series' growing peak by the inputs each process holds.
+    out = tmp_path / "scale.json"
+    run = run_quick("scale.py", out, "--sections", "series")
+    assert run.returncode == 0, run.stderr[-3000:]
+    series = json.loads(out.read_text())["series"]
+    assert 0 < series["idle_cluster_gib"]
+    for row in series["rows"]:
+        split = row["peak_split_gib"]
+        assert split["descendants"], "the Dask workers' memory is missing from the split"
+        assert split["this_process"] + sum(split["descendants"]) == pytest.approx(row["peak_gib"], rel=1e-9)
+        assert 0 < row["input_gib"] < row["peak_gib"]
+
+
 def test_scale_dev_r10_difference_by_hand():
     # scale.py's paired difference: annotation per query, search per image (the mean of its 5 captions).
     spec = importlib.util.spec_from_file_location("scale_benchmark", BENCHMARKS / "scale.py")
