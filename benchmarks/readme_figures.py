@@ -404,11 +404,10 @@ def trainable_models(results: ResultsFiles) -> str:
         "best dev epoch, seconds per epoch, training time, peak memory (resident set on the CPU, "
         "allocated on the GPU), the dev R@1+R@5+R@10 of both tasks at the best epoch, and vSTS test Pearson r "
         "of the cosine of the model's sentence vectors (no vSTS training). The one-thread CPU models trained "
-        "beside others on the 2 CPU cores (three or four trainings and the bridges' dev grid at once), the "
-        "two-thread ones alone; on the GPU machine up to seven trainings shared one GPU. Beside others, the "
-        "seconds per epoch are upper bounds. "
-        "Peak memory was not yet recorded in the checkpoints the CPU models were loaded from (it is now, "
-        "per epoch)."
+        "three at once on the 2 CPU cores, the two-thread one alone; on the GPU machine up to seven trainings "
+        "shared one GPU. Beside others, the seconds per epoch are upper bounds."
+        + (" Peak memory was not yet recorded in the checkpoints some models were loaded from (it is now, "
+           "per epoch)." if any("not recorded" in row for row in rows) else "")
         + (f" Stopped by the time budget of a GPU run (`--train-seconds`): {sentence_list(stopped_early)}."
            if stopped_early else "")
     ) + "\n\n" + table(["model", "trained on", "epochs", "best", "per epoch", "training", "peak memory",
