@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -106,3 +109,31 @@ def test_corrupt_image_file_names_the_file(tmp_path):
         images.load(2)
     with pytest.raises(ImageReadError, match="missing.jpg"):
         images.key(2)
+
+
+def test_file_image_key_follows_the_content_not_the_path_or_time(tmp_path):
+    # Caches keyed by it survive a copy or a fresh checkout of the data, never a changed file.
+    original = tmp_path / "a.jpg"
+    original.write_bytes(b"same bytes")
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "b.jpg"
+    copy.write_bytes(b"same bytes")
+    os.utime(copy, ns=(1, 1))
+    other = tmp_path / "other.jpg"
+    other.write_bytes(b"some bytes")  # same size, other content
+    images = FileImages([original, copy, other])
+    assert images.key(0) == images.key(1) == "sha1:" + hashlib.sha1(b"same bytes").hexdigest()
+    assert images.key(2) != images.key(0)
+    # Rewritten in place: a new size or modification time makes the remembered digest stale.
+    before = images.key(1)
+    copy.write_bytes(b"new bytes!")
+    os.utime(copy, ns=(2, 2))
+    assert images.key(1) == "sha1:" + hashlib.sha1(b"new bytes!").hexdigest() != before
+    assert images.subset([1]).key(0) == images.key(1)
+
+
+def test_unreadable_image_file_key_names_the_file(tmp_path):
+    folder = tmp_path / "folder.jpg"
+    folder.mkdir()  # exists, but reading it fails
+    with pytest.raises(ImageReadError, match="cannot read image file .*folder.jpg"):
+        FileImages([folder]).key(0)
