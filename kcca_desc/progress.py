@@ -83,9 +83,19 @@ def _on_terminal() -> bool:
     return bool(isatty and isatty())
 
 
+# The units whose plural is not the unit + "s" ("epoch" ends in "ch" but takes "s").
+_PLURALS = {"batch": "batches", "pass": "passes"}
+
+
+def _counted(count: int, unit: str, of: int | None = None) -> str:
+    """``"1 epoch"``, ``"3 batches"``, ``"3/5 epochs"``: a count and its unit, in English."""
+    plural = _PLURALS.get(unit, unit + "s")
+    return f"{count}{'' if of is None else f'/{of}'} {unit if (of or count) == 1 else plural}"
+
+
 def _format_rate(count: int, seconds: float, unit: str) -> str:
     rate = count / seconds if seconds > 0 else float("inf")
-    return f"{count} {unit}s in {seconds:.1f} s ({rate:.3g} {unit}/s)"
+    return f"{_counted(count, unit)} in {seconds:.1f} s ({rate:.3g} {unit}/s)"
 
 
 class _LoggedBar:
@@ -95,18 +105,17 @@ class _LoggedBar:
         self.total, self.desc, self.unit = total, desc, unit
         self.count, self.closed = 0, False
         self.start = self.last = time.perf_counter()
-        LOGGER.info("%s: started%s", desc, f" ({total} {unit}s)" if total is not None else "")
+        LOGGER.info("%s: started%s", desc, f" ({_counted(total, unit)})" if total is not None else "")
 
     def update(self, n: int = 1) -> None:
         self.count += n
         now = time.perf_counter()
         if now - self.last >= _LOG_INTERVAL:
             self.last = now
-            done = f"{self.count}/{self.total}" if self.total is not None else str(self.count)
             eta = ""
             if self.total:
                 eta = f", about {(now - self.start) / self.count * (self.total - self.count):.0f} s left"
-            LOGGER.info("%s: %s %ss%s", self.desc, done, self.unit, eta)
+            LOGGER.info("%s: %s%s", self.desc, _counted(self.count, self.unit, self.total), eta)
 
     def close(self) -> None:
         if not self.closed:

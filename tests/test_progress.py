@@ -81,3 +81,10 @@ def test_progress_lines_go_through_their_own_logger(loud):
     handler_types = [type(h).__name__ for h in logging.getLogger("kcca_desc.progress").handlers]
     assert "_StderrHandler" in handler_types
     assert not logging.getLogger("kcca_desc.progress").propagate
+
+
+@pytest.mark.parametrize(("count", "unit", "of", "text"), [
+    (1, "epoch", None, "1 epoch"), (3, "epoch", None, "3 epochs"), (2, "batch", None, "2 batches"),
+    (0, "image", None, "0 images"), (1, "epoch", 5, "1/5 epochs"), (1, "pass", 1, "1/1 pass")])
+def test_counts_read_as_english(count, unit, of, text):
+    assert progress_module._counted(count, unit, of) == text

@@ -8,6 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
+from kcca_desc.progress import is_quiet, set_quiet  # noqa: E402
 from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
 from kcca_desc.adapters.trainable import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
                                           bidirectional_hinge_loss, hinge_loss, recall_sum,
@@ -198,3 +199,17 @@ def test_vse_dropout_acts_in_training_only_and_weight_decay_reaches_adam():
     assert model._optimiser_options() == {"weight_decay": 1e-4}
     with pytest.raises(ValueError, match="dropout"):
         VSEEncoder(image_encoder=TinyEncoder(), dropout=1.0).fit(make_dataset(4))
+
+
+@pytest.mark.parametrize("stop", [{"max_epochs": 3}, {"max_epochs": 5, "max_train_seconds": 1e-9}])
+def test_progress_counts_every_epoch_run_including_the_last(stop, capsys):
+    # The epoch that ends the run (last one, or an early stop) is done once its checkpoint is written.
+    before = is_quiet()
+    set_quiet(False)
+    try:
+        model, _ = _fitted(VSEEncoder, **stop)
+    finally:
+        set_quiet(before)
+    err = capsys.readouterr().err
+    n = len(model.history_)
+    assert f"VSEEncoder epochs: done, {n} epoch{'s' if n > 1 else ''} in" in err, err

@@ -30,6 +30,7 @@ cuDNN's kernels are not bitwise deterministic.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import pickle
@@ -45,7 +46,7 @@ from sklearn.base import BaseEstimator
 
 from ...cache import atomic_write_bytes, cache_dir, cache_key
 from ...data.dataset import Dataset
-from ...progress import LOGGER, progress
+from ...progress import LOGGER, progress_bar
 from ...validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
 from ..onnx_models import require_package
 
@@ -309,46 +310,49 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             resumed_from = len(run["history"])
             LOGGER.info("%s: resuming after epoch %d from %s", type(self).__name__, resumed_from, path)
         token_ids = [self._token_ids(t) for t in texts]
-        for epoch in progress(range(resumed_from + 1, self.max_epochs + 1), desc=f"{type(self).__name__} epochs",
-                              unit="epoch", leave=True):
-            start = time.perf_counter()
-            lr = optimiser.param_groups[0]["lr"]  # the epoch's first (a cyclic schedule's highest)
-            loss = self._run_epoch(network, optimiser, schedule, features, token_ids, image_of, rng, epoch)
-            record = {"epoch": epoch, "loss": loss, "lr": lr}
-            network.eval()
-            if dev_data is not None:
-                with torch.no_grad():
-                    record.update(recall_sum(self._pair_scores([network], *dev_data)))
-                if record["rsum"] > run["best_rsum"]:
-                    run["best_rsum"], run["waited"] = record["rsum"], 0
-                else:
-                    run["waited"] += 1
-            run["seconds"] += time.perf_counter() - start
-            if self.patience is not None and run["waited"] >= self.patience:
-                run["stopped_by"] = "patience"
-            elif self.max_train_seconds is not None and run["seconds"] > self.max_train_seconds:
-                run["stopped_by"] = "time budget"
-            finished = epoch == self.max_epochs or run["stopped_by"] != "max_epochs"
-            # A run stopped before its first snapshot epoch keeps its last weights.
-            if self._is_snapshot_epoch(epoch) or (finished and not run["snapshots"]):
-                self._keep_snapshot(run, network, record, dev_data is not None)
-            record["seconds"] = time.perf_counter() - start
-            # The process's peak so far (Linux reports KiB): what training has needed up to here.
-            record["max_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-            run["history"].append(record)
-            LOGGER.info("%s epoch %d: loss %.4f, lr %.2g%s, %.0f s", type(self).__name__, epoch, loss,
-                        record["lr"], f", dev R-sum {record['rsum']:.1f}" if "rsum" in record else "",
-                        record["seconds"])
-            state = {"format": CHECKPOINT_FORMAT, "finished": finished, "feature_dim": int(features.shape[1]),
-                     "vocabulary": self.vocabulary_, "network": network.state_dict(),
-                     "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
-                     "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state, "run": run,
-                     "cuda_rng": torch.cuda.get_rng_state_all() if self._device.type == "cuda" else None}
-            if path is not None:
-                blob = _to_bytes(state)
-                atomic_write_bytes(path, lambda f: f.write(blob))
-            if finished:
-                break
+        # Advanced by hand after each epoch's checkpoint, so that the epoch that ends the run counts.
+        with contextlib.closing(progress_bar(self.max_epochs - resumed_from, desc=f"{type(self).__name__} epochs",
+                                             unit="epoch", leave=True)) as bar:
+            for epoch in range(resumed_from + 1, self.max_epochs + 1):
+                start = time.perf_counter()
+                lr = optimiser.param_groups[0]["lr"]  # the epoch's first (a cyclic schedule's highest)
+                loss = self._run_epoch(network, optimiser, schedule, features, token_ids, image_of, rng, epoch)
+                record = {"epoch": epoch, "loss": loss, "lr": lr}
+                network.eval()
+                if dev_data is not None:
+                    with torch.no_grad():
+                        record.update(recall_sum(self._pair_scores([network], *dev_data)))
+                    if record["rsum"] > run["best_rsum"]:
+                        run["best_rsum"], run["waited"] = record["rsum"], 0
+                    else:
+                        run["waited"] += 1
+                run["seconds"] += time.perf_counter() - start
+                if self.patience is not None and run["waited"] >= self.patience:
+                    run["stopped_by"] = "patience"
+                elif self.max_train_seconds is not None and run["seconds"] > self.max_train_seconds:
+                    run["stopped_by"] = "time budget"
+                finished = epoch == self.max_epochs or run["stopped_by"] != "max_epochs"
+                # A run stopped before its first snapshot epoch keeps its last weights.
+                if self._is_snapshot_epoch(epoch) or (finished and not run["snapshots"]):
+                    self._keep_snapshot(run, network, record, dev_data is not None)
+                record["seconds"] = time.perf_counter() - start
+                # The process's peak so far (Linux reports KiB): what training has needed up to here.
+                record["max_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+                run["history"].append(record)
+                LOGGER.info("%s epoch %d: loss %.4f, lr %.2g%s, %.0f s", type(self).__name__, epoch, loss,
+                            record["lr"], f", dev R-sum {record['rsum']:.1f}" if "rsum" in record else "",
+                            record["seconds"])
+                state = {"format": CHECKPOINT_FORMAT, "finished": finished, "feature_dim": int(features.shape[1]),
+                         "vocabulary": self.vocabulary_, "network": network.state_dict(),
+                         "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
+                         "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state, "run": run,
+                         "cuda_rng": torch.cuda.get_rng_state_all() if self._device.type == "cuda" else None}
+                if path is not None:
+                    blob = _to_bytes(state)
+                    atomic_write_bytes(path, lambda f: f.write(blob))
+                bar.update()
+                if finished:
+                    break
         self._restore(state, path, resumed_from)
         return self
 
