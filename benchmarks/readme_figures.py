@@ -285,7 +285,7 @@ NEURAL_ROWS = (
 )
 BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
 #: The trained systems held to the linear bridge's figures.
-HELD_TO_CCA = ("vse", "vse_hardest", "vse_paper", "char_gru_paper", "char_gru")
+HELD_TO_CCA = ("vse", "vse_batch_size32", "vse_hardest", "vse_paper", "char_gru_paper", "char_gru")
 
 
 def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
@@ -404,7 +404,7 @@ def trainable_models(results: ResultsFiles) -> str:
         "best dev epoch, seconds per epoch, training time, peak memory (resident set on the CPU, "
         "allocated on the GPU), the dev R@1+R@5+R@10 of both tasks at the best epoch, and vSTS test Pearson r "
         "of the cosine of the model's sentence vectors (no vSTS training). The one-thread CPU models trained "
-        "three at once on the 2 CPU cores, the two-thread one alone; on the GPU machine up to seven trainings "
+        "three at once on the 2 CPU cores, the two-thread ones mostly alone; on the GPU machine up to seven trainings "
         "shared one GPU. Beside others, the seconds per epoch are upper bounds."
         + (" Peak memory was not yet recorded in the checkpoints some models were loaded from (it is now, "
            "per epoch)." if any("not recorded" in row for row in rows) else "")
