@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 from typing import Sequence
 
@@ -50,13 +51,14 @@ import numpy as np
 
 from kcca_desc.bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path, result_record,
                              synthetic_items, timed_with_memory, timed_with_peak_rss, write_results)
+from kcca_desc.cache import cache_dir
 from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
 from kcca_desc.evaluate import bootstrap_ci, evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
 from kcca_desc.kcca import KCCA, CallableKernelColumns
 from kcca_desc.methods.ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS
 from kcca_desc.methods.scalable import ScalableRanker
-from kcca_desc.scale import (SCHEDULER_ENV, HistogramIntersection, KernelView, LandmarkKCCA, LinearKernel,
-                             dask_engine)
+from kcca_desc.scale import (DEFAULT_CHUNK_SIZE, SCHEDULER_ENV, ChunkStore, HistogramIntersection, KernelView,
+                             LandmarkKCCA, LinearKernel, dask_engine)
 from kcca_desc.scores import cosine_scores
 
 SEED = 0
@@ -74,19 +76,34 @@ def n_components(rank: int) -> int:
 
 
 class Pairs:
-    """Caption-level training pairs and a dev pool of one synthetic draw (``benchmarks/kcca.py``'s kernels)."""
+    """Caption-level training pairs and a dev pool of one synthetic draw (``benchmarks/kcca.py``'s kernels).
 
-    def __init__(self, n_pairs: int, n_dev_images: int, seed: int = SEED):
+    With a ``store`` the training items go to disk (Zarr, ``chunk_rows`` rows a chunk) and the
+    views read them from there, as a run over stored features does: each Dask worker then reads
+    the rows of its chunks instead of holding its own copy of every item.
+    """
+
+    def __init__(self, n_pairs: int, n_dev_images: int, seed: int = SEED, store: ChunkStore | None = None,
+                 chunk_rows: int = DEFAULT_CHUNK_SIZE):
         n_images = n_pairs // CAPTIONS
         hist, bow = synthetic_items(n_images + n_dev_images, CAPTIONS, seed=seed)
         self.n_images, self.n_dev = n_images, n_dev_images
         image_kernel, text_kernel = HistogramIntersection(2.0), LinearKernel()
-        self.X = KernelView(hist[:n_images], image_kernel, index=np.repeat(np.arange(n_images), CAPTIONS))
-        self.Y = KernelView(bow[:n_images * CAPTIONS], text_kernel)
-        self.X_dev = KernelView(hist[n_images:], image_kernel)
+        train_hist, train_bow = hist[:n_images], bow[:n_images * CAPTIONS]
+        # The inputs a fit holds in each process (every Dask worker gets its own copy of the views).
+        self.input_gib = (train_hist.nbytes + train_bow.data.nbytes + train_bow.indices.nbytes
+                          + train_bow.indptr.nbytes) / 2**30
+        if store is not None:
+            train_hist = store.put("histograms", train_hist, chunk_rows)
+            train_bow = store.put_sparse("bags_of_words", train_bow, chunk_rows)
+            self.input_gib = 0.0
+        index = np.repeat(np.arange(n_images), CAPTIONS)
+        self.input_gib += index.nbytes / 2**30
+        self.X = KernelView(train_hist, image_kernel, index=index)
+        self.Y = KernelView(train_bow, text_kernel)
+        # Copies, so that the dev pool does not keep the whole draw alive.
+        self.X_dev = KernelView(hist[n_images:].copy(), image_kernel)
         self.Y_dev = KernelView(bow[n_images * CAPTIONS:], text_kernel)
-        # The inputs a fit holds (every Dask worker gets its own copy of the views).
-        self.input_gib = (hist.nbytes + bow.data.nbytes + bow.indices.nbytes + bow.indptr.nbytes) / 2**30
 
 
 def dev_record(image_projection: np.ndarray, caption_projection: np.ndarray) -> dict:
@@ -109,9 +126,13 @@ def landmark_fit(pairs: Pairs, rank: int, chunk_size: int, engine=None, landmark
         return model, model.transform(pairs.X_dev, pairs.Y_dev)
 
     (model, projections), seconds, memory = timed_with_memory(run)
+    rx, ry = model.map_x_.rank, model.map_y_.rank
     return {"n_pairs": pairs.X.n_samples, "rank": rank, "landmarks": landmarks, "chunk_size": chunk_size,
             "engine": "local" if engine is None else "dask", "wall_s": seconds, "peak_gib": memory.peak_gib,
             "peak_split_gib": memory.peak_split_gib, "input_gib": pairs.input_gib,
+            # The tree reduction's partial results: one per pending subtree, each these r x r sums.
+            "n_chunks": -(-pairs.X.n_samples // chunk_size),
+            "partial_sum_gib": 8 * (rx * rx + ry * ry + rx * ry + rx + ry + 2) / 2**30,
             "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],
             "top_correlations": model.canonical_correlations_[:3].tolist(), "dev": dev_record(*projections)}
 
@@ -164,7 +185,11 @@ def series(sizes: Sequence[int], rank: int, n_dev: int, chunk_size: int, schedul
         with PeakMemory() as idle:
             time.sleep(1.0)
         for n in sizes:
-            row = landmark_fit(Pairs(n, n_dev), rank, chunk_size, engine=engine)
+            # The training items on disk, where every worker can read them (the cache directory,
+            # which a multi-machine cluster shares), for this row only.
+            with tempfile.TemporaryDirectory(dir=cache_dir("scale")) as root:
+                pairs = Pairs(n, n_dev, store=ChunkStore(f"series_inputs_{n}", root), chunk_rows=chunk_size)
+                row = landmark_fit(pairs, rank, chunk_size, engine=engine)
             rows.append(row)
             print(_line(f"series n={n} rank {rank} (Dask)", row))
     exponent = float(np.polyfit(np.log([r["n_pairs"] for r in rows]), np.log([r["wall_s"] for r in rows]), 1)[0])

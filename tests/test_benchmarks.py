@@ -277,7 +277,8 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
 
 
 def test_scale_series_splits_each_peak_and_names_the_inputs(tmp_path):
-    # The README explains the series' growing peak by the inputs each process holds.
+    # The README explains the series' peak by its parts: the inputs each process holds (the stored
+    # items are read by chunk, so only the row index is held) and the tree reduction's partial sums.
     out = tmp_path / "scale.json"
     run = run_quick("scale.py", out, "--sections", "series")
     assert run.returncode == 0, run.stderr[-3000:]
@@ -288,6 +289,10 @@ def test_scale_series_splits_each_peak_and_names_the_inputs(tmp_path):
         assert split["descendants"], "the Dask workers' memory is missing from the split"
         assert split["this_process"] + sum(split["descendants"]) == pytest.approx(row["peak_gib"], rel=1e-9)
         assert 0 < row["input_gib"] < row["peak_gib"]
+        assert row["input_gib"] == pytest.approx(row["n_pairs"] * 8 / 2**30)  # the row index of the images
+        assert row["n_chunks"] == -(-row["n_pairs"] // row["chunk_size"])
+        rank = row["rank"]
+        assert 0 < row["partial_sum_gib"] <= 8 * (3 * rank * rank + 2 * rank + 2) / 2**30
 
 
 def test_scale_dev_r10_difference_by_hand():

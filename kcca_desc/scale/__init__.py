@@ -13,11 +13,11 @@ from .engine import (SCHEDULER_ENV, DaskEngine, LocalEngine, available_cores, da
 from .estimator import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LandmarkFeatures, LandmarkKCCA
 from .landmarks import LANDMARKS, NystromMap, nystrom_map, pivot_landmarks, uniform_landmarks
 from .store import ChunkStore
-from .views import HistogramIntersection, KernelView, LinearKernel, take
+from .views import HistogramIntersection, KernelView, LinearKernel, SparseRows, take
 
 __all__ = [
     "LandmarkKCCA", "LandmarkFeatures", "DEFAULT_RANK", "DEFAULT_CHUNK_SIZE",
     "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "tree_reduce", "available_cores", "SCHEDULER_ENV",
     "LANDMARKS", "NystromMap", "nystrom_map", "pivot_landmarks", "uniform_landmarks",
-    "ChunkStore", "map_chunks", "KernelView", "HistogramIntersection", "LinearKernel", "take",
+    "ChunkStore", "map_chunks", "KernelView", "SparseRows", "HistogramIntersection", "LinearKernel", "take",
 ]

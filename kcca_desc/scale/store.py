@@ -21,8 +21,10 @@ import os
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..cache import cache_dir
+from .views import SparseRows
 
 __all__ = ["ChunkStore"]
 
@@ -102,3 +104,27 @@ class ChunkStore:
         array = self._group()[name]
         start = chunk * array.chunks[0]
         return np.asarray(array[start:start + array.chunks[0]])
+
+    def put(self, name: str, values: np.ndarray, chunk_rows: int):
+        """Store the whole array ``values`` as ``name``, chunk by chunk, and return the Zarr array.
+
+        Inputs held in memory go to disk this way, so that workers read the rows of their chunk
+        instead of each receiving the whole array.
+        """
+        values = np.asarray(values)
+        self.create(name, values.shape, chunk_rows, values.dtype)
+        for chunk, start in enumerate(range(0, values.shape[0], chunk_rows)):
+            self.write(name, chunk, values[start:start + chunk_rows])
+        return self.array(name)
+
+    def put_sparse(self, name: str, matrix: sp.spmatrix, chunk_rows: int) -> SparseRows:
+        """Store a sparse matrix as CSR arrays ``name/data``, ``name/indices``, ``name/indptr``.
+
+        The data and indices are chunked to hold about ``chunk_rows`` rows' entries each.
+        """
+        matrix = sp.csr_matrix(matrix)
+        per_row = max(1, -(-matrix.nnz // max(1, matrix.shape[0])))
+        arrays = {part: self.put(f"{name}.{part}", values, chunk_rows * (per_row if part != "indptr" else 1))
+                  for part, values in (("data", matrix.data), ("indices", matrix.indices),
+                                       ("indptr", matrix.indptr))}
+        return SparseRows(arrays["data"], arrays["indices"], arrays["indptr"], matrix.shape[1])

@@ -1,8 +1,9 @@
 """One view of the training pairs as the large-n solver sees it: items, a kernel, and a key.
 
 A :class:`KernelView` never holds a kernel matrix.  It holds the items (a NumPy
-array, a Zarr array read chunk by chunk, a mapping of such arrays as the image
-kernels take, or a list such as token lists) and a picklable kernel function
+array, a Zarr array read chunk by chunk, sparse rows stored in Zarr
+(:class:`SparseRows`), a mapping of such arrays as the image kernels take, or a
+list such as token lists) and a picklable kernel function
 ``kernel(items_a, items_b) -> ndarray``, so a worker handed a view and a range
 of rows computes that block of kernel columns and nothing else.  ``index``
 maps rows to items, so caption-level pairs repeat an image's features without
@@ -16,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels.image.intersection import histogram_intersection
 
-__all__ = ["KernelView", "take", "HistogramIntersection", "LinearKernel"]
+__all__ = ["KernelView", "SparseRows", "take", "HistogramIntersection", "LinearKernel"]
 
 
 def take(items: Any, indices: np.ndarray) -> Any:
@@ -34,12 +36,54 @@ def take(items: Any, indices: np.ndarray) -> Any:
         return [items[i] for i in indices]
     if not hasattr(items, "oindex"):  # NumPy or SciPy sparse rows
         return items[indices]
-    # An array read from storage (Zarr): consecutive rows as one slice, others by one
-    # orthogonal selection of the distinct rows; either way only the chunks needed are read.
-    if indices.size and np.all(np.diff(indices) == 1):
-        return np.asarray(items[int(indices[0]):int(indices[-1]) + 1])
+    # An array read from storage (Zarr): sorted rows that fill most of their span (a chunk of
+    # rows, or caption-level rows repeating their images) as one slice, others by one orthogonal
+    # selection of the distinct rows; either way only the chunks needed are read.
+    if not indices.size:
+        return np.asarray(items[0:0])
+    low, high = int(indices.min()), int(indices.max()) + 1
+    if high - low <= 2 * indices.size and np.all(np.diff(indices) >= 0):
+        return np.asarray(items[low:high])[indices - low]
     distinct, inverse = np.unique(indices, return_inverse=True)
     return np.asarray(items.oindex[distinct])[inverse]
+
+
+@dataclass(frozen=True, eq=False)
+class SparseRows:
+    """A CSR matrix whose ``data``, ``indices`` and ``indptr`` are arrays read in parts (Zarr).
+
+    Selecting rows reads their ``indptr`` entries and then only the stretches of ``data``
+    and ``indices`` that hold them, so a worker that computes one chunk of kernel columns
+    reads that chunk's rows and never the whole matrix (bags of words of half a million
+    captions, say).  NumPy arrays work too.
+
+    Parameters
+    ----------
+    data, indices, indptr : array-like
+        The CSR arrays (``indptr`` of length n_rows + 1).
+    n_columns : int
+    """
+
+    data: Any
+    indices: Any
+    indptr: Any
+    n_columns: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.indptr.shape[0]) - 1, int(self.n_columns)
+
+    def __getitem__(self, rows) -> sp.csr_matrix:
+        """Rows ``rows`` (integer array, any order, repeats allowed) as a ``csr_matrix``."""
+        rows = np.asarray(rows, dtype=np.intp)
+        starts, ends = take(self.indptr, rows), take(self.indptr, rows + 1)
+        counts = (ends - starts).astype(np.intp)
+        # The positions in data/indices of every selected row's entries, row after row.
+        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+        positions = np.arange(int(counts.sum()), dtype=np.intp) + offsets.astype(np.intp)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        return sp.csr_matrix((take(self.data, positions), take(self.indices, positions), indptr),
+                             shape=(rows.size, self.n_columns))
 
 
 def _length(items: Any) -> int:
@@ -102,20 +146,25 @@ class KernelView:
         """The items of ``rows``."""
         return take(self.items, self.item_numbers(rows))
 
-    def block(self, rows: np.ndarray, other: Any) -> np.ndarray:
-        """Kernel between ``rows`` of the view and the items ``other``, float64."""
-        K = np.asarray(self.kernel(self.rows(rows), other), dtype=np.float64)
+    def _checked_kernel(self, items_a: Any, items_b: Any) -> np.ndarray:
+        K = np.asarray(self.kernel(items_a, items_b), dtype=np.float64)
         if not np.all(np.isfinite(K)):
             raise ValueError("KernelView: the kernel produced NaN or infinite values")
         return K
 
+    def block(self, rows: np.ndarray, other: Any) -> np.ndarray:
+        """Kernel between ``rows`` of the view and the items ``other``, float64."""
+        return self._checked_kernel(self.rows(rows), other)
+
     def diagonal(self, rows: np.ndarray, block_size: int = 256) -> np.ndarray:
         """``k(x_r, x_r)`` of ``rows``, from small diagonal blocks (O(len(rows) * block_size) kernel values)."""
         rows = np.asarray(rows, dtype=np.intp)
+        # Read once: items in storage would otherwise be read again for every block.
+        items = self.rows(rows)
         out = np.empty(rows.size)
         for start in range(0, rows.size, block_size):
-            part = rows[start:start + block_size]
-            out[start:start + part.size] = np.diagonal(self.block(part, self.rows(part)))
+            part = take(items, np.arange(start, min(start + block_size, rows.size)))
+            out[start:start + block_size] = np.diagonal(self._checked_kernel(part, part))
         return out
 
     def with_rows(self, index: np.ndarray, key: str | None = None) -> "KernelView":

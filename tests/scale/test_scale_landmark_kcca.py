@@ -1,12 +1,16 @@
-"""The large-n KCCA in one process: against the in-memory low-rank solver, landmarks, chunks, resume."""
+"""The large-n KCCA in one process: against the in-memory low-rank solver, landmarks, chunks, resume,
+items stored in Zarr."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcca_desc.bench import synthetic_items
 from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
 from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
-                             nystrom_map, tree_reduce)
+                             SparseRows, nystrom_map, tree_reduce)
 
 
 def _views(n_images, captions=1, seed=0, key=None):
@@ -210,3 +214,40 @@ def test_map_chunks_in_memory_stored_and_resumed(tmp_path):
     assert calls == [15, 20]  # chunks 0-2 were written before the interruption
     np.testing.assert_array_equal(stored["a"][:], memory["a"] + 0.5)
     np.testing.assert_array_equal(stored["b"][:], rows)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_rows=st.integers(1, 30), n_columns=st.integers(1, 12), density=st.floats(0.0, 0.6),
+       chunk_rows=st.integers(1, 8), data=st.data())
+def test_stored_sparse_rows_equal_scipy_row_selection(tmp_path_factory, n_rows, n_columns, density, chunk_rows,
+                                                     data):
+    """Any selection of rows (any order, repeats, empty rows and none) read from Zarr is SciPy's."""
+    from kcca_desc.scale import ChunkStore
+
+    matrix = sp.random(n_rows, n_columns, density=density, format="csr",
+                       random_state=data.draw(st.integers(0, 2**16)))
+    rows = np.array(data.draw(st.lists(st.integers(0, n_rows - 1), max_size=12)), dtype=np.intp)
+    stored = ChunkStore("m", tmp_path_factory.mktemp("store")).put_sparse("bow", matrix, chunk_rows)
+    assert stored.shape == matrix.shape
+    got, expected = stored[rows], matrix[rows]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got.toarray(), expected.toarray())
+    # In memory the same class reads NumPy arrays.
+    in_memory = SparseRows(matrix.data, matrix.indices, matrix.indptr, n_columns)
+    np.testing.assert_array_equal(in_memory[rows].toarray(), expected.toarray())
+
+
+def test_a_fit_over_stored_items_equals_the_fit_in_memory(tmp_path):
+    """Views whose items live in Zarr (dense histograms, sparse bags of words) give the same model."""
+    from kcca_desc.scale import ChunkStore
+
+    X, Y = _views(60, captions=3)
+    store = ChunkStore("inputs", tmp_path)
+    X_stored = KernelView(store.put("histograms", X.items, 16), X.kernel, index=X.index)
+    Y_stored = KernelView(store.put_sparse("bags_of_words", Y.items, 16), Y.kernel)
+    settings = dict(n_components=4, reg=0.3, rank=20, chunk_size=32)
+    reference = LandmarkKCCA(**settings).fit(X, Y)
+    stored = LandmarkKCCA(**settings).fit(X_stored, Y_stored)
+    np.testing.assert_array_equal(stored.canonical_correlations_, reference.canonical_correlations_)
+    for a, b in zip(stored.transform(X_stored, Y_stored), reference.transform(X, Y)):
+        np.testing.assert_array_equal(a, b)
