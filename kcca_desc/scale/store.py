@@ -118,7 +118,7 @@ class ChunkStore:
         return self.array(name)
 
     def put_sparse(self, name: str, matrix: sp.spmatrix, chunk_rows: int) -> SparseRows:
-        """Store a sparse matrix as CSR arrays ``name/data``, ``name/indices``, ``name/indptr``.
+        """Store a sparse matrix as its CSR arrays ``<name>.data``, ``<name>.indices``, ``<name>.indptr``.
 
         The data and indices are chunked to hold about ``chunk_rows`` rows' entries each.
         """

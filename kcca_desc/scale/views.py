@@ -76,6 +76,9 @@ class SparseRows:
     def __getitem__(self, rows) -> sp.csr_matrix:
         """Rows ``rows`` (integer array, any order, repeats allowed) as a ``csr_matrix``."""
         rows = np.asarray(rows, dtype=np.intp)
+        n_rows = self.shape[0]
+        if rows.size and (rows.min() < 0 or rows.max() >= n_rows):
+            raise IndexError(f"SparseRows: rows must lie in [0, {n_rows}), got {rows.min()} to {rows.max()}")
         starts, ends = take(self.indptr, rows), take(self.indptr, rows + 1)
         counts = (ends - starts).astype(np.intp)
         # The positions in data/indices of every selected row's entries, row after row.

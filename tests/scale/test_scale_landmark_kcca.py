@@ -235,6 +235,8 @@ def test_stored_sparse_rows_equal_scipy_row_selection(tmp_path_factory, n_rows, 
     # In memory the same class reads NumPy arrays.
     in_memory = SparseRows(matrix.data, matrix.indices, matrix.indptr, n_columns)
     np.testing.assert_array_equal(in_memory[rows].toarray(), expected.toarray())
+    with pytest.raises(IndexError, match=rf"\[0, {n_rows}\)"):
+        stored[np.array([n_rows])]
 
 
 def test_a_fit_over_stored_items_equals_the_fit_in_memory(tmp_path):
