@@ -21,7 +21,10 @@ EfficientNet-Lite0 features travel in a features file)::
       from kcca_desc.adapters import EfficientNetLiteImageEncoder; \\
       from kcca_desc.adapters.precomputed import save_image_features; \\
       save_image_features('effnet.npz', EfficientNetLiteImageEncoder(), load_flickr8k().images, np.float16)"
-    # on the GPU machine, one process per line, in parallel
+    # on the GPU machine (the repository not installed there: `ln -sfn ../kernels kcca_desc/kernels`,
+    # PYTHONPATH=.), with the caption and split files copied beside empty stand-ins for the image
+    # files (the loader checks that each captioned image exists; ls images/ | xargs touch), and
+    # --flickr8k pointing there; one process per line, in parallel
     python benchmarks/neural.py --image-features efficientnet --image-features-file effnet.npz \\
         --train-device cuda --train-config paper --systems char_gru --train-seconds 390 --out char_gru_paper.json
     ...  --train-config cpu --systems char_gru --train-seconds 390 --out char_gru_cpu.json   (beside it; both
@@ -29,7 +32,8 @@ EfficientNet-Lite0 features travel in a features file)::
     ...  --train-config paper --systems vse vse_hardest --out vse_paper.json
     ...  --train-config cpu --systems rei_baseline --out rei_baseline.json   (and each Rei step, VSE++,
          and VSE with --train-params dropout=0.2 / dropout=0.5 / dropout=0.5 lr=3e-4,
-         and --train-config paper --train-params dropout=0.5)
+         and --train-config paper --train-params dropout=0.5; VSE's cpu configuration was then at
+         batch 128, so these records are named vse_batch_size128..., vse_hardest_batch_size128)
     # here
     python benchmarks/merge_results.py --top-k 5 benchmarks/results/neural_gpu.json *.json
 """
