@@ -703,11 +703,6 @@ def _series_memory(series: dict) -> str:
             f"{_gib(largest['peak_gib'])} at {largest['n_pairs']:,}, where it was {_gib(split['this_process'])} "
             f"in the client and {' and '.join(_gib(g) for g in workers)} in the workers, over the "
             f"{_gib(series['idle_cluster_gib'])} that the idle cluster's processes hold.")
-    if "partial_sum_gib" not in largest:  # a record from before the inputs were stored
-        return "\n\n" + paragraph(
-            text + f" Part of what grows is the inputs ({_gib(largest['input_gib'])} at {largest['n_pairs']:,} "
-            "pairs), held by the client and copied to every worker.")
-
     def waiting(row):  # pending subtrees of the pairwise tree over the row's chunks
         return math.ceil(math.log2(row["n_chunks"])) if row["n_chunks"] > 1 else 0
 

@@ -90,15 +90,16 @@ class Pairs:
         self.n_images, self.n_dev = n_images, n_dev_images
         image_kernel, text_kernel = HistogramIntersection(2.0), LinearKernel()
         train_hist, train_bow = hist[:n_images], bow[:n_images * CAPTIONS]
-        # The inputs a fit holds in each process (every Dask worker gets its own copy of the views).
-        self.input_gib = (train_hist.nbytes + train_bow.data.nbytes + train_bow.indices.nbytes
-                          + train_bow.indptr.nbytes) / 2**30
-        if store is not None:
+        index = np.repeat(np.arange(n_images), CAPTIONS)
+        # The inputs a fit holds in each process (every Dask worker gets its own copy of the views):
+        # the row index, and the items unless they are stored.
+        held = index.nbytes
+        if store is None:
+            held += train_hist.nbytes + train_bow.data.nbytes + train_bow.indices.nbytes + train_bow.indptr.nbytes
+        else:
             train_hist = store.put("histograms", train_hist, chunk_rows)
             train_bow = store.put_sparse("bags_of_words", train_bow, chunk_rows)
-            self.input_gib = 0.0
-        index = np.repeat(np.arange(n_images), CAPTIONS)
-        self.input_gib += index.nbytes / 2**30
+        self.input_gib = held / 2**30
         self.X = KernelView(train_hist, image_kernel, index=index)
         self.Y = KernelView(train_bow, text_kernel)
         # Copies, so that the dev pool does not keep the whole draw alive.

@@ -79,7 +79,10 @@ class SparseRows:
         n_rows = self.shape[0]
         if rows.size and (rows.min() < 0 or rows.max() >= n_rows):
             raise IndexError(f"SparseRows: rows must lie in [0, {n_rows}), got {rows.min()} to {rows.max()}")
-        starts, ends = take(self.indptr, rows), take(self.indptr, rows + 1)
+        # One read of the indptr entries needed (a slice when the rows are a chunk).
+        bounds = np.union1d(rows, rows + 1)
+        pointers = take(self.indptr, bounds)
+        starts, ends = pointers[np.searchsorted(bounds, rows)], pointers[np.searchsorted(bounds, rows + 1)]
         counts = (ends - starts).astype(np.intp)
         # The positions in data/indices of every selected row's entries, row after row.
         offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
