@@ -102,8 +102,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     """Shared fitting loop; subclasses define the tokens, the network, the loss and the scores.
 
     Hooks: :meth:`_tokens` (text → tokens), :meth:`_build_network` (feature dimension →
-    ``torch.nn.Module``), :meth:`_batch_loss`, :meth:`_pair_scores` (numpy scores of images ×
-    texts, for dev selection) and :meth:`_lr_factor` (the learning-rate schedule).
+    ``torch.nn.Module``), :meth:`_initialise_network` (pre-trained weights of a fresh network),
+    :meth:`_batch_loss`, :meth:`_pair_scores` (numpy scores of images × texts, for dev
+    selection) and :meth:`_lr_factor` (the learning-rate schedule).
 
     Attributes
     ----------
@@ -174,6 +175,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     def _lr_factor(self, step: int, steps_per_epoch: int) -> float:
         """Learning rate of optimiser step ``step`` (from 0) as a multiple of ``lr``."""
         return 1.0
+
+    def _initialise_network(self, network) -> None:
+        """Set weights of a freshly built ``network`` after :attr:`vocabulary_` is known (not on resume)."""
 
     def _is_snapshot_epoch(self, epoch: int) -> bool:
         return True
@@ -291,6 +295,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         self.vocabulary_ = self._build_vocabulary(texts)
         network = self._build_network(features.shape[1]).to(self._device)
+        if state is None:
+            self._initialise_network(network)
         optimiser = torch.optim.Adam(network.parameters(), lr=self.lr, **self._optimiser_options())
         steps_per_epoch = -(-len(texts) // self.batch_size)
         schedule = torch.optim.lr_scheduler.LambdaLR(

@@ -9,22 +9,26 @@ from ...validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, StrOptions
 from ..base import Encoder
 from .joint import JointEmbeddingModel
 from .training import torch_module, word_tokens
+from .word_vectors import PretrainedWordEmbeddings
 
 __all__ = ["VSEEncoder"]
 
 
-def _network(vocabulary_size: int, feature_dim: int, word_dim: int, joint_dim: int, dropout: float):
+def _network(vocabulary_size: int, feature_dim: int, word_dim: int, joint_dim: int, dropout: float,
+             freeze_words: bool):
     torch = torch_module()
 
     class VSENetwork(torch.nn.Module):
         """Word embeddings → LSTM (last hidden state); image features → linear map.
 
-        Dropout (training only) on the word embeddings and on the image features.
+        Dropout (training only) on the word embeddings and on the image features; the word
+        embeddings are fixed when ``freeze_words`` (Kiros et al.'s pre-trained vectors).
         """
 
         def __init__(self):
             super().__init__()
             self.embed = torch.nn.Embedding(vocabulary_size, word_dim, padding_idx=0)
+            self.embed.weight.requires_grad_(not freeze_words)
             self.lstm = torch.nn.LSTM(word_dim, joint_dim, batch_first=True)
             self.image = torch.nn.Linear(feature_dim, joint_dim)
             self.word_dropout = torch.nn.Dropout(dropout)
@@ -42,7 +46,7 @@ def _network(vocabulary_size: int, feature_dim: int, word_dim: int, joint_dim: i
     return VSENetwork()
 
 
-class VSEEncoder(JointEmbeddingModel):
+class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
     """Kiros et al. (2014) visual-semantic embedding: LSTM sentences, linear images.
 
     v = W_I x (x the frozen image features), s = h_T of an LSTM over word embeddings, both
@@ -60,6 +64,13 @@ class VSEEncoder(JointEmbeddingModel):
     image_encoder : Encoder, optional
         Frozen image features (default EfficientNet-Lite0, the ``efficientnet`` extra).
     word_dim : int, default=300
+    word_vectors : str or None, default=None
+        Encoder spec of a text encoder (e.g. ``"onnx:minilm"``) whose embedding of each
+        vocabulary word alone, reduced by PCA to ``word_dim``, initialises the word embeddings
+        (:func:`~.word_vectors.word_vector_matrix`: Kiros et al. start from pre-trained CBOW
+        vectors, none of which can be had offline); None: random initialisation.
+    freeze_word_vectors : bool, default=True
+        Keep pre-trained word vectors fixed, as Kiros et al. do (ignored without ``word_vectors``).
     joint_dim : int, default=300
         LSTM units = joint space dimension (Kiros et al.: 300).
     min_count : int, default=2
@@ -105,6 +116,7 @@ class VSEEncoder(JointEmbeddingModel):
         return "vse_hardest" if self.negatives == "hardest" else "vse"
 
     _parameter_constraints = {**JointEmbeddingModel._parameter_constraints,
+                              **PretrainedWordEmbeddings._parameter_constraints,
                               "word_dim": [POSITIVE_INT], "joint_dim": [POSITIVE_INT], "min_count": [POSITIVE_INT],
                               "negatives": [StrOptions({"sum", "hardest"})], "sum_epochs": [NON_NEGATIVE_INT],
                               "lr_decay_epoch": [POSITIVE_INT, None],
@@ -112,7 +124,8 @@ class VSEEncoder(JointEmbeddingModel):
                               "dropout": [Interval(Real, 0, 1, closed="left")],
                               "weight_decay": [Interval(Real, 0, None, closed="left")]}
 
-    def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, joint_dim: int = 300,
+    def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
+                 freeze_word_vectors: bool = True, joint_dim: int = 300,
                  min_count: int = 2, margin: float = 0.2, negatives: Literal["sum", "hardest"] = "sum",
                  sum_epochs: int = 2, lr: float = 2e-4, lr_decay_epoch: int | None = 15, lr_decay: float = 0.1,
                  dropout: float = 0.0, weight_decay: float = 0.0, batch_size: int = 128, max_epochs: int = 30,
@@ -126,7 +139,8 @@ class VSEEncoder(JointEmbeddingModel):
         return word_tokens(text)
 
     def _build_network(self, feature_dim):
-        return _network(len(self.vocabulary_) + 2, feature_dim, self.word_dim, self.joint_dim, self.dropout)
+        return _network(len(self.vocabulary_) + 2, feature_dim, self.word_dim, self.joint_dim, self.dropout,
+                        freeze_words=self.word_vectors is not None and self.freeze_word_vectors)
 
     def _hardest(self, epoch):
         return self.negatives == "hardest" and epoch > self.sum_epochs

@@ -1,0 +1,95 @@
+"""Pre-trained word vectors for the embedding layer of a trainable model, from a sentence encoder.
+
+Kiros et al. (2014, §2.2) initialise their word embeddings with 300-d vectors of a continuous
+bag-of-words model (Mikolov et al. 2013) and keep them fixed.  No such vectors can be installed
+offline, so :func:`word_vector_matrix` distils static ones from an offline sentence encoder the
+way Model2Vec does (Tulkens & van Dongen 2024): each vocabulary word is embedded alone, the
+vectors are reduced by PCA to the embedding's dimension, and scaled by one factor so that their
+coordinates have unit mean variance, the scale of torch's default N(0, 1) embedding
+initialisation (the geometry of the vectors is unchanged).
+
+References
+----------
+Mikolov, T., Chen, K., Corrado, G. & Dean, J. (2013). Efficient estimation of word
+representations in vector space. arXiv:1301.3781.
+Tulkens, S. & van Dongen, T. (2024). Model2Vec: fast state-of-the-art static embeddings.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.decomposition import PCA
+
+from ...validation import ValidatedParams
+from ..families import build_encoder, parse_encoder_spec
+from .training import torch_module
+
+__all__ = ["word_vector_matrix", "PretrainedWordEmbeddings"]
+
+
+def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int) -> np.ndarray:
+    """Static word vectors of ``vocabulary`` from the text encoder ``spec``, one row per index.
+
+    Parameters
+    ----------
+    spec : str
+        Encoder spec of a text encoder (e.g. ``"onnx:minilm"``, see
+        :func:`~kcca_desc.adapters.families.build_encoder`).
+    vocabulary : dict of str to int
+        Word -> row index; indices 0 (padding) and 1 (unknown) are reserved and stay zero.
+    dim : int
+        Dimension of the vectors: the leading ``dim`` principal components of the encoder's
+        (all of them: a rotation of the centred vectors).
+
+    Returns
+    -------
+    ndarray of shape (max index + 1, dim), float32
+        Row ``vocabulary[w]`` is ``s · PCA(e(w))`` with e the encoder and s the one factor that
+        gives the rows' coordinates unit mean variance.
+
+    Raises
+    ------
+    ValueError
+        When ``spec`` embeds no texts, or ``dim`` exceeds the encoder's dimension or the number
+        of words.
+    """
+    encoder = build_encoder(spec)
+    if "text" not in encoder.modalities:
+        raise ValueError(f"word_vectors={spec!r} embeds no texts (modalities: {', '.join(encoder.modalities)})")
+    if not isinstance(dim, Integral) or not 1 <= dim <= min(encoder.dim["text"], len(vocabulary)):
+        raise ValueError(f"word_dim={dim!r}: word vectors from {spec!r} have at most "
+                         f"{min(encoder.dim['text'], len(vocabulary))} dimensions here "
+                         f"({encoder.dim['text']}-d encoder, {len(vocabulary)} words)")
+    words = sorted(vocabulary, key=vocabulary.get)
+    vectors = np.asarray(encoder.embed_texts(words), dtype=np.float64)
+    vectors = PCA(n_components=dim, svd_solver="full").fit_transform(vectors)
+    vectors /= np.sqrt(np.mean(vectors ** 2))
+    matrix = np.zeros((max(vocabulary.values(), default=1) + 1, dim), np.float32)
+    matrix[[vocabulary[w] for w in words]] = vectors
+    return matrix
+
+
+class PretrainedWordEmbeddings(ValidatedParams):
+    """Mixin of a trainable model whose network's ``embed`` may start from pre-trained word vectors.
+
+    The model has the parameters ``word_vectors`` (an encoder spec, or None for random
+    initialisation) and ``freeze_word_vectors``; its network must freeze ``embed`` itself when
+    asked to, so that a resumed or reloaded network is frozen too.
+    """
+
+    _parameter_constraints = {"word_vectors": [str, None], "freeze_word_vectors": ["boolean"]}
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.word_vectors is not None:
+            parse_encoder_spec(self.word_vectors)  # a bad spec fails before any training
+
+    def _initialise_network(self, network) -> None:
+        if self.word_vectors is None:
+            return
+        torch = torch_module()
+        matrix = word_vector_matrix(self.word_vectors, self.vocabulary_, network.embed.embedding_dim)
+        with torch.no_grad():
+            network.embed.weight.copy_(torch.from_numpy(matrix))

@@ -1,0 +1,88 @@
+"""Pre-trained word vectors distilled from a text encoder, and VSE's embeddings started from them."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
+
+from kcca_desc.adapters.families import ENCODER_FAMILIES, register_encoder  # noqa: E402
+from kcca_desc.adapters.trainable import VSEEncoder  # noqa: E402
+from kcca_desc.adapters.trainable.word_vectors import word_vector_matrix  # noqa: E402
+
+from toys import TinyEncoder, make_dataset  # noqa: E402
+
+
+class HashedWords:
+    """A 12-d text encoder: a fixed random vector per text, seeded by its characters."""
+
+    def embed_texts(self, texts):
+        return np.array([np.random.default_rng([ord(c) for c in t]).normal(size=12) for t in texts])
+
+
+class PixelsOnly:
+    def embed_images(self, images):
+        return np.zeros((len(images), 3))
+
+
+@pytest.fixture
+def families():
+    register_encoder("hashed_words", HashedWords)
+    register_encoder("pixels_only", PixelsOnly)
+    yield "hashed_words"
+    ENCODER_FAMILIES.unregister("hashed_words")
+    ENCODER_FAMILIES.unregister("pixels_only")
+
+
+def reference_matrix(vocabulary, dim):
+    """PCA by an explicit SVD of the centred vectors, then one scale to unit mean variance."""
+    words = sorted(vocabulary, key=vocabulary.get)
+    X = HashedWords().embed_texts(words)
+    X = X - X.mean(axis=0)
+    _, _, Vt = np.linalg.svd(X, full_matrices=False)
+    Z = X @ Vt[:dim].T
+    Z /= np.sqrt(np.mean(Z ** 2))
+    out = np.zeros((max(vocabulary.values()) + 1, dim))
+    out[[vocabulary[w] for w in words]] = Z
+    return out
+
+
+@pytest.mark.parametrize("dim", [12, 5])
+def test_word_vectors_are_the_encoders_reduced_by_pca(families, dim):
+    vocabulary = {w: i + 2 for i, w in enumerate(["a", "dog", "runs", "on", "the", "grass", "red", "ball",
+                                                  "two", "men", "play", "guitar", "sky", "blue"])}
+    matrix = word_vector_matrix("hashed_words", vocabulary, dim)
+    expected = reference_matrix(vocabulary, dim)
+    assert matrix.shape == (16, dim) and matrix.dtype == np.float32
+    assert not matrix[:2].any()  # padding and unknown stay zero
+    # PCA fixes each component up to its sign.
+    signs = np.sign(np.sum(matrix[2:] * expected[2:], axis=0))
+    np.testing.assert_allclose(matrix, expected * signs, atol=1e-5)
+    assert np.mean(matrix[2:].astype(float) ** 2) == pytest.approx(1.0, rel=1e-5)
+
+
+def test_bad_word_vector_settings_are_named(families):
+    vocabulary = {"a": 2, "dog": 3, "runs": 4}
+    with pytest.raises(ValueError, match=r"word_dim=4: .* at most 3 dimensions"):
+        word_vector_matrix("hashed_words", vocabulary, 4)
+    with pytest.raises(ValueError, match="embeds no texts"):
+        word_vector_matrix("pixels_only", vocabulary, 2)
+    with pytest.raises(ValueError, match="no_such_family"):
+        VSEEncoder(word_vectors="no_such_family:x").fit(make_dataset(n=4))
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_vse_starts_from_the_word_vectors_and_keeps_them_fixed_when_frozen(families, freeze, tmp_path, monkeypatch):
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    data = make_dataset(n=16)
+    settings = {"word_dim": 6, "joint_dim": 8, "min_count": 1, "max_epochs": 2, "batch_size": 8,
+                "image_encoder": TinyEncoder(), "word_vectors": "hashed_words", "freeze_word_vectors": freeze}
+    model = VSEEncoder(**settings).fit(data)
+    start = word_vector_matrix("hashed_words", model.vocabulary_, 6)
+    weights = model.networks_[0].embed.weight.detach().numpy()
+    assert np.array_equal(weights, start) == freeze
+    assert model.networks_[0].embed.weight.requires_grad == (not freeze)
+    # Reloaded from its checkpoint, a frozen model is still frozen.
+    again = VSEEncoder(**settings).fit(data)
+    assert again.resumed_from_epoch_ == 2
+    assert again.networks_[0].embed.weight.requires_grad == (not freeze)
+    np.testing.assert_array_equal(again.embed_texts(data.captions[0]), model.embed_texts(data.captions[0]))
