@@ -131,7 +131,7 @@ def landmark_fit(pairs: Pairs, rank: int, chunk_size: int, engine=None, landmark
     return {"n_pairs": pairs.X.n_samples, "rank": rank, "landmarks": landmarks, "chunk_size": chunk_size,
             "engine": "local" if engine is None else "dask", "wall_s": seconds, "peak_gib": memory.peak_gib,
             "peak_split_gib": memory.peak_split_gib, "input_gib": pairs.input_gib,
-            # The tree reduction's partial results: one per pending subtree, each these r x r sums.
+            # Each chunk's partial result, waiting to be added to the running sum: these r x r sums.
             "n_chunks": -(-pairs.X.n_samples // chunk_size),
             "partial_sum_gib": 8 * (rx * rx + ry * ry + rx * ry + rx + ry + 2) / 2**30,
             "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],

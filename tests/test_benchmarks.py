@@ -278,7 +278,7 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
 
 def test_scale_series_splits_each_peak_and_names_the_inputs(tmp_path):
     # The README explains the series' peak by its parts: the inputs each process holds (the stored
-    # items are read by chunk, so only the row index is held) and the tree reduction's partial sums.
+    # items are read by chunk, so only the row index is held) and the partial sums waiting for the running sum.
     out = tmp_path / "scale.json"
     run = run_quick("scale.py", out, "--sections", "series")
     assert run.returncode == 0, run.stderr[-3000:]

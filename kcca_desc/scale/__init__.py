@@ -9,7 +9,7 @@ resumes, and reduced to small sums solved locally.
 
 from .chunked import map_chunks
 from .engine import (SCHEDULER_ENV, DaskEngine, LocalEngine, available_cores, dask_engine, open_dask_engine,
-                     tree_reduce)
+                     running_sum)
 from .estimator import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LandmarkFeatures, LandmarkKCCA
 from .landmarks import LANDMARKS, NystromMap, nystrom_map, pivot_landmarks, uniform_landmarks
 from .store import ChunkStore
@@ -17,7 +17,7 @@ from .views import HistogramIntersection, KernelView, LinearKernel, SparseRows, 
 
 __all__ = [
     "LandmarkKCCA", "LandmarkFeatures", "DEFAULT_RANK", "DEFAULT_CHUNK_SIZE",
-    "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "tree_reduce", "available_cores", "SCHEDULER_ENV",
+    "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "running_sum", "available_cores", "SCHEDULER_ENV",
     "LANDMARKS", "NystromMap", "nystrom_map", "pivot_landmarks", "uniform_landmarks",
     "ChunkStore", "map_chunks", "KernelView", "SparseRows", "HistogramIntersection", "LinearKernel", "take",
 ]

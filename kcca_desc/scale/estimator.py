@@ -16,7 +16,7 @@ r x r (Bach & Jordan 2002, Section 6; Hodosh, Young & Hockenmaier 2013, Section 
 The n x r factors are computed chunk by chunk (by a :class:`~.engine.LocalEngine` in
 this process or a :class:`~.engine.DaskEngine` on a cluster), written to a
 :class:`~.store.ChunkStore` when the views have keys, and reduced to the r x r sums
-``(G'1, G'G)`` by a pairwise tree; the eigensolves and the canonical solve run here.
+``(G'1, G'G)`` by a running sum in chunk order; the eigensolves and the canonical solve run here.
 Peak memory is bounded by the chunk size and the rank, never by n.
 """
 

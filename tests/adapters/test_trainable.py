@@ -166,6 +166,19 @@ def test_fit_is_seeded_early_stops_and_plugs_into_the_harness():
     assert S.shape == (12, 12) and np.all(np.isfinite(S))
 
 
+@pytest.mark.parametrize("decay_epoch, stopped_after", [(None, 2), (3, 4)])
+def test_vse_dev_patience_waits_for_the_learning_rate_decay(monkeypatch, decay_epoch, stopped_after):
+    # A dev figure that never improves: patience 1 ends the run one epoch after the first, or one
+    # epoch after the decay (the decayed phase lifts dev, so a plateau before it must not stop it).
+    from kcca_desc.adapters.trainable import training
+
+    monkeypatch.setattr(training, "recall_sum", lambda scores: {"rsum": 100.0})
+    data = make_dataset(n=24)
+    model = VSEEncoder(image_encoder=TinyEncoder(), **SMALL[VSEEncoder], batch_size=8, max_epochs=6, patience=1,
+                       lr_decay_epoch=decay_epoch, checkpoint=False).fit(data.subset("train"), dev=data.subset("test"))
+    assert len(model.history_) == stopped_after and model.stopped_by_ == "patience"
+
+
 def test_time_budget_is_a_recorded_safety_stop():
     model, _ = _fitted(VSEEncoder, max_epochs=5, max_train_seconds=1e-9)
     assert model.stopped_by_ == "time budget" and len(model.history_) == 1

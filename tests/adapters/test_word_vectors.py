@@ -19,6 +19,11 @@ class HashedWords:
         return np.array([np.random.default_rng([ord(c) for c in t]).normal(size=12) for t in texts])
 
 
+class SameVector:
+    def embed_texts(self, texts):
+        return np.ones((len(texts), 4))
+
+
 class PixelsOnly:
     def embed_images(self, images):
         return np.zeros((len(images), 3))
@@ -28,9 +33,10 @@ class PixelsOnly:
 def families():
     register_encoder("hashed_words", HashedWords)
     register_encoder("pixels_only", PixelsOnly)
+    register_encoder("same_vector", SameVector)
     yield "hashed_words"
-    ENCODER_FAMILIES.unregister("hashed_words")
-    ENCODER_FAMILIES.unregister("pixels_only")
+    for name in ("hashed_words", "pixels_only", "same_vector"):
+        ENCODER_FAMILIES.unregister(name)
 
 
 def reference_matrix(vocabulary, dim):
@@ -66,8 +72,14 @@ def test_bad_word_vector_settings_are_named(families):
         word_vector_matrix("hashed_words", vocabulary, 4)
     with pytest.raises(ValueError, match="embeds no texts"):
         word_vector_matrix("pixels_only", vocabulary, 2)
-    with pytest.raises(ValueError, match="no_such_family"):
-        VSEEncoder(word_vectors="no_such_family:x").fit(make_dataset(n=4))
+    with pytest.raises(ValueError, match="all 3 words the same vector"):
+        word_vector_matrix("same_vector", vocabulary, 2)
+    # Refused by fit before the image features are computed.
+    image_encoder = TinyEncoder()
+    for spec, problem in (("no_such_family:x", "no_such_family"), ("pixels_only", "embeds no texts")):
+        with pytest.raises(ValueError, match=problem):
+            VSEEncoder(image_encoder=image_encoder, word_vectors=spec).fit(make_dataset(n=4))
+    assert image_encoder.calls["image"] == 0
 
 
 @pytest.mark.parametrize("freeze", [True, False])

@@ -90,7 +90,7 @@ def _slow_identity(value):
 
 
 def test_map_reduce_keeps_a_bounded_window_of_chunks_in_flight():
-    # Submitted all at once, the chunks ran ahead of their combines and every chunk's r x r partial
+    # Submitted all at once, the chunks ran ahead of their sums and every chunk's r x r partial
     # sums were held (15.7 GiB at 566,435 pairs): at most `window` chunks may be unfinished.
     with dask_engine(n_workers=1, threads_per_worker=1, processes=False) as engine:
         submit, chunks = engine.client.submit, []
@@ -106,3 +106,8 @@ def test_map_reduce_keeps_a_bounded_window_of_chunks_in_flight():
         assert engine.window == 2
         assert engine.map_reduce(_slow_identity, range(20)) == sum(range(20))
         assert len(chunks) == 20
+        # In chunk order, as the single-process engine sums.
+        letters = [chr(ord("a") + i) for i in range(12)]
+        assert engine.map_reduce(_slow_identity, letters) == "".join(letters)
+        with pytest.raises(ValueError, match="no tasks"):
+            engine.map_reduce(_slow_identity, [])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kcca_desc.bench import synthetic_items
 from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
 from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
-                             SparseRows, nystrom_map, tree_reduce)
+                             SparseRows, nystrom_map, running_sum)
 
 
 def _views(n_images, captions=1, seed=0, key=None):
@@ -85,26 +85,15 @@ def test_nystrom_map_reproduces_the_landmark_block():
     np.testing.assert_allclose((G @ G.T)[np.ix_(fmap.rows, fmap.rows)], K[np.ix_(fmap.rows, fmap.rows)], atol=1e-10)
 
 
-def _level_by_level(values, combine):
-    """The obvious pairwise tree: pair neighbours level by level, an odd last value moving up."""
-    values = list(values)
-    while len(values) > 1:
-        values = [combine(values[i], values[i + 1]) for i in range(0, len(values) - 1, 2)] + \
-            values[len(values) - len(values) % 2:]
-    return values[0]
-
-
-def test_tree_reduce_is_the_pairwise_tree_built_as_values_stream_in():
+def test_running_sum_adds_from_the_left_as_values_stream_in():
     join = lambda a, b: f"({a}{b})"  # noqa: E731
-    assert tree_reduce(list("abcde"), join) == "(((ab)(cd))e)"
-    for n in range(1, 70):
-        names = [f"v{i}," for i in range(n)]
-        assert tree_reduce(iter(names), join) == _level_by_level(names, join)
-    with pytest.raises(ValueError):
-        tree_reduce([], max)
+    assert running_sum(iter("abcd"), join) == "(((ab)c)d)"
+    assert running_sum(["a"], join) == "a"
+    with pytest.raises(ValueError, match="nothing to reduce"):
+        running_sum([], max)
 
 
-def test_tree_reduce_holds_few_partials():
+def test_running_sum_holds_one_partial():
     alive, most = [0], [0]
 
     def values(n):
@@ -117,8 +106,8 @@ def test_tree_reduce_holds_few_partials():
         alive[0] -= 1  # two partials in, one out
         return a + b
 
-    assert tree_reduce(values(1000), combine) == 1000
-    assert most[0] <= 11  # log2(1000) + 1 pending subtrees at most
+    assert running_sum(values(1000), combine) == 1000
+    assert most[0] == 2  # the sum so far and the value being added
 
 
 class Interrupting:

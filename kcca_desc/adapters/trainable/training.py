@@ -54,8 +54,9 @@ __all__ = ["TrainableModel", "torch_module", "word_tokens", "recall_sum"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 
-#: Bumped when the checkpoint layout changes, so an old checkpoint is never misread.
-CHECKPOINT_FORMAT = 1
+#: Bumped when the checkpoint layout or the rule that ends a run changes, so an old checkpoint is
+#: never misread (2: dev patience waits for the last learning-rate phase).
+CHECKPOINT_FORMAT = 2
 
 #: Attributes of an image encoder that do not change its features (kept out of the key).
 _NOT_FEATURES = ("batch_size", "n_threads", "cache")
@@ -178,6 +179,11 @@ class TrainableModel(ValidatedParams, BaseEstimator):
 
     def _initialise_network(self, network) -> None:
         """Set weights of a freshly built ``network`` after :attr:`vocabulary_` is known (not on resume)."""
+
+    @property
+    def _patience_from_epoch(self) -> int:
+        """Dev patience counts only epochs after this one (a schedule's last phase may start later)."""
+        return 0
 
     def _is_snapshot_epoch(self, epoch: int) -> bool:
         return True
@@ -328,8 +334,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                 if dev_data is not None:
                     with torch.no_grad():
                         record.update(recall_sum(self._pair_scores([network], *dev_data)))
-                    if record["rsum"] > run["best_rsum"]:
-                        run["best_rsum"], run["waited"] = record["rsum"], 0
+                    if record["rsum"] > run["best_rsum"] or epoch <= self._patience_from_epoch:
+                        run["best_rsum"], run["waited"] = max(run["best_rsum"], record["rsum"]), 0
                     else:
                         run["waited"] += 1
                 run["seconds"] += time.perf_counter() - start

@@ -23,10 +23,19 @@ import numpy as np
 from sklearn.decomposition import PCA
 
 from ...validation import ValidatedParams
-from ..families import build_encoder, parse_encoder_spec
+from ..base import Encoder
+from ..families import build_encoder
 from .training import torch_module
 
-__all__ = ["word_vector_matrix", "PretrainedWordEmbeddings"]
+__all__ = ["text_encoder", "word_vector_matrix", "PretrainedWordEmbeddings"]
+
+
+def text_encoder(spec: str) -> Encoder:
+    """The encoder of ``spec``, checked to embed texts (its package is imported, no model loaded)."""
+    encoder = build_encoder(spec)
+    if "text" not in encoder.modalities:
+        raise ValueError(f"word_vectors={spec!r} embeds no texts (modalities: {', '.join(encoder.modalities)})")
+    return encoder
 
 
 def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int) -> np.ndarray:
@@ -52,18 +61,18 @@ def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int) -> np.nd
     Raises
     ------
     ValueError
-        When ``spec`` embeds no texts, or ``dim`` exceeds the encoder's dimension or the number
-        of words.
+        When ``spec`` embeds no texts, ``dim`` exceeds the encoder's dimension or the number
+        of words, or the encoder gives every word the same vector.
     """
-    encoder = build_encoder(spec)
-    if "text" not in encoder.modalities:
-        raise ValueError(f"word_vectors={spec!r} embeds no texts (modalities: {', '.join(encoder.modalities)})")
+    encoder = text_encoder(spec)
     if not isinstance(dim, Integral) or not 1 <= dim <= min(encoder.dim["text"], len(vocabulary)):
         raise ValueError(f"word_dim={dim!r}: word vectors from {spec!r} have at most "
                          f"{min(encoder.dim['text'], len(vocabulary))} dimensions here "
                          f"({encoder.dim['text']}-d encoder, {len(vocabulary)} words)")
     words = sorted(vocabulary, key=vocabulary.get)
     vectors = np.asarray(encoder.embed_texts(words), dtype=np.float64)
+    if np.all(vectors == vectors[0]):
+        raise ValueError(f"word_vectors={spec!r} gives all {len(words)} words the same vector")
     vectors = PCA(n_components=dim, svd_solver="full").fit_transform(vectors)
     vectors /= np.sqrt(np.mean(vectors ** 2))
     matrix = np.zeros((max(vocabulary.values(), default=1) + 1, dim), np.float32)
@@ -84,7 +93,7 @@ class PretrainedWordEmbeddings(ValidatedParams):
     def _validate_params(self) -> None:
         super()._validate_params()
         if self.word_vectors is not None:
-            parse_encoder_spec(self.word_vectors)  # a bad spec fails before any training
+            text_encoder(self.word_vectors)  # a bad spec or a missing package fails before any training
 
     def _initialise_network(self, network) -> None:
         if self.word_vectors is None:
