@@ -49,15 +49,16 @@ def _network(vocabulary_size: int, feature_dim: int, word_dim: int, joint_dim: i
 class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
     """Kiros et al. (2014) visual-semantic embedding: LSTM sentences, linear images.
 
-    v = W_I x (x the frozen image features), s = h_T of an LSTM over word embeddings, both
-    unit-normalised; f = v·s.  Loss: the pairwise ranking loss with margin α summed over the
+    v = W_I x (x the frozen image features), s = h_T of an LSTM over word embeddings (from
+    random weights, or from pre-trained word vectors as Kiros et al. §2.2: ``word_vectors``),
+    both unit-normalised; f = v·s.  Loss: the pairwise ranking loss with margin α summed over the
     batch's contrastive items in both directions (Kiros et al. eq. 1), or
     (``negatives="hardest"``) only the hardest negative of each query (Faghri et al. 2018,
     VSE++), after ``sum_epochs`` epochs of the summed loss: from random weights the hardest
     negative alone collapses (every embedding alike), as Faghri et al. report for small
     batches and as our first probes did.  Adam with ``lr`` until ``lr_decay_epoch`` and
     ``lr × lr_decay`` after it (VSE++'s schedule), gradients clipped to norm ``grad_clip``,
-    dev early stopping on R@1+R@5+R@10 of both directions.
+    dev early stopping on R@1+R@5+R@10 of both directions after the decay.
 
     Parameters
     ----------
