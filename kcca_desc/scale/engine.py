@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import operator
 import os
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 __all__ = ["SCHEDULER_ENV", "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "running_sum",
            "available_cores"]
+
+#: What an empty stream of values gives :func:`running_sum` first (None may be a value).
+_NOTHING = object()
 
 #: Environment variable naming the address of an existing Dask scheduler.
 SCHEDULER_ENV = "KCCA_DESC_SCHEDULER"
@@ -51,13 +55,10 @@ def running_sum(values: Iterable[Any], combine: Callable[[Any, Any], Any] = oper
     Higham, N. J. (2002). Accuracy and Stability of Numerical Algorithms, 2nd ed. SIAM.
     """
     iterator = iter(values)
-    try:
-        total = next(iterator)
-    except StopIteration:
-        raise ValueError("running_sum: nothing to reduce") from None
-    for value in iterator:
-        total = combine(total, value)
-    return total
+    first = next(iterator, _NOTHING)
+    if first is _NOTHING:
+        raise ValueError("running_sum: nothing to reduce")
+    return functools.reduce(combine, iterator, first)
 
 
 class LocalEngine:

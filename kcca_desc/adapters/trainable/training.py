@@ -334,9 +334,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                 if dev_data is not None:
                     with torch.no_grad():
                         record.update(recall_sum(self._pair_scores([network], *dev_data)))
-                    if record["rsum"] > run["best_rsum"] or epoch <= self._patience_from_epoch:
-                        run["best_rsum"], run["waited"] = max(run["best_rsum"], record["rsum"]), 0
-                    else:
+                    if record["rsum"] > run["best_rsum"]:
+                        run["best_rsum"], run["waited"] = record["rsum"], 0
+                    elif epoch > self._patience_from_epoch:
                         run["waited"] += 1
                 run["seconds"] += time.perf_counter() - start
                 if self.patience is not None and run["waited"] >= self.patience:

@@ -143,7 +143,7 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
 
     def _build_network(self, feature_dim):
         return _network(len(self.vocabulary_) + 2, feature_dim, self.word_dim, self.joint_dim, self.dropout,
-                        freeze_words=self.word_vectors is not None and self.freeze_word_vectors)
+                        freeze_words=self._freeze_word_vectors)
 
     def _hardest(self, epoch):
         return self.negatives == "hardest" and epoch > self.sum_epochs

@@ -85,7 +85,7 @@ class PretrainedWordEmbeddings(ValidatedParams):
 
     The model has the parameters ``word_vectors`` (an encoder spec, or None for random
     initialisation) and ``freeze_word_vectors``; its network must freeze ``embed`` itself when
-    asked to, so that a resumed or reloaded network is frozen too.
+    :attr:`_freeze_word_vectors` says so, so that a resumed or reloaded network is frozen too.
     """
 
     _parameter_constraints = {"word_vectors": [str, None], "freeze_word_vectors": ["boolean"]}
@@ -94,6 +94,11 @@ class PretrainedWordEmbeddings(ValidatedParams):
         super()._validate_params()
         if self.word_vectors is not None:
             text_encoder(self.word_vectors)  # a bad spec or a missing package fails before any training
+
+    @property
+    def _freeze_word_vectors(self) -> bool:
+        """Whether the network keeps ``embed`` fixed: pre-trained vectors asked to stay fixed."""
+        return self.word_vectors is not None and self.freeze_word_vectors
 
     def _initialise_network(self, network) -> None:
         if self.word_vectors is None:
