@@ -47,10 +47,10 @@ TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
         "cpu": {"char_dim": 20, "hidden_dim": 256, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
                 "max_epochs": 16, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2}}},
     "rei": {"model": "ReiRelevanceScorer", "fixed": REI_ABLATION["+softmax"], "configs": {
-        "paper": {"word_dim": 300, "hidden_dim": 300, "batch_size": 32, "lr": 1e-3, "max_epochs": 300,
-                  "patience": 10},
-        "cpu": {"word_dim": 300, "hidden_dim": 300, "batch_size": 32, "lr": 1e-3, "max_epochs": 20,
-                "patience": 3}}},
+        "paper": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
+                  "max_epochs": 300, "patience": 10},
+        "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
+                "max_epochs": 20, "patience": 3}}},
 }
 
 #: The systems of the benchmark (``benchmarks/neural.py --systems``): name -> (model of

@@ -1,4 +1,4 @@
-"""Pre-trained word vectors distilled from a text encoder, and VSE's embeddings started from them."""
+"""Pre-trained word vectors distilled from a text encoder, and VSE's and Rei's embeddings started from them."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
 from kcca_desc.adapters.families import ENCODER_FAMILIES, register_encoder  # noqa: E402
-from kcca_desc.adapters.trainable import VSEEncoder  # noqa: E402
+from kcca_desc.adapters.trainable import ReiRelevanceScorer, VSEEncoder  # noqa: E402
 from kcca_desc.adapters.trainable.word_vectors import word_vector_matrix  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
@@ -64,6 +64,10 @@ def test_word_vectors_are_the_encoders_reduced_by_pca(families, dim):
     signs = np.sign(np.sum(matrix[2:] * expected[2:], axis=0))
     np.testing.assert_allclose(matrix, expected * signs, atol=1e-5)
     assert np.mean(matrix[2:].astype(float) ** 2) == pytest.approx(1.0, rel=1e-5)
+    # A scale multiplies the vectors, nothing else.
+    small = word_vector_matrix("hashed_words", vocabulary, dim, scale=0.1)
+    np.testing.assert_allclose(small, 0.1 * matrix, rtol=1e-5, atol=1e-7)
+    assert np.sqrt(np.mean(small[2:].astype(float) ** 2)) == pytest.approx(0.1, rel=1e-5)
 
 
 def test_bad_word_vector_settings_are_named(families):
@@ -74,27 +78,44 @@ def test_bad_word_vector_settings_are_named(families):
         word_vector_matrix("pixels_only", vocabulary, 2)
     with pytest.raises(ValueError, match="all 3 words the same vector"):
         word_vector_matrix("same_vector", vocabulary, 2)
+    with pytest.raises(ValueError, match="scale must be positive, got 0"):
+        word_vector_matrix("hashed_words", vocabulary, 2, scale=0)
     # Refused by fit before the image features are computed.
     image_encoder = TinyEncoder()
-    for spec, problem in (("no_such_family:x", "no_such_family"), ("pixels_only", "embeds no texts")):
-        with pytest.raises(ValueError, match=problem):
-            VSEEncoder(image_encoder=image_encoder, word_vectors=spec).fit(make_dataset(n=4))
+    for model in (VSEEncoder, ReiRelevanceScorer):
+        for spec, problem in (("no_such_family:x", "no_such_family"), ("pixels_only", "embeds no texts")):
+            with pytest.raises(ValueError, match=problem):
+                model(image_encoder=image_encoder, word_vectors=spec).fit(make_dataset(n=4))
     assert image_encoder.calls["image"] == 0
 
 
+#: Per model: its own settings, the scale its word vectors start at, and its sentence vectors.
+MODELS = {
+    "vse": (VSEEncoder, {"joint_dim": 8}, 1.0, lambda model, texts: model.embed_texts(texts)),
+    # Rei's weights start at N(0, init_std), and its word vectors at the same scale.
+    "rei": (ReiRelevanceScorer, {"hidden_dim": 8, "init_std": 0.1}, 0.1,
+            lambda model, texts: model.sentence_vectors(texts)),
+}
+
+
 @pytest.mark.parametrize("freeze", [True, False])
-def test_vse_starts_from_the_word_vectors_and_keeps_them_fixed_when_frozen(families, freeze, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", MODELS)
+def test_models_start_from_the_word_vectors_and_keep_them_fixed_when_frozen(families, name, freeze, tmp_path,
+                                                                            monkeypatch):
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    model_class, own, scale, sentence_vectors = MODELS[name]
     data = make_dataset(n=16)
-    settings = {"word_dim": 6, "joint_dim": 8, "min_count": 1, "max_epochs": 2, "batch_size": 8,
+    settings = {**own, "word_dim": 6, "min_count": 1, "max_epochs": 2, "batch_size": 8,
                 "image_encoder": TinyEncoder(), "word_vectors": "hashed_words", "freeze_word_vectors": freeze}
-    model = VSEEncoder(**settings).fit(data)
-    start = word_vector_matrix("hashed_words", model.vocabulary_, 6)
+    model = model_class(**settings).fit(data)
+    start = word_vector_matrix("hashed_words", model.vocabulary_, 6, scale=scale)
     weights = model.networks_[0].embed.weight.detach().numpy()
     assert np.array_equal(weights, start) == freeze
+    if not freeze:  # trained from the vectors, not from somewhere else
+        assert np.abs(weights - start).max() < 0.5 * np.abs(start).max()
     assert model.networks_[0].embed.weight.requires_grad == (not freeze)
     # Reloaded from its checkpoint, a frozen model is still frozen.
-    again = VSEEncoder(**settings).fit(data)
+    again = model_class(**settings).fit(data)
     assert again.resumed_from_epoch_ == 2
     assert again.networks_[0].embed.weight.requires_grad == (not freeze)
-    np.testing.assert_array_equal(again.embed_texts(data.captions[0]), model.embed_texts(data.captions[0]))
+    np.testing.assert_array_equal(sentence_vectors(again, data.captions[0]), sentence_vectors(model, data.captions[0]))

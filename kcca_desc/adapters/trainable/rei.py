@@ -12,6 +12,7 @@ from ...validation import POSITIVE_INT, POSITIVE_REAL, Interval, StrOptions
 from ..base import Encoder, PairScorer, check_texts
 from .losses import hinge_loss, softmax_cross_entropy_loss
 from .training import TrainableModel, torch_module, word_tokens
+from .word_vectors import PretrainedWordEmbeddings
 
 __all__ = ["ReiRelevanceScorer", "REI_ABLATION"]
 
@@ -28,7 +29,7 @@ _TEXT_CHUNK = 512
 
 
 def _network(vocabulary_size: int, feature_dim: int, word_dim: int, hidden_dim: int, dropout: float,
-             gating: bool, cosine: bool, init_std: float):
+             gating: bool, cosine: bool, init_std: float, freeze_words: bool):
     torch = torch_module()
 
     class ReiNetwork(torch.nn.Module):
@@ -48,6 +49,7 @@ def _network(vocabulary_size: int, feature_dim: int, word_dim: int, hidden_dim: 
                 torch.nn.init.normal_(p, 0.0, init_std)
             with torch.no_grad():
                 self.embed.weight[0].zero_()
+            self.embed.weight.requires_grad_(not freeze_words)
 
         def encode_text(self, ids, lengths):
             packed = torch.nn.utils.rnn.pack_padded_sequence(self.word_dropout(self.embed(ids)), lengths,
@@ -77,11 +79,12 @@ def _network(vocabulary_size: int, feature_dim: int, word_dim: int, hidden_dim: 
     return ReiNetwork()
 
 
-class ReiRelevanceScorer(TrainableModel, PairScorer):
+class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     """Rei & Yannakoudakis (2017) relevance scorer of (image, text) pairs.
 
     u = h_N of an LSTM over word embeddings with dropout p (the sentence, with start and end
-    markers); x = the frozen image features with dropout p; z = σ(u W_z + b_z), the gradient
+    markers; the embeddings start from pre-trained word vectors, ``word_vectors``, as the paper's
+    from CBOW vectors, §3); x = the frozen image features with dropout p; z = σ(u W_z + b_z), the gradient
     from z to u stopped; x′ = z ∗ x; v = tanh(x′ W_x).  The full model scores s(u, v) = u·v and
     minimises the softmax cross-entropy of each image's caption among the batch's captions
     (§2.3, eqs. 8–11); the baseline (LSTM-COS, after Kiros et al. 2014) scores cos(u, v) with
@@ -95,6 +98,14 @@ class ReiRelevanceScorer(TrainableModel, PairScorer):
         Frozen image features (default EfficientNet-Lite0's 1,280-d; the paper: GoogLeNet's
         1,024-d penultimate layer).
     word_dim : int, default=300
+    word_vectors : str or None, default=None
+        Encoder spec of a text encoder (e.g. ``"onnx:minilm"``) whose embedding of each
+        vocabulary word alone, reduced by PCA to ``word_dim`` and scaled to coordinates of root
+        mean square ``init_std`` (the scale of every other initial weight), initialises the word
+        embeddings (:func:`~.word_vectors.word_vector_matrix`; the paper starts from 300-d CBOW
+        vectors of Mikolov et al. 2013, which cannot be had offline); None: N(0, ``init_std``).
+    freeze_word_vectors : bool, default=False
+        Keep pre-trained word vectors fixed (the paper initialises with them and trains on).
     hidden_dim : int, default=300
         LSTM units = dimension of u and v.
     min_count : int, default=2
@@ -129,13 +140,15 @@ class ReiRelevanceScorer(TrainableModel, PairScorer):
 
     name = "rei"
     _parameter_constraints = {**TrainableModel._parameter_constraints,
+                              **PretrainedWordEmbeddings._parameter_constraints,
                               "word_dim": [POSITIVE_INT], "hidden_dim": [POSITIVE_INT], "min_count": [POSITIVE_INT],
                               "dropout": [Interval(Real, 0, 1, closed="left")], "gating": ["boolean"],
                               "loss": [StrOptions({"softmax", "hinge"})],
                               "margin": [Interval(Real, 0, None, closed="left")], "init_std": [POSITIVE_REAL],
                               "max_block_elements": [POSITIVE_INT]}
 
-    def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, hidden_dim: int = 300,
+    def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
+                 freeze_word_vectors: bool = False, hidden_dim: int = 300,
                  min_count: int = 2, dropout: float = 0.5, gating: bool = True,
                  loss: Literal["softmax", "hinge"] = "softmax", margin: float = 0.2, init_std: float = 0.1,
                  lr: float = 1e-3, batch_size: int = 32, max_epochs: int = 30, patience: int | None = 5,
@@ -147,9 +160,13 @@ class ReiRelevanceScorer(TrainableModel, PairScorer):
     def _tokens(self, text):
         return ["<s>", *word_tokens(text), "</s>"]
 
+    @property
+    def _word_vector_scale(self):
+        return self.init_std
+
     def _build_network(self, feature_dim):
         return _network(len(self.vocabulary_) + 2, feature_dim, self.word_dim, self.hidden_dim, self.dropout,
-                        self.gating, self.loss == "hinge", self.init_std)
+                        self.gating, self.loss == "hinge", self.init_std, freeze_words=self._freeze_word_vectors)
 
     def _batch_loss(self, network, features, ids, lengths, epoch):
         scores = network.scores(features, network.encode_text(ids, lengths))

@@ -5,8 +5,9 @@ bag-of-words model (Mikolov et al. 2013) and keep them fixed.  No such vectors c
 offline, so :func:`word_vector_matrix` distils static ones from an offline sentence encoder the
 way Model2Vec does (Tulkens & van Dongen 2024): each vocabulary word is embedded alone, the
 vectors are reduced by PCA to the embedding's dimension, and scaled by one factor so that their
-coordinates have unit mean variance, the scale of torch's default N(0, 1) embedding
-initialisation (the geometry of the vectors is unchanged).
+coordinates have the model's initial scale: unit mean variance, torch's default N(0, 1) embedding
+initialisation, unless the model starts its weights smaller (Rei & Yannakoudakis: N(0, 0.1)).
+The geometry of the vectors is unchanged.
 
 References
 ----------
@@ -38,7 +39,7 @@ def text_encoder(spec: str) -> Encoder:
     return encoder
 
 
-def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int) -> np.ndarray:
+def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int, scale: float = 1.0) -> np.ndarray:
     """Static word vectors of ``vocabulary`` from the text encoder ``spec``, one row per index.
 
     Parameters
@@ -51,30 +52,34 @@ def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int) -> np.nd
     dim : int
         Dimension of the vectors: the leading ``dim`` principal components of the encoder's
         (all of them: a rotation of the centred vectors).
+    scale : float, default=1.0
+        Root mean square of the rows' coordinates.
 
     Returns
     -------
     ndarray of shape (max index + 1, dim), float32
         Row ``vocabulary[w]`` is ``s · PCA(e(w))`` with e the encoder and s the one factor that
-        gives the rows' coordinates unit mean variance.
+        gives the rows' coordinates mean square ``scale ** 2``.
 
     Raises
     ------
     ValueError
         When ``spec`` embeds no texts, ``dim`` exceeds the encoder's dimension or the number
-        of words, or the encoder gives every word the same vector.
+        of words, ``scale`` is not positive, or the encoder gives every word the same vector.
     """
     encoder = text_encoder(spec)
     if not isinstance(dim, Integral) or not 1 <= dim <= min(encoder.dim["text"], len(vocabulary)):
         raise ValueError(f"word_dim={dim!r}: word vectors from {spec!r} have at most "
                          f"{min(encoder.dim['text'], len(vocabulary))} dimensions here "
                          f"({encoder.dim['text']}-d encoder, {len(vocabulary)} words)")
+    if not scale > 0:
+        raise ValueError(f"word vector scale must be positive, got {scale!r}")
     words = sorted(vocabulary, key=vocabulary.get)
     vectors = np.asarray(encoder.embed_texts(words), dtype=np.float64)
     if np.all(vectors == vectors[0]):
         raise ValueError(f"word_vectors={spec!r} gives all {len(words)} words the same vector")
     vectors = PCA(n_components=dim, svd_solver="full").fit_transform(vectors)
-    vectors /= np.sqrt(np.mean(vectors ** 2))
+    vectors *= scale / np.sqrt(np.mean(vectors ** 2))
     matrix = np.zeros((max(vocabulary.values(), default=1) + 1, dim), np.float32)
     matrix[[vocabulary[w] for w in words]] = vectors
     return matrix
@@ -95,6 +100,9 @@ class PretrainedWordEmbeddings(ValidatedParams):
         if self.word_vectors is not None:
             text_encoder(self.word_vectors)  # a bad spec or a missing package fails before any training
 
+    #: Root mean square of the pre-trained vectors' coordinates: torch's N(0, 1) embeddings.
+    _word_vector_scale = 1.0
+
     @property
     def _freeze_word_vectors(self) -> bool:
         """Whether the network keeps ``embed`` fixed: pre-trained vectors asked to stay fixed."""
@@ -104,6 +112,7 @@ class PretrainedWordEmbeddings(ValidatedParams):
         if self.word_vectors is None:
             return
         torch = torch_module()
-        matrix = word_vector_matrix(self.word_vectors, self.vocabulary_, network.embed.embedding_dim)
+        matrix = word_vector_matrix(self.word_vectors, self.vocabulary_, network.embed.embedding_dim,
+                                    self._word_vector_scale)
         with torch.no_grad():
             network.embed.weight.copy_(torch.from_numpy(matrix))
