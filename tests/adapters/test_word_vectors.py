@@ -95,6 +95,8 @@ MODELS = {
     # Rei's weights start at N(0, init_std), and its word vectors at the same scale.
     "rei": (ReiRelevanceScorer, {"hidden_dim": 8, "init_std": 0.1}, 0.1,
             lambda model, texts: model.sentence_vectors(texts)),
+    "rei_unit_scale": (ReiRelevanceScorer, {"hidden_dim": 8, "init_std": 0.1, "word_vector_scale": 1.0}, 1.0,
+                       lambda model, texts: model.sentence_vectors(texts)),
 }
 
 

@@ -101,11 +101,15 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     word_vectors : str or None, default=None
         Encoder spec of a text encoder (e.g. ``"onnx:minilm"``) whose embedding of each
         vocabulary word alone, reduced by PCA to ``word_dim`` and scaled to coordinates of root
-        mean square ``init_std`` (the scale of every other initial weight), initialises the word
-        embeddings (:func:`~.word_vectors.word_vector_matrix`; the paper starts from 300-d CBOW
-        vectors of Mikolov et al. 2013, which cannot be had offline); None: N(0, ``init_std``).
+        mean square ``word_vector_scale``, initialises the word embeddings
+        (:func:`~.word_vectors.word_vector_matrix`; the paper starts from 300-d CBOW vectors of
+        Mikolov et al. 2013, which cannot be had offline); None: N(0, ``init_std``).
     freeze_word_vectors : bool, default=False
         Keep pre-trained word vectors fixed (the paper initialises with them and trains on).
+    word_vector_scale : float or None, default=None
+        Root mean square of the pre-trained vectors' coordinates; None: ``init_std``, the scale
+        of every other initial weight.  Adam moves each weight by about ``lr`` per step
+        whatever its size, so small vectors are soon overwritten by training.
     hidden_dim : int, default=300
         LSTM units = dimension of u and v.
     min_count : int, default=2
@@ -145,10 +149,10 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
                               "dropout": [Interval(Real, 0, 1, closed="left")], "gating": ["boolean"],
                               "loss": [StrOptions({"softmax", "hinge"})],
                               "margin": [Interval(Real, 0, None, closed="left")], "init_std": [POSITIVE_REAL],
-                              "max_block_elements": [POSITIVE_INT]}
+                              "max_block_elements": [POSITIVE_INT], "word_vector_scale": [POSITIVE_REAL, None]}
 
     def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
-                 freeze_word_vectors: bool = False, hidden_dim: int = 300,
+                 freeze_word_vectors: bool = False, word_vector_scale: float | None = None, hidden_dim: int = 300,
                  min_count: int = 2, dropout: float = 0.5, gating: bool = True,
                  loss: Literal["softmax", "hinge"] = "softmax", margin: float = 0.2, init_std: float = 0.1,
                  lr: float = 1e-3, batch_size: int = 32, max_epochs: int = 30, patience: int | None = 5,
@@ -162,7 +166,7 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
 
     @property
     def _word_vector_scale(self):
-        return self.init_std
+        return self.init_std if self.word_vector_scale is None else self.word_vector_scale
 
     def _build_network(self, feature_dim):
         return _network(len(self.vocabulary_) + 2, feature_dim, self.word_dim, self.hidden_dim, self.dropout,
