@@ -46,6 +46,8 @@ TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
                   "max_epochs": 32, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2},
         "cpu": {"char_dim": 20, "hidden_dim": 256, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
                 "max_epochs": 16, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2}}},
+    # Rei & Yannakoudakis start from CBOW vectors and train them; here the MiniLM word vectors at
+    # the scale of the other initial weights, fine-tuned (chosen on dev, docs/design.md).
     "rei": {"model": "ReiRelevanceScorer", "fixed": REI_ABLATION["+softmax"], "configs": {
         "paper": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
                   "max_epochs": 300, "patience": 10},

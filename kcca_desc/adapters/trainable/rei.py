@@ -83,14 +83,15 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     """Rei & Yannakoudakis (2017) relevance scorer of (image, text) pairs.
 
     u = h_N of an LSTM over word embeddings with dropout p (the sentence, with start and end
-    markers; the embeddings start from pre-trained word vectors, ``word_vectors``, as the paper's
-    from CBOW vectors, §3); x = the frozen image features with dropout p; z = σ(u W_z + b_z), the gradient
-    from z to u stopped; x′ = z ∗ x; v = tanh(x′ W_x).  The full model scores s(u, v) = u·v and
-    minimises the softmax cross-entropy of each image's caption among the batch's captions
-    (§2.3, eqs. 8–11); the baseline (LSTM-COS, after Kiros et al. 2014) scores cos(u, v) with
-    the hinge loss of eq. 7 (each image against the batch's wrong captions).  Because v depends
-    on the text, scoring is cross-conditioned: :meth:`score` computes it in blocks of at most
-    ``max_block_elements`` numbers, so a 1,000 × 5,000 pool fits in bounded memory.
+    markers; the embeddings may start from pre-trained word vectors, ``word_vectors``, as the
+    paper's start from CBOW vectors, §3); x = the frozen image features with dropout p;
+    z = σ(u W_z + b_z), the gradient from z to u stopped; x′ = z ∗ x; v = tanh(x′ W_x).  The
+    full model scores s(u, v) = u·v and minimises the softmax cross-entropy of each image's
+    caption among the batch's captions (§2.3, eqs. 8–11); the baseline (LSTM-COS, after Kiros
+    et al. 2014) scores cos(u, v) with the hinge loss of eq. 7 (each image against the batch's
+    wrong captions).  Because v depends on the text, scoring is cross-conditioned: :meth:`score`
+    computes it in blocks of at most ``max_block_elements`` numbers, so a 1,000 × 5,000 pool fits
+    in bounded memory.
 
     Parameters
     ----------
@@ -108,8 +109,8 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
         Keep pre-trained word vectors fixed (the paper initialises with them and trains on).
     word_vector_scale : float or None, default=None
         Root mean square of the pre-trained vectors' coordinates; None: ``init_std``, the scale
-        of every other initial weight.  Adam moves each weight by about ``lr`` per step
-        whatever its size, so small vectors are soon overwritten by training.
+        of every other initial weight (on Flickr8K dev well ahead of unit scale, at which the
+        inputs saturate the LSTM's N(0, ``init_std``) weights, and of fixed vectors).
     hidden_dim : int, default=300
         LSTM units = dimension of u and v.
     min_count : int, default=2
