@@ -201,17 +201,25 @@ def test_unfitted_use_and_bad_parameters_are_errors():
         VSEEncoder(image_encoder=TinyEncoder(), checkpoint=False).fit(make_dataset(2).subset("train"))
 
 
-def test_vse_dropout_acts_in_training_only_and_weight_decay_reaches_adam():
-    model, data = _fitted(VSEEncoder, dropout=0.5, weight_decay=1e-4)
+@pytest.mark.parametrize("cls", [VSEEncoder, CharGRUEncoder])
+def test_dropout_acts_in_training_only(cls):
+    model, data = _fitted(cls, dropout=0.5)
     network = model.networks_[0]
     feats = torch.from_numpy(TinyEncoder().embed_images(data.images).astype(np.float32))
+    ids, lengths = model._encode_texts([caps[0] for caps in data.captions])
     network.train()
     assert not torch.equal(network.embed_image(feats), network.embed_image(feats))
+    assert not torch.equal(network.embed_text(ids, lengths), network.embed_text(ids, lengths))
     network.eval()
     assert torch.equal(network.embed_image(feats), network.embed_image(feats))
-    assert model._optimiser_options() == {"weight_decay": 1e-4}
+    assert torch.equal(network.embed_text(ids, lengths), network.embed_text(ids, lengths))
     with pytest.raises(ValueError, match="dropout"):
-        VSEEncoder(image_encoder=TinyEncoder(), dropout=1.0).fit(make_dataset(4))
+        cls(image_encoder=TinyEncoder(), dropout=1.0).fit(make_dataset(4))
+
+
+def test_vse_weight_decay_reaches_adam():
+    model, _ = _fitted(VSEEncoder, weight_decay=1e-4)
+    assert model._optimiser_options() == {"weight_decay": 1e-4}
 
 
 @pytest.mark.parametrize("stop", [{"max_epochs": 3}, {"max_epochs": 5, "max_train_seconds": 1e-9}])
