@@ -287,13 +287,16 @@ NEURAL_ROWS = (
      "neural_gpu", "vse_paper_word_vectorsNone"),
     ("Merkx & Frank char-GRU, `paper` configuration (`char_gru_paper`)", "neural_gpu", "char_gru_paper"),
     ("Merkx & Frank char-GRU, `cpu` configuration (`char_gru`)", "neural", "char_gru"),
+    ("the same with dropout 0.2 on characters and image features (`char_gru_dropout0.2`)", "neural",
+     "char_gru_dropout0.2"),
     ("Rei & Yannakoudakis scorer, `cpu` configuration, MiniLM word vectors fine-tuned (`rei`)", "neural", "rei"),
     ("the same, word embeddings learnt from random (`rei_word_vectorsNone`)", "neural", "rei_word_vectorsNone"),
 )
 BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
 #: The trained systems held to the linear bridge's figures.
 HELD_TO_CCA = ("vse", "vse_freeze_word_vectorsTrue", "vse_hardest", "vse_word_vectorsNone",
-               "vse_hardest_word_vectorsNone", "vse_paper_word_vectorsNone", "char_gru_paper", "char_gru")
+               "vse_hardest_word_vectorsNone", "vse_paper_word_vectorsNone", "char_gru_paper", "char_gru",
+               "char_gru_dropout0.2")
 
 
 def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
