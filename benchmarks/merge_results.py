@@ -34,7 +34,8 @@ EfficientNet-Lite0 features travel in a features file)::
          and VSE with --train-params dropout=0.2 / dropout=0.5 / dropout=0.5 lr=3e-4,
          and --train-config paper --train-params dropout=0.5; VSE's cpu configuration was then at
          batch 128 and learnt its word embeddings from random weights, so these records are named
-         vse_batch_size128_word_vectorsNone..., vse_paper_word_vectorsNone)
+         vse_batch_size128_word_vectorsNone..., vse_paper_word_vectorsNone; Rei's steps likewise
+         rei_baseline_word_vectorsNone, ...)
     # here
     python benchmarks/merge_results.py --top-k 5 benchmarks/results/neural_gpu.json *.json
 """

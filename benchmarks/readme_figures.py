@@ -434,22 +434,25 @@ REI_WORD_EMBEDDINGS = (("MiniLM word vectors", ""), ("random", "_word_vectorsNon
 
 
 def rei_ablation(results: ResultsFiles) -> str:
-    files = ("neural", "neural_gpu")  # a model trained on this machine first
+    files = ("neural", "neural_gpu")
     tasks = {name: _tasks(results, name) for name in files}
     retrieval = {name: _neural(results, name) for name in files}
 
-    def row(label, embeddings, system):
-        name = next(n for n in files if (system, "forced_choice") in tasks[n])
-        choice, off = tasks[name][system, "forced_choice"], tasks[name][system, "off_topic"]
-        p_at = next(k for k in off if k.startswith("P@"))
-        trained = "—" if system in BRIDGES else _trained_on(retrieval[name][system, "karpathy"])
-        return p_at, (label, embeddings, trained, recall(choice["accuracy"]), recall(off["AP"]), recall(off[p_at]),
-                      recall(off["accuracy"]))
+    def holding(system):  # the file with the system's task results, a model trained on this machine first
+        return next(n for n in files if (system, "forced_choice") in tasks[n])
 
-    steps = [row(label, embeddings, system + suffix)
-             for embeddings, suffix in REI_WORD_EMBEDDINGS for label, system in REI_STEPS]
-    p_at, _ = steps[0]
-    rows = [r for _, r in steps] + [row("linear CCA scorer (`cca_minilm_efficientnet`)", "—", BRIDGES[0])[1]]
+    p_at = next(k for k in tasks[holding(BRIDGES[0])][BRIDGES[0], "off_topic"] if k.startswith("P@"))
+
+    def row(label, embeddings, system):
+        name = holding(system)
+        choice, off = tasks[name][system, "forced_choice"], tasks[name][system, "off_topic"]
+        trained = "—" if system in BRIDGES else _trained_on(retrieval[name][system, "karpathy"])
+        return (label, embeddings, trained, recall(choice["accuracy"]), recall(off["AP"]), recall(off[p_at]),
+                recall(off["accuracy"]))
+
+    rows = [row(label, embeddings, system + suffix)
+            for embeddings, suffix in REI_WORD_EMBEDDINGS for label, system in REI_STEPS]
+    rows.append(row("linear CCA scorer (`cca_minilm_efficientnet`)", "—", BRIDGES[0]))
     return paragraph(
         "The ablation of Rei & Yannakoudakis (`cpu` configuration) on the Flickr8K test split: 1-of-6 "
         "forced choice (the caption of an image among five of other images) and off-topic detection "
