@@ -1,5 +1,6 @@
 """Checkpoints of the trainable models: an interrupted run resumes to the same weights as an
-uninterrupted one, a finished run reloads without training, and the key covers every parameter."""
+uninterrupted one, a finished run reloads without training, a longer run extends a finished
+shorter one to the weights of training it whole, and the key covers every parameter."""
 
 import numpy as np
 import pytest
@@ -32,12 +33,17 @@ def _weights(model):
     return [{k: v.clone() for k, v in n.state_dict().items()} for n in model.networks_]
 
 
-@pytest.mark.parametrize("cls", list(CASES))
-def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
+def _whole_run(cls, tmp_path, monkeypatch):
+    """Train and dev data, and the 4-epoch run trained uninterrupted in a cache of its own."""
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "whole"))
-    whole = _model(cls).fit(train, dev=dev)
+    return train, dev, _model(cls).fit(train, dev=dev)
+
+
+@pytest.mark.parametrize("cls", list(CASES))
+def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
+    train, dev, whole = _whole_run(cls, tmp_path, monkeypatch)
     assert whole.resumed_from_epoch_ == 0 and len(whole.history_) == 4
 
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "interrupted"))
@@ -54,12 +60,7 @@ def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
     monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
     resumed = _model(cls).fit(train, dev=dev)
     assert resumed.resumed_from_epoch_ == 2
-    assert [h["loss"] for h in resumed.history_] == [h["loss"] for h in whole.history_]
-    assert resumed.snapshot_epochs_ == whole.snapshot_epochs_
-    for a, b in zip(_weights(whole), _weights(resumed), strict=True):
-        assert a.keys() == b.keys()
-        for key in a:
-            assert torch.equal(a[key], b[key]), key
+    _assert_same_run(resumed, whole)
 
     # A finished run is loaded, not trained: scoring needs no epoch.
     monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
@@ -73,6 +74,50 @@ def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
         np.testing.assert_array_equal(loaded.embed_texts(view.captions), resumed.embed_texts(view.captions))
 
 
+def _assert_same_run(a, b):
+    assert [h["loss"] for h in a.history_] == [h["loss"] for h in b.history_]
+    assert a.snapshot_epochs_ == b.snapshot_epochs_
+    for x, y in zip(_weights(a), _weights(b), strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            assert torch.equal(x[key], y[key]), key
+
+
+@pytest.mark.parametrize("cls", list(CASES))
+def test_longer_run_extends_a_finished_shorter_run_to_the_same_weights(cls, tmp_path, monkeypatch):
+    train, dev, whole = _whole_run(cls, tmp_path, monkeypatch)
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "extended"))
+    short = _model(cls).set_params(max_epochs=2).fit(train, dev=dev)
+    extended = _model(cls).fit(train, dev=dev)
+    assert extended.resumed_from_epoch_ == 2 and extended.checkpoint_path_ != short.checkpoint_path_
+    _assert_same_run(extended, whole)
+    # The shorter run's checkpoint is left as it was.
+    again = _model(cls).set_params(max_epochs=2).fit(train, dev=dev)
+    assert again.resumed_from_epoch_ == 2 and len(again.history_) == 2
+
+
+def test_a_shorter_run_with_other_snapshots_is_not_extended(tmp_path, monkeypatch):
+    # char-GRU's last epoch is always a snapshot: a 3-epoch run with 2-epoch cycles kept epoch 3,
+    # which a 4-epoch run does not, so the 4-epoch run trains from the start.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    _model(CharGRUEncoder).set_params(max_epochs=3).fit(train, dev=dev)
+    assert _model(CharGRUEncoder).fit(train, dev=dev).resumed_from_epoch_ == 0
+
+
+def test_a_run_stopped_on_patience_is_not_extended(tmp_path, monkeypatch):
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    short = _model(VSEEncoder).set_params(max_epochs=3, patience=1)
+    monkeypatch.setattr(TrainableModel, "_pair_scores", lambda self, networks, f, texts: np.zeros((len(f), len(texts))))
+    short.fit(train, dev=dev)
+    assert short.stopped_by_ == "patience"
+    assert _model(VSEEncoder).set_params(patience=1).fit(train, dev=dev).resumed_from_epoch_ == 0
+
+
 def test_checkpoint_key_covers_parameters_data_and_features():
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
@@ -80,6 +125,8 @@ def test_checkpoint_key_covers_parameters_data_and_features():
     key = model.checkpoint_key(train, dev)
     assert key == _model(VSEEncoder).checkpoint_key(train, dev)
     assert key != model.set_params(margin=0.1).checkpoint_key(train, dev)
+    assert key == model.set_params(margin=0.2, max_epochs=2).checkpoint_key(train, dev, max_epochs=4)
+    assert key != model.checkpoint_key(train, dev)
     assert key != _model(VSEEncoder).checkpoint_key(train, None)
     assert key != _model(VSEEncoder).checkpoint_key(dev, train)
     assert key != _model(VSEEncoder).set_params(image_encoder=TinyEncoder(dim=8)).checkpoint_key(train, dev)

@@ -15,7 +15,9 @@ loop guarantees:
   the key a :func:`~kcca_desc.cache.cache_key` of every parameter, the image features'
   identity and the training and dev data.  ``fit`` with the same key resumes an interrupted
   run from its last epoch (the resumed run's weights equal an uninterrupted run's) and loads a
-  finished one without training.
+  finished one without training.  A longer run extends the longest finished shorter run of
+  otherwise equal parameters: the schedule, the shuffles and the snapshot epochs do not depend
+  on ``max_epochs``, so its first epochs are that run's (checked on the snapshot epochs).
 * **Recorded.**  ``history_`` holds per epoch the mean training loss, the learning rate, the
   dev R@1/5/10 of both directions and their sum, and the seconds taken (for plots).
 * **Selected on dev.**  The ``n_snapshots`` snapshot epochs with the highest dev
@@ -174,7 +176,10 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         raise NotImplementedError
 
     def _lr_factor(self, step: int, steps_per_epoch: int) -> float:
-        """Learning rate of optimiser step ``step`` (from 0) as a multiple of ``lr``."""
+        """Learning rate of optimiser step ``step`` (from 0) as a multiple of ``lr``.
+
+        It must not depend on ``max_epochs``: a longer run continues a shorter one's schedule.
+        """
         return 1.0
 
     def _initialise_network(self, network) -> None:
@@ -242,9 +247,12 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         if not hasattr(self, "networks_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(train) first")
 
-    def checkpoint_key(self, train: Dataset, dev: Dataset | None = None) -> str:
+    def checkpoint_key(self, train: Dataset, dev: Dataset | None = None, max_epochs: int | None = None) -> str:
         """The key of this model's checkpoint for ``train`` (and ``dev``): every parameter,
-        the image features' identity, the data, the torch version and the checkpoint format."""
+        the image features' identity, the data, the torch version and the checkpoint format.
+
+        ``max_epochs`` gives the key of the same model trained for that many epochs instead.
+        """
         torch = torch_module()
         encoder = self._default_image_encoder()
         identity = encoder.identity("image") if hasattr(encoder, "identity") else {}
@@ -257,6 +265,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                                            "captions": d.captions}
 
         params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("image_encoder", "checkpoint")}
+        if max_epochs is not None:
+            params["max_epochs"] = max_epochs
         return cache_key(model=type(self).__qualname__, params=params, features={**identity, **settings},
                          train=data(train), dev=data(dev), torch=torch.__version__, format=CHECKPOINT_FORMAT)
 
@@ -282,6 +292,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         if self.checkpoint:
             path = cache_dir("checkpoints") / self.checkpoint_key(train, dev) / "state.pt"
         state = self._read_checkpoint(path)
+        if state is None and path is not None:
+            state = self._shorter_run(train, dev)
         if state is not None and state["finished"]:
             LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
             self._restore(state, path, resumed_from=len(state["run"]["history"]))
@@ -419,6 +431,27 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         self.checkpoint_path_ = path
         self.resumed_from_epoch_ = resumed_from
         self.timings_s_ = {"train": run["seconds"]}
+
+    def _shorter_run(self, train: Dataset, dev: Dataset | None) -> dict | None:
+        """The state after the last epoch of the longest finished run this one continues, or None.
+
+        That run has every parameter of this one but fewer ``max_epochs``, ended on
+        ``max_epochs`` (not on patience or the clock), and took its snapshots on the epochs
+        this model would: its state is this run's after as many epochs.
+        """
+        for epochs in range(self.max_epochs - 1, 0, -1):
+            path = cache_dir("checkpoints") / self.checkpoint_key(train, dev, max_epochs=epochs) / "state.pt"
+            state = self._read_checkpoint(path)
+            if state is None:
+                continue
+            run = state["run"]
+            if not state["finished"] or run["stopped_by"] != "max_epochs" or any(
+                    record.get("snapshot", False) != self._is_snapshot_epoch(record["epoch"])
+                    for record in run["history"]):
+                continue
+            LOGGER.info("%s: extending the finished %d-epoch run of %s", type(self).__name__, epochs, path)
+            return {**state, "finished": False}
+        return None
 
     @staticmethod
     def _read_checkpoint(path: Path | None) -> dict | None:
