@@ -332,7 +332,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             rng.bit_generator.state = state["numpy_rng"]
             run = state["run"]
             resumed_from = len(run["history"])
-            LOGGER.info("%s: resuming after epoch %d from %s", type(self).__name__, resumed_from, path)
+            LOGGER.info("%s: resuming after epoch %d, checkpoints in %s", type(self).__name__, resumed_from, path)
         token_ids = [self._token_ids(t) for t in texts]
         # Advanced by hand after each epoch's checkpoint, so that the epoch that ends the run counts.
         with contextlib.closing(progress_bar(self.max_epochs - resumed_from, desc=f"{type(self).__name__} epochs",
