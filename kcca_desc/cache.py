@@ -33,14 +33,14 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import numpy as np
 from filelock import FileLock
 
 from .errors import warn_user
 
-__all__ = ["cache_root", "cache_dir", "cache_key", "atomic_write_bytes", "atomic_write_text", "NpzCache",
+__all__ = ["cache_root", "cache_dir", "cache_key", "cache_keys", "atomic_write_bytes", "atomic_write_text", "NpzCache",
            "PickleCache", "ChunkCache", "CacheWarning", "DamagedEntryError", "open_checked", "discard_damaged",
            "entry_lock", "written_since", "remove_temporaries"]
 
@@ -86,8 +86,23 @@ def _jsonable(obj: Any) -> Any:
 
 def cache_key(**params: Any) -> str:
     """SHA-1 hex digest of ``params`` (nested dicts, lists, scalars, arrays)."""
-    blob = json.dumps(_jsonable(params), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha1(blob.encode()).hexdigest()
+    return cache_keys([{}], **params)[0]
+
+
+def cache_keys(variants: Iterable[dict[str, Any]], **common: Any) -> list[str]:
+    """``cache_key(**common, **variant)`` of each of ``variants``, converting ``common`` once.
+
+    For many keys that share large parts (the data of a trained model, say) and differ in a
+    few small ones.
+    """
+    shared = _jsonable(common)
+    out = []
+    for variant in variants:
+        if clash := shared.keys() & variant.keys():
+            raise ValueError(f"cache_keys: {sorted(clash)} given both in common and in a variant")
+        blob = json.dumps({**shared, **_jsonable(variant)}, sort_keys=True, separators=(",", ":"))
+        out.append(hashlib.sha1(blob.encode()).hexdigest())
+    return out
 
 
 def _payload_digest(f: BinaryIO) -> bytes:

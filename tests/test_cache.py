@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from kcca_desc.cache import CacheWarning, NpzCache, PickleCache, atomic_write_bytes, atomic_write_text, cache_key
+from kcca_desc.cache import (CacheWarning, NpzCache, PickleCache, atomic_write_bytes, atomic_write_text, cache_key,
+                             cache_keys)
 
 
 @pytest.fixture
@@ -35,6 +36,16 @@ def test_interrupted_write_keeps_the_previous_file(tmp_path):
         atomic_write_bytes(path, write_half_then_fail)
     assert json.loads(path.read_text()) == {"old": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["figures.json"]
+
+
+def test_cache_keys_equal_one_cache_key_per_variant():
+    common = {"data": {"captions": [["a dog", "Ünïcode"]], "features": np.arange(6.0).reshape(2, 3)}, "format": 2}
+    variants = [{"params": {"max_epochs": m, "lr": 1e-3}} for m in (1, 2, 32)]
+    keys = cache_keys(variants, **common)
+    assert keys == [cache_key(**common, **v) for v in variants] and len(set(keys)) == 3
+    assert cache_keys([{}], **common) == [cache_key(**common)]
+    with pytest.raises(ValueError, match="'format'"):
+        cache_keys([{"format": 3}], **common)
 
 
 def test_npz_cache_hits_and_keys_on_every_parameter(cache_root):

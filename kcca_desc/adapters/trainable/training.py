@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ...cache import atomic_write_bytes, cache_dir, cache_key
+from ...cache import atomic_write_bytes, cache_dir, cache_keys
 from ...data.dataset import Dataset
 from ...progress import LOGGER, progress_bar
 from ...validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
@@ -247,12 +247,13 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         if not hasattr(self, "networks_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(train) first")
 
-    def checkpoint_key(self, train: Dataset, dev: Dataset | None = None, max_epochs: int | None = None) -> str:
+    def checkpoint_key(self, train: Dataset, dev: Dataset | None = None) -> str:
         """The key of this model's checkpoint for ``train`` (and ``dev``): every parameter,
-        the image features' identity, the data, the torch version and the checkpoint format.
+        the image features' identity, the data, the torch version and the checkpoint format."""
+        return self._checkpoint_keys(train, dev, [self.max_epochs])[0]
 
-        ``max_epochs`` gives the key of the same model trained for that many epochs instead.
-        """
+    def _checkpoint_keys(self, train: Dataset, dev: Dataset | None, epoch_counts) -> list[str]:
+        """:meth:`checkpoint_key` of this model trained for each of ``epoch_counts`` epochs."""
         torch = torch_module()
         encoder = self._default_image_encoder()
         identity = encoder.identity("image") if hasattr(encoder, "identity") else {}
@@ -265,10 +266,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                                            "captions": d.captions}
 
         params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("image_encoder", "checkpoint")}
-        if max_epochs is not None:
-            params["max_epochs"] = max_epochs
-        return cache_key(model=type(self).__qualname__, params=params, features={**identity, **settings},
-                         train=data(train), dev=data(dev), torch=torch.__version__, format=CHECKPOINT_FORMAT)
+        common = {"model": type(self).__qualname__, "features": {**identity, **settings}, "train": data(train),
+                  "dev": data(dev), "torch": torch.__version__, "format": CHECKPOINT_FORMAT}
+        return cache_keys([{"params": {**params, "max_epochs": epochs}} for epochs in epoch_counts], **common)
 
     def fit(self, train: Dataset, dev: Dataset | None = None) -> "TrainableModel":
         """Train on every (image, caption) pair of ``train``; select snapshots on ``dev``.
@@ -439,8 +439,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         ``max_epochs`` (not on patience or the clock), and took its snapshots on the epochs
         this model would: its state is this run's after as many epochs.
         """
-        for epochs in range(self.max_epochs - 1, 0, -1):
-            path = cache_dir("checkpoints") / self.checkpoint_key(train, dev, max_epochs=epochs) / "state.pt"
+        shorter = range(self.max_epochs - 1, 0, -1)
+        for epochs, key in zip(shorter, self._checkpoint_keys(train, dev, shorter)):
+            path = cache_dir("checkpoints") / key / "state.pt"
             state = self._read_checkpoint(path)
             if state is None:
                 continue
