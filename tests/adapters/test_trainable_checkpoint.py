@@ -107,15 +107,26 @@ def test_a_shorter_run_with_other_snapshots_is_not_extended(tmp_path, monkeypatc
     assert _model(CharGRUEncoder).fit(train, dev=dev).resumed_from_epoch_ == 0
 
 
-def test_a_run_stopped_on_patience_is_not_extended(tmp_path, monkeypatch):
+def test_a_run_stopped_on_patience_is_the_longer_run_and_one_stopped_by_the_clock_is_not(tmp_path, monkeypatch):
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
-    short = _model(VSEEncoder).set_params(max_epochs=3, patience=1)
+    # Constant dev scores: no epoch improves on the first, so patience 1 stops after the first
+    # epoch it counts, the third (VSE counts after lr_decay_epoch 2): the last of the short run.
     monkeypatch.setattr(TrainableModel, "_pair_scores", lambda self, networks, f, texts: np.zeros((len(f), len(texts))))
-    short.fit(train, dev=dev)
-    assert short.stopped_by_ == "patience"
-    assert _model(VSEEncoder).set_params(patience=1).fit(train, dev=dev).resumed_from_epoch_ == 0
+    short = _model(VSEEncoder).set_params(max_epochs=3, patience=1).fit(train, dev=dev)
+    assert short.stopped_by_ == "patience" and len(short.history_) == 3
+    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    longer = _model(VSEEncoder).set_params(patience=1).fit(train, dev=dev)
+    assert longer.stopped_by_ == "patience" and longer.resumed_from_epoch_ == 3
+    assert longer.checkpoint_path_ != short.checkpoint_path_ and longer.checkpoint_path_.is_file()
+    assert [h["loss"] for h in longer.history_] == [h["loss"] for h in short.history_]
+    monkeypatch.undo()
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "clock"))
+    clocked = _model(VSEEncoder).set_params(max_epochs=3, max_train_seconds=1e-9).fit(train, dev=dev)
+    assert clocked.stopped_by_ == "time budget" and len(clocked.history_) == 1
+    assert _model(VSEEncoder).set_params(max_train_seconds=1e-9).fit(train, dev=dev).resumed_from_epoch_ == 0
 
 
 def test_checkpoint_key_covers_parameters_data_and_features():

@@ -294,6 +294,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         state = self._read_checkpoint(path)
         if state is None and path is not None:
             state = self._shorter_run(train, dev)
+            if state is not None and state["finished"]:
+                blob = _to_bytes(state)
+                atomic_write_bytes(path, lambda f: f.write(blob))
         if state is not None and state["finished"]:
             LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
             self._restore(state, path, resumed_from=len(state["run"]["history"]))
@@ -433,11 +436,12 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         self.timings_s_ = {"train": run["seconds"]}
 
     def _shorter_run(self, train: Dataset, dev: Dataset | None) -> dict | None:
-        """The state after the last epoch of the longest finished run this one continues, or None.
+        """The state of the longest finished shorter run that this run repeats, or None.
 
-        That run has every parameter of this one but fewer ``max_epochs``, ended on
-        ``max_epochs`` (not on patience or the clock), and took its snapshots on the epochs
-        this model would: its state is this run's after as many epochs.
+        That run has every parameter of this one but fewer ``max_epochs`` and took its
+        snapshots on the epochs this model would.  Ended on ``max_epochs``, its state is this
+        run's after as many epochs (returned unfinished, to be trained on); ended on dev
+        patience, it is this whole run (returned finished).  A run ended by the clock is neither.
         """
         shorter = range(self.max_epochs - 1, 0, -1)
         for epochs, key in zip(shorter, self._checkpoint_keys(train, dev, shorter)):
@@ -446,10 +450,14 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             if state is None:
                 continue
             run = state["run"]
-            if not state["finished"] or run["stopped_by"] != "max_epochs" or any(
+            if not state["finished"] or run["stopped_by"] == "time budget" or any(
                     record.get("snapshot", False) != self._is_snapshot_epoch(record["epoch"])
                     for record in run["history"]):
                 continue
+            if run["stopped_by"] == "patience":
+                LOGGER.info("%s: the %d-epoch run of %s stopped on patience, as this one would", type(self).__name__,
+                            epochs, path)
+                return state
             LOGGER.info("%s: extending the finished %d-epoch run of %s", type(self).__name__, epochs, path)
             return {**state, "finished": False}
         return None
