@@ -35,8 +35,9 @@ EfficientNet-Lite0 features travel in a features file)::
          and --train-config paper --train-params dropout=0.5; VSE's cpu configuration was then at
          batch 128 and learnt its word embeddings from random weights, so these records are named
          vse_batch_size128_word_vectorsNone..., vse_paper_word_vectorsNone; Rei's steps likewise
-         rei_baseline_word_vectorsNone, ...; char-GRU's cpu configuration was then without dropout, so
-         the record of --train-config cpu --systems char_gru is char_gru_batch_size128_dropout0_max_epochs12)
+         rei_baseline_max_epochs20_word_vectorsNone, ... (Rei's then stopped after 20 epochs at most);
+         char-GRU's cpu configuration was then without dropout, so the record of --train-config cpu
+         --systems char_gru is char_gru_batch_size128_dropout0_max_epochs12)
     # here
     python benchmarks/merge_results.py --top-k 5 benchmarks/results/neural_gpu.json *.json
 """

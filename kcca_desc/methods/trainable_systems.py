@@ -55,7 +55,7 @@ TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
         "paper": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
                   "max_epochs": 300, "patience": 10},
         "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
-                "max_epochs": 20, "patience": 3}}},
+                "max_epochs": 30, "patience": 3}}},
 }
 
 #: The systems of the benchmark (``benchmarks/neural.py --systems``): name -> (model of
