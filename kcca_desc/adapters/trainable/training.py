@@ -17,7 +17,8 @@ loop guarantees:
   run from its last epoch (the resumed run's weights equal an uninterrupted run's) and loads a
   finished one without training.  A longer run extends the longest finished shorter run of
   otherwise equal parameters: the schedule, the shuffles and the snapshot epochs do not depend
-  on ``max_epochs``, so its first epochs are that run's (checked on the snapshot epochs).
+  on ``max_epochs``, so its first epochs are that run's (checked on the snapshot epochs); a
+  shorter run stopped on dev patience is the longer run already, and is loaded.
 * **Recorded.**  ``history_`` holds per epoch the mean training loss, the learning rate, the
   dev R@1/5/10 of both directions and their sum, and the seconds taken (for plots).
 * **Selected on dev.**  The ``n_snapshots`` snapshot epochs with the highest dev
