@@ -753,7 +753,9 @@ def _series_memory(series: dict) -> str:
         "running sum in chunk order, at most two chunks per worker thread waiting to be added, so their number "
         f"does not grow with n ({largest['n_chunks']:,} chunks at {largest['n_pairs']:,} pairs, "
         f"{first['n_chunks']:,} at {first['n_pairs']:,}); the fixed order is what keeps the Dask path's result "
-        "equal to the single-process path's. What growth remains was not separated further.")
+        "equal to the single-process path's. What growth remains is the client's choice of landmarks, whose "
+        "kernel is over the distinct items of a sample of a fixed multiple of the rank rows: their number "
+        "grows with n towards the sample's size, and stops there (`docs/design.md`, *Out of core*).")
 
 
 def _scale_run(row: dict, speedup: float | None = None) -> str:
