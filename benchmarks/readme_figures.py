@@ -420,12 +420,12 @@ def trainable_models(results: ResultsFiles) -> str:
                                 f"{sentence_list([str(h['epoch']) for h in slow])} "
                                 f"({duration(sum(h['seconds'] for h in slow))}; median epoch {median:.0f} s)")
             rows.append((f"`{system}`", _trained_on(result), f"{params['epochs']} ({params['stopped_by']})",
-                         str(params["best_epoch"]), f"{cost['seconds_per_epoch']:.0f} s",
+                         str(params["best_epoch"]), f"{median:.0f} s",
                          duration(params["train_s"]), memory,
                          f"{next(h['rsum'] for h in history if h['epoch'] == params['best_epoch']):.1f}", "" if vsts is None else f"{vsts:.2f}"))
     return paragraph(
         "Training of each model (Flickr8K train, snapshots chosen on dev): epochs run (why it stopped), the "
-        "best dev epoch, seconds per epoch, training time, peak memory (resident set on the CPU, "
+        "best dev epoch, the median seconds per epoch, training time, peak memory (resident set on the CPU, "
         "allocated on the GPU), the dev R@1+R@5+R@10 of both tasks at the best epoch, and vSTS test Pearson r "
         "of the cosine of the model's sentence vectors (no vSTS training). The one-thread CPU models trained "
         "three at once on the 2 CPU cores, the two-thread ones mostly alone; on the GPU machine up to seven trainings "
