@@ -91,11 +91,11 @@ def recall_sum(scores: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _to_bytes(obj) -> bytes:
-    torch = torch_module()
+def _write_checkpoint(path: Path, state: dict) -> None:
+    """Save ``state`` at ``path`` atomically (serialised first, so the temporary file lives briefly)."""
     buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    return buffer.getvalue()
+    torch_module().save(state, buffer)
+    atomic_write_bytes(path, lambda f: f.write(buffer.getvalue()))
 
 
 def _copy_state(module) -> dict:
@@ -296,8 +296,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         if state is None and path is not None:
             state = self._shorter_run(train, dev)
             if state is not None and state["finished"]:
-                blob = _to_bytes(state)
-                atomic_write_bytes(path, lambda f: f.write(blob))
+                _write_checkpoint(path, state)
         if state is not None and state["finished"]:
             LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
             self._restore(state, path, resumed_from=len(state["run"]["history"]))
@@ -376,8 +375,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                          "torch_rng": torch.get_rng_state(), "numpy_rng": rng.bit_generator.state, "run": run,
                          "cuda_rng": torch.cuda.get_rng_state_all() if self._device.type == "cuda" else None}
                 if path is not None:
-                    blob = _to_bytes(state)
-                    atomic_write_bytes(path, lambda f: f.write(blob))
+                    _write_checkpoint(path, state)
                 bar.update()
                 if finished:
                     break
