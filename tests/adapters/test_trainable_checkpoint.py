@@ -1,6 +1,7 @@
-"""Checkpoints of the trainable models: an interrupted run resumes to the same weights as an
-uninterrupted one, a finished run reloads without training, a longer run extends a finished
-shorter one to the weights of training it whole, and the key covers every parameter."""
+"""Checkpoints of the trainable models: an interrupted run (or one the clock stopped) resumes to
+the same weights as an uninterrupted one, a finished run reloads without training, a longer run
+extends a finished shorter one to the weights of training it whole, and the key covers every
+parameter but the time budget."""
 
 import numpy as np
 import pytest
@@ -129,6 +130,27 @@ def test_a_run_stopped_on_patience_is_the_longer_run_and_one_stopped_by_the_cloc
     assert _model(VSEEncoder).set_params(max_train_seconds=1e-9).fit(train, dev=dev).resumed_from_epoch_ == 0
 
 
+@pytest.mark.parametrize("cls", list(CASES))
+def test_a_run_stopped_by_the_clock_trains_on_under_a_larger_budget(cls, tmp_path, monkeypatch):
+    train, dev, whole = _whole_run(cls, tmp_path, monkeypatch)
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "clocked"))
+    clocked = _model(cls).set_params(max_train_seconds=1e-9).fit(train, dev=dev)
+    assert clocked.stopped_by_ == "time budget" and len(clocked.history_) == 1
+    # Under the budget that stopped it, the run is loaded as it is.
+    run_epoch = TrainableModel._run_epoch
+    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    again = _model(cls).set_params(max_train_seconds=1e-9).fit(train, dev=dev)
+    assert again.stopped_by_ == "time budget" and again.resumed_from_epoch_ == 1
+    monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+    # Without one it trains on, from the same checkpoint, to the uninterrupted run (char-GRU's
+    # epoch 1, kept only because the clock stopped the run there, is a snapshot no more).
+    resumed = _model(cls).fit(train, dev=dev)
+    assert resumed.resumed_from_epoch_ == 1 and resumed.checkpoint_path_ == clocked.checkpoint_path_
+    assert resumed.stopped_by_ == "max_epochs"
+    assert [h.get("snapshot", False) for h in resumed.history_] == [h.get("snapshot", False) for h in whole.history_]
+    _assert_same_run(resumed, whole)
+
+
 def test_checkpoint_key_covers_parameters_data_and_features():
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
@@ -140,8 +162,10 @@ def test_checkpoint_key_covers_parameters_data_and_features():
     assert key != _model(VSEEncoder).checkpoint_key(train, None)
     assert key != _model(VSEEncoder).checkpoint_key(dev, train)
     assert key != _model(VSEEncoder).set_params(image_encoder=TinyEncoder(dim=8)).checkpoint_key(train, dev)
-    # Whether a checkpoint is written does not change what is trained.
+    # Whether a checkpoint is written, and when the clock would stop the run, do not change
+    # what is trained.
     assert key == _model(VSEEncoder).set_params(checkpoint=False).checkpoint_key(train, dev)
+    assert key == _model(VSEEncoder).set_params(max_train_seconds=60.0).checkpoint_key(train, dev)
 
 
 def test_checkpoint_is_written_atomically_each_epoch(tmp_path, monkeypatch):

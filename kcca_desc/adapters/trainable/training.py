@@ -7,13 +7,14 @@ loop guarantees:
 
 * **Seeded.**  ``random_state`` seeds the weights, every dropout mask and every epoch's
   shuffle; training stops on epochs (``max_epochs``, dev ``patience``), never on the clock.
-  ``max_train_seconds`` is only a safety stop, off by default, and a run it stops says so
-  (``stopped_by_ == "time budget"``).
+  ``max_train_seconds`` is only a safety stop on the run's training time (summed over resumes),
+  off by default; a run it stops says so (``stopped_by_ == "time budget"``) and trains on when
+  fitted again with a larger budget or none.
 * **Checkpointed.**  After every epoch the weights, the optimiser and learning-rate schedule
   state, both random generators, the history and the kept snapshots are written atomically
   (:func:`kcca_desc.cache.atomic_write_bytes`) to ``cache_dir("checkpoints")/<key>/state.pt``,
-  the key a :func:`~kcca_desc.cache.cache_key` of every parameter, the image features'
-  identity and the training and dev data.  ``fit`` with the same key resumes an interrupted
+  the key a :func:`~kcca_desc.cache.cache_key` of every parameter but the time budget, the
+  image features' identity and the training and dev data.  ``fit`` with the same key resumes an interrupted
   run from its last epoch (the resumed run's weights equal an uninterrupted run's) and loads a
   finished one without training.  A longer run extends the longest finished shorter run of
   otherwise equal parameters: the schedule, the shuffles and the snapshot epochs do not depend
@@ -267,6 +268,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                                            "captions": d.captions}
 
         params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("image_encoder", "checkpoint")}
+        # The clock stops a run without changing it: every budget shares the key of the run
+        # without one, so that a run the clock stopped trains on under a larger budget.
+        params["max_train_seconds"] = None
         common = {"model": type(self).__qualname__, "features": {**identity, **settings}, "train": data(train),
                   "dev": data(dev), "torch": torch.__version__, "format": CHECKPOINT_FORMAT}
         return cache_keys([{"params": {**params, "max_epochs": epochs}} for epochs in epoch_counts], **common)
@@ -292,7 +296,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         path = None
         if self.checkpoint:
             path = cache_dir("checkpoints") / self.checkpoint_key(train, dev) / "state.pt"
-        state = self._read_checkpoint(path)
+        state = self._reopened_under_budget(self._read_checkpoint(path))
         if state is None and path is not None:
             state = self._shorter_run(train, dev)
             if state is not None and state["finished"]:
@@ -460,6 +464,25 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             LOGGER.info("%s: extending the finished %d-epoch run of %s", type(self).__name__, epochs, path)
             return {**state, "finished": False}
         return None
+
+    def _reopened_under_budget(self, state: dict | None) -> dict | None:
+        """``state``, reopened for training when the clock stopped it and this run's budget allows more.
+
+        Up to its last epoch a run the clock stopped is the run without a budget, so a larger
+        budget (or none) trains it on.  Its snapshot of a last epoch that is no snapshot epoch
+        (kept because the clock stopped the run before its first) is dropped.
+        """
+        if state is None or not state["finished"] or state["run"]["stopped_by"] != "time budget":
+            return state
+        run = state["run"]
+        if self.max_train_seconds is not None and run["seconds"] > self.max_train_seconds:
+            return state
+        history = [{k: v for k, v in record.items() if k != "snapshot" or self._is_snapshot_epoch(record["epoch"])}
+                   for record in run["history"]]
+        snapshots = [s for s in run["snapshots"] if self._is_snapshot_epoch(s["epoch"])]
+        LOGGER.info("%s: the clock stopped this run after epoch %d; training on", type(self).__name__, len(history))
+        return {**state, "finished": False,
+                "run": {**run, "history": history, "snapshots": snapshots, "stopped_by": "max_epochs"}}
 
     @staticmethod
     def _read_checkpoint(path: Path | None) -> dict | None:

@@ -97,7 +97,8 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
         (the decayed phase lifts dev, so an earlier plateau does not end a run).
     grad_clip : float or None, default=2.0
     max_train_seconds : float or None, default=None
-        Safety stop only (a stopped run records ``stopped_by_ = "time budget"``).
+        Safety stop only, on the training time summed over resumes (a stopped run records
+        ``stopped_by_ = "time budget"``, and trains on when fitted with a larger budget).
     n_threads : int or None, default=1
     checkpoint : bool, default=True
         Write a checkpoint each epoch (and resume or load one) under ``cache_dir("checkpoints")``.
