@@ -108,7 +108,7 @@ def test_a_shorter_run_with_other_snapshots_is_not_extended(tmp_path, monkeypatc
     assert _model(CharGRUEncoder).fit(train, dev=dev).resumed_from_epoch_ == 0
 
 
-def test_a_run_stopped_on_patience_is_the_longer_run_and_one_stopped_by_the_clock_is_not(tmp_path, monkeypatch):
+def test_a_run_stopped_on_patience_is_the_longer_run(tmp_path, monkeypatch):
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
@@ -122,12 +122,62 @@ def test_a_run_stopped_on_patience_is_the_longer_run_and_one_stopped_by_the_cloc
     assert longer.stopped_by_ == "patience" and longer.resumed_from_epoch_ == 3
     assert longer.checkpoint_path_ != short.checkpoint_path_ and longer.checkpoint_path_.is_file()
     assert [h["loss"] for h in longer.history_] == [h["loss"] for h in short.history_]
-    monkeypatch.undo()
 
-    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "clock"))
-    clocked = _model(VSEEncoder).set_params(max_epochs=3, max_train_seconds=1e-9).fit(train, dev=dev)
+
+def _interrupt_at(monkeypatch, epoch):
+    """Make ``_run_epoch`` raise :class:`Interrupted` at ``epoch``; returns the undo."""
+    run_epoch = TrainableModel._run_epoch
+
+    def interrupted(self, *args):
+        if args[-1] == epoch:
+            raise Interrupted
+        return run_epoch(self, *args)
+
+    monkeypatch.setattr(TrainableModel, "_run_epoch", interrupted)
+    return lambda: monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+
+
+@pytest.mark.parametrize("cls", list(CASES))
+def test_longer_run_extends_an_unfinished_shorter_run(cls, tmp_path, monkeypatch):
+    # A 3-epoch run stopped by the clock after epoch 1 (char-GRU kept that epoch only because the
+    # clock stopped the run before its first snapshot epoch), and a 3-epoch run interrupted
+    # during epoch 3: the 4-epoch run trains on from each to the uninterrupted run's weights.
+    train, dev, whole = _whole_run(cls, tmp_path, monkeypatch)
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "clocked"))
+    clocked = _model(cls).set_params(max_epochs=3, max_train_seconds=1e-9).fit(train, dev=dev)
     assert clocked.stopped_by_ == "time budget" and len(clocked.history_) == 1
-    assert _model(VSEEncoder).set_params(max_train_seconds=1e-9).fit(train, dev=dev).resumed_from_epoch_ == 0
+    # A budget that would have stopped it no later does not use it.
+    assert _model(cls).set_params(max_train_seconds=1e-9).fit(train, dev=dev).resumed_from_epoch_ == 0
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "clocked2"))
+    _model(cls).set_params(max_epochs=3, max_train_seconds=1e-9).fit(train, dev=dev)
+    extended = _model(cls).fit(train, dev=dev)
+    assert extended.resumed_from_epoch_ == 1 and extended.stopped_by_ == "max_epochs"
+    assert [h.get("snapshot", False) for h in extended.history_] == [h.get("snapshot", False) for h in whole.history_]
+    _assert_same_run(extended, whole)
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "interrupted"))
+    undo = _interrupt_at(monkeypatch, 3)
+    with pytest.raises(Interrupted):
+        _model(cls).set_params(max_epochs=3).fit(train, dev=dev)
+    undo()
+    extended = _model(cls).fit(train, dev=dev)
+    assert extended.resumed_from_epoch_ == 2
+    _assert_same_run(extended, whole)
+
+
+def test_of_several_shorter_runs_the_one_that_went_furthest_is_extended(tmp_path, monkeypatch):
+    # A 3-epoch run interrupted after one epoch and a finished 2-epoch run: the 4-epoch run trains
+    # on from the 2-epoch one, though the 3-epoch run's key is tried first.
+    train, dev, whole = _whole_run(VSEEncoder, tmp_path, monkeypatch)
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "several"))
+    undo = _interrupt_at(monkeypatch, 2)
+    with pytest.raises(Interrupted):
+        _model(VSEEncoder).set_params(max_epochs=3).fit(train, dev=dev)
+    undo()
+    _model(VSEEncoder).set_params(max_epochs=2).fit(train, dev=dev)
+    extended = _model(VSEEncoder).fit(train, dev=dev)
+    assert extended.resumed_from_epoch_ == 2
+    _assert_same_run(extended, whole)
 
 
 @pytest.mark.parametrize("cls", list(CASES))

@@ -16,10 +16,11 @@ loop guarantees:
   the key a :func:`~kcca_desc.cache.cache_key` of every parameter but the time budget, the
   image features' identity and the training and dev data.  ``fit`` with the same key resumes an interrupted
   run from its last epoch (the resumed run's weights equal an uninterrupted run's) and loads a
-  finished one without training.  A longer run extends the longest finished shorter run of
-  otherwise equal parameters: the schedule, the shuffles and the snapshot epochs do not depend
-  on ``max_epochs``, so its first epochs are that run's (checked on the snapshot epochs); a
-  shorter run stopped on dev patience is the longer run already, and is loaded.
+  finished one without training.  A longer run extends the shorter run of otherwise equal
+  parameters that went furthest (finished, interrupted or stopped by the clock): the schedule,
+  the shuffles and the snapshot epochs do not depend on ``max_epochs``, so its first epochs are
+  that run's (checked on the snapshot epochs); a shorter run stopped on dev patience is the
+  longer run already, and is loaded.
 * **Recorded.**  ``history_`` holds per epoch the mean training loss, the learning rate, the
   dev R@1/5/10 of both directions and their sum, and the seconds taken (for plots).
 * **Selected on dev.**  The ``n_snapshots`` snapshot epochs with the highest dev
@@ -439,31 +440,48 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         self.timings_s_ = {"train": run["seconds"]}
 
     def _shorter_run(self, train: Dataset, dev: Dataset | None) -> dict | None:
-        """The state of the longest finished shorter run that this run repeats, or None.
+        """The state of the shorter run that this run repeats and that went furthest, or None.
 
-        That run has every parameter of this one but fewer ``max_epochs`` and took its
-        snapshots on the epochs this model would.  Ended on ``max_epochs``, its state is this
-        run's after as many epochs (returned unfinished, to be trained on); ended on dev
-        patience, it is this whole run (returned finished).  A run ended by the clock is neither.
+        A shorter run has every parameter of this one but fewer ``max_epochs``; it is this run's
+        beginning when it took its snapshots on the epochs this model would.  Ended on dev
+        patience, it is this whole run (returned finished).  Ended on ``max_epochs``, interrupted,
+        or stopped by the clock where this run's budget allows more (:meth:`_reopened_under_budget`),
+        its state is this run's after as many epochs (returned unfinished, to be trained on); of
+        several, the one with the most epochs.
         """
+        best = None
         shorter = range(self.max_epochs - 1, 0, -1)
         for epochs, key in zip(shorter, self._checkpoint_keys(train, dev, shorter)):
+            if best is not None and epochs <= len(best["run"]["history"]):
+                break  # no run of this many epochs or fewer goes further
             path = cache_dir("checkpoints") / key / "state.pt"
             state = self._read_checkpoint(path)
-            if state is None:
+            if state is None or not self._repeats(state["run"]):
                 continue
-            run = state["run"]
-            if not state["finished"] or run["stopped_by"] == "time budget" or any(
-                    record.get("snapshot", False) != self._is_snapshot_epoch(record["epoch"])
-                    for record in run["history"]):
-                continue
-            if run["stopped_by"] == "patience":
+            if state["run"]["stopped_by"] == "patience":
                 LOGGER.info("%s: the %d-epoch run of %s stopped on patience, as this one would", type(self).__name__,
                             epochs, path)
                 return state
-            LOGGER.info("%s: extending the finished %d-epoch run of %s", type(self).__name__, epochs, path)
-            return {**state, "finished": False}
-        return None
+            state = self._reopened_under_budget(state)
+            if state["finished"] and state["run"]["stopped_by"] == "time budget":
+                continue  # this run's budget would have stopped it no later
+            if best is None or len(state["run"]["history"]) > len(best["run"]["history"]):
+                LOGGER.info("%s: the %d-epoch run of %s went %d epochs; training on from there", type(self).__name__,
+                            epochs, path, len(state["run"]["history"]))
+                best = {**state, "finished": False}
+        return best
+
+    def _repeats(self, run: dict) -> bool:
+        """Whether the epochs of a shorter ``run`` kept snapshots where this model would.
+
+        A run the clock stopped before its first snapshot epoch kept its last epoch as its only
+        snapshot; that one displaced none, and reopening the run drops it.
+        """
+        history = run["history"]
+        if run["stopped_by"] == "time budget" and len(run["snapshots"]) == 1 and not any(
+                record.get("snapshot", False) for record in history[:-1]):
+            history = history[:-1]
+        return all(record.get("snapshot", False) == self._is_snapshot_epoch(record["epoch"]) for record in history)
 
     def _reopened_under_budget(self, state: dict | None) -> dict | None:
         """``state``, reopened for training when the clock stopped it and this run's budget allows more.
