@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
 from kcca_desc.adapters.trainable import CharGRUEncoder, ReiRelevanceScorer, VSEEncoder  # noqa: E402
+from kcca_desc.adapters.trainable import training  # noqa: E402
 from kcca_desc.adapters.trainable.training import TrainableModel  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
@@ -108,20 +109,73 @@ def test_a_shorter_run_with_other_snapshots_is_not_extended(tmp_path, monkeypatc
     assert _model(CharGRUEncoder).fit(train, dev=dev).resumed_from_epoch_ == 0
 
 
-def test_a_run_stopped_on_patience_is_the_longer_run(tmp_path, monkeypatch):
+def _constant_dev(monkeypatch):
+    """Constant dev scores: no epoch improves on the first, so patience p stops a run p epochs
+    after the first that it counts (VSE counts after its lr_decay_epoch, 2)."""
+    monkeypatch.setattr(training, "recall_sum", lambda scores: {"rsum": 0.0})
+
+
+@pytest.mark.parametrize("cls", list(CASES))
+def test_a_more_patient_run_trains_on_from_a_less_patient_one(cls, tmp_path, monkeypatch):
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    _constant_dev(monkeypatch)
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "whole"))
+    whole = _model(cls).set_params(max_epochs=6, patience=2).fit(train, dev=dev)
+    assert whole.stopped_by_ == "patience" and len(whole.history_) < 6
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "extended"))
+    impatient = _model(cls).set_params(max_epochs=6, patience=1).fit(train, dev=dev)
+    assert impatient.stopped_by_ == "patience" and len(impatient.history_) == len(whole.history_) - 1
+    extended = _model(cls).set_params(max_epochs=6, patience=2).fit(train, dev=dev)
+    assert extended.resumed_from_epoch_ == len(impatient.history_) and extended.stopped_by_ == "patience"
+    assert [h.get("snapshot", False) for h in extended.history_] == [h.get("snapshot", False) for h in whole.history_]
+    _assert_same_run(extended, whole)
+    # The more patient run is no beginning of the less patient one, nor of one with more epochs
+    # and less patience; a run without patience is none of a run with some.
+    run_epoch = TrainableModel._run_epoch
+    trained = []
+    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda self, *args: trained.append(1) or run_epoch(self, *args))
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "whole"))
+    assert _model(cls).set_params(max_epochs=6, patience=1).fit(train, dev=dev).resumed_from_epoch_ == 0
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "unlimited"))
+    _model(cls).set_params(max_epochs=2, patience=None).fit(train, dev=dev)
+    assert _model(cls).set_params(max_epochs=6, patience=2).fit(train, dev=dev).resumed_from_epoch_ == 0
+    assert trained
+
+
+@pytest.mark.parametrize("cls, first, then, stopped_by", [
+    # Patience 1 stops VSE after the third epoch, the first it counts: the last of the short run.
+    (VSEEncoder, {"max_epochs": 3, "patience": 1}, {"patience": 1}, "patience"),
+    # Patience 3 never stops a 3-epoch run, nor would patience 5.
+    (ReiRelevanceScorer, {"max_epochs": 3, "patience": 3}, {"max_epochs": 3, "patience": 5}, "max_epochs")])
+def test_an_earlier_run_that_is_this_whole_run_is_loaded(cls, first, then, stopped_by, tmp_path, monkeypatch):
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
-    # Constant dev scores: no epoch improves on the first, so patience 1 stops after the first
-    # epoch it counts, the third (VSE counts after lr_decay_epoch 2): the last of the short run.
-    monkeypatch.setattr(TrainableModel, "_pair_scores", lambda self, networks, f, texts: np.zeros((len(f), len(texts))))
-    short = _model(VSEEncoder).set_params(max_epochs=3, patience=1).fit(train, dev=dev)
-    assert short.stopped_by_ == "patience" and len(short.history_) == 3
+    _constant_dev(monkeypatch)
+    earlier = _model(cls).set_params(**first).fit(train, dev=dev)
+    assert earlier.stopped_by_ == stopped_by and len(earlier.history_) == 3
     monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
-    longer = _model(VSEEncoder).set_params(patience=1).fit(train, dev=dev)
-    assert longer.stopped_by_ == "patience" and longer.resumed_from_epoch_ == 3
-    assert longer.checkpoint_path_ != short.checkpoint_path_ and longer.checkpoint_path_.is_file()
-    assert [h["loss"] for h in longer.history_] == [h["loss"] for h in short.history_]
+    same = _model(cls).set_params(**then).fit(train, dev=dev)
+    assert same.stopped_by_ == stopped_by and same.resumed_from_epoch_ == 3
+    assert same.checkpoint_path_ != earlier.checkpoint_path_ and same.checkpoint_path_.is_file()
+    _assert_same_run(same, earlier)
+
+
+def test_a_checkpoint_without_its_lineage_is_found_once_loaded(tmp_path, monkeypatch):
+    # Checkpoints written before lineage.json existed: loading one records its lineage.
+    train, dev, whole = _whole_run(VSEEncoder, tmp_path, monkeypatch)
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "old"))
+    short = _model(VSEEncoder).set_params(max_epochs=2).fit(train, dev=dev)
+    (short.checkpoint_path_.parent / "lineage.json").unlink()
+    assert _model(VSEEncoder).set_params(max_epochs=3).fit(train, dev=dev).resumed_from_epoch_ == 0
+    _model(VSEEncoder).set_params(max_epochs=2).fit(train, dev=dev)
+    (tmp_path / "old" / "checkpoints" / _model(VSEEncoder).set_params(max_epochs=3).checkpoint_key(train, dev)
+     / "state.pt").unlink()
+    extended = _model(VSEEncoder).fit(train, dev=dev)
+    assert extended.resumed_from_epoch_ == 2
+    _assert_same_run(extended, whole)
 
 
 def _interrupt_at(monkeypatch, epoch):
@@ -165,14 +219,15 @@ def test_longer_run_extends_an_unfinished_shorter_run(cls, tmp_path, monkeypatch
     _assert_same_run(extended, whole)
 
 
-def test_of_several_shorter_runs_the_one_that_went_furthest_is_extended(tmp_path, monkeypatch):
-    # A 3-epoch run interrupted after one epoch and a finished 2-epoch run: the 4-epoch run trains
-    # on from the 2-epoch one, though the 3-epoch run's key is tried first.
+def test_of_several_earlier_runs_the_one_that_went_furthest_is_extended(tmp_path, monkeypatch):
+    # The 4-epoch run itself and a 3-epoch run, both interrupted after one epoch, and a finished
+    # 2-epoch run: the 4-epoch run trains on from the 2-epoch one.
     train, dev, whole = _whole_run(VSEEncoder, tmp_path, monkeypatch)
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "several"))
     undo = _interrupt_at(monkeypatch, 2)
-    with pytest.raises(Interrupted):
-        _model(VSEEncoder).set_params(max_epochs=3).fit(train, dev=dev)
+    for epochs in (4, 3):  # the 4-epoch run first, so that it trains its first epoch itself
+        with pytest.raises(Interrupted):
+            _model(VSEEncoder).set_params(max_epochs=epochs).fit(train, dev=dev)
     undo()
     _model(VSEEncoder).set_params(max_epochs=2).fit(train, dev=dev)
     extended = _model(VSEEncoder).fit(train, dev=dev)
@@ -224,7 +279,7 @@ def test_checkpoint_is_written_atomically_each_epoch(tmp_path, monkeypatch):
     model = _model(VSEEncoder).set_params(max_epochs=2).fit(data.subset("train"))
     path = model.checkpoint_path_
     assert path.parent.parent == tmp_path / "checkpoints"
-    assert [p.name for p in path.parent.iterdir()] == ["state.pt"]  # no temporary file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lineage.json", "state.pt"]  # no temporary file left
     state = torch.load(path, weights_only=False)
     assert state["finished"] and len(state["run"]["history"]) == 2
 

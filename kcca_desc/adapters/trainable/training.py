@@ -16,11 +16,15 @@ loop guarantees:
   the key a :func:`~kcca_desc.cache.cache_key` of every parameter but the time budget, the
   image features' identity and the training and dev data.  ``fit`` with the same key resumes an interrupted
   run from its last epoch (the resumed run's weights equal an uninterrupted run's) and loads a
-  finished one without training.  A longer run extends the shorter run of otherwise equal
-  parameters that went furthest (finished, interrupted or stopped by the clock): the schedule,
-  the shuffles and the snapshot epochs do not depend on ``max_epochs``, so its first epochs are
-  that run's (checked on the snapshot epochs); a shorter run stopped on dev patience is the
-  longer run already, and is loaded.
+  finished one without training.
+* **Extended, not repeated.**  Nothing a run does before it stops depends on ``max_epochs`` or
+  ``patience`` (the schedule, the shuffles and the snapshot epochs are functions of the epoch),
+  so a run of more epochs or more patience starts where an earlier run of otherwise equal
+  parameters left off: beside each checkpoint ``lineage.json`` names its lineage (the key
+  without those two) and both values, and ``fit`` trains on from the run of its lineage that
+  went furthest and stops no later than it would (finished, interrupted, stopped on less
+  patience or by the clock; checked on the snapshot epochs).  An earlier run stopped on the
+  same patience is this run already, and is loaded.
 * **Recorded.**  ``history_`` holds per epoch the mean training loss, the learning rate, the
   dev R@1/5/10 of both directions and their sum, and the seconds taken (for plots).
 * **Selected on dev.**  The ``n_snapshots`` snapshot epochs with the highest dev
@@ -38,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import json
 import pickle
 import re
 import resource
@@ -253,10 +258,11 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     def checkpoint_key(self, train: Dataset, dev: Dataset | None = None) -> str:
         """The key of this model's checkpoint for ``train`` (and ``dev``): every parameter,
         the image features' identity, the data, the torch version and the checkpoint format."""
-        return self._checkpoint_keys(train, dev, [self.max_epochs])[0]
+        return self._checkpoint_keys(train, dev)[0]
 
-    def _checkpoint_keys(self, train: Dataset, dev: Dataset | None, epoch_counts) -> list[str]:
-        """:meth:`checkpoint_key` of this model trained for each of ``epoch_counts`` epochs."""
+    def _checkpoint_keys(self, train: Dataset, dev: Dataset | None) -> tuple[str, str]:
+        """:meth:`checkpoint_key`, and the key of its lineage: the same with neither ``max_epochs``
+        nor ``patience``, shared by the runs that are one another's beginnings."""
         torch = torch_module()
         encoder = self._default_image_encoder()
         identity = encoder.identity("image") if hasattr(encoder, "identity") else {}
@@ -274,7 +280,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         params["max_train_seconds"] = None
         common = {"model": type(self).__qualname__, "features": {**identity, **settings}, "train": data(train),
                   "dev": data(dev), "torch": torch.__version__, "format": CHECKPOINT_FORMAT}
-        return cache_keys([{"params": {**params, "max_epochs": epochs}} for epochs in epoch_counts], **common)
+        key, lineage = cache_keys([{"params": params}, {"params": {**params, "max_epochs": None, "patience": None},
+                                                        "lineage": True}], **common)
+        return key, lineage
 
     def fit(self, train: Dataset, dev: Dataset | None = None) -> "TrainableModel":
         """Train on every (image, caption) pair of ``train``; select snapshots on ``dev``.
@@ -296,12 +304,18 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         self.image_encoder_ = self._default_image_encoder()
         path = None
         if self.checkpoint:
-            path = cache_dir("checkpoints") / self.checkpoint_key(train, dev) / "state.pt"
+            key, lineage = self._checkpoint_keys(train, dev)
+            path = cache_dir("checkpoints") / key / "state.pt"
+            self._write_lineage(path, lineage)
         state = self._reopened_under_budget(self._read_checkpoint(path))
-        if state is None and path is not None:
-            state = self._shorter_run(train, dev)
-            if state is not None and state["finished"]:
-                _write_checkpoint(path, state)
+        if path is not None and (state is None or not state["finished"]):
+            # An earlier run of this lineage may have gone further than this one's interrupted run.
+            earlier = self._earlier_run(path, lineage)
+            if earlier is not None and (state is None or earlier["finished"]
+                                        or len(earlier["run"]["history"]) > len(state["run"]["history"])):
+                state = earlier
+                if state["finished"]:
+                    _write_checkpoint(path, state)
         if state is not None and state["finished"]:
             LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
             self._restore(state, path, resumed_from=len(state["run"]["history"]))
@@ -439,68 +453,104 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         self.resumed_from_epoch_ = resumed_from
         self.timings_s_ = {"train": run["seconds"]}
 
-    def _shorter_run(self, train: Dataset, dev: Dataset | None) -> dict | None:
-        """The state of the shorter run that this run repeats and that went furthest, or None.
+    def _write_lineage(self, path: Path, lineage: str) -> None:
+        """Record beside the checkpoint at ``path`` its lineage, ``max_epochs`` and ``patience``
+        (``lineage.json``), where :meth:`_earlier_run` of a longer or more patient run finds it."""
+        record = {"lineage": lineage, "max_epochs": self.max_epochs, "patience": self.patience}
+        sidecar = path.parent / "lineage.json"
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(sidecar.read_text()) == record:
+                return
+        atomic_write_bytes(sidecar, lambda f: f.write(json.dumps(record).encode()))
 
-        A shorter run has every parameter of this one but fewer ``max_epochs``; it is this run's
-        beginning when it took its snapshots on the epochs this model would.  Ended on dev
-        patience, it is this whole run (returned finished).  Ended on ``max_epochs``, interrupted,
-        or stopped by the clock where this run's budget allows more (:meth:`_reopened_under_budget`),
-        its state is this run's after as many epochs (returned unfinished, to be trained on); of
-        several, the one with the most epochs.
+    def _earlier_run(self, path: Path, lineage: str) -> dict | None:
+        """The state of an earlier run that is this run's beginning and went furthest, or None.
+
+        Such a run (a checkpoint beside a ``lineage.json`` of the same ``lineage``) has every
+        parameter of this one but ``max_epochs`` and ``patience``, stops no later than this one
+        would (:meth:`_is_beginning`), and took its snapshots on the epochs this model would.
+        Stopped on this run's patience, or ended on ``max_epochs`` at this run's last epoch, it is
+        this whole run (returned finished).  Otherwise its state is this run's after as many
+        epochs (returned unfinished, to be trained on): ended on fewer ``max_epochs``,
+        interrupted, stopped on less patience, or stopped by the clock where this run's budget
+        allows more (:meth:`_reopened_under_budget`); of several, the one with the most epochs.
         """
         best = None
-        shorter = range(self.max_epochs - 1, 0, -1)
-        for epochs, key in zip(shorter, self._checkpoint_keys(train, dev, shorter)):
-            if best is not None and epochs <= len(best["run"]["history"]):
-                break  # no run of this many epochs or fewer goes further
-            path = cache_dir("checkpoints") / key / "state.pt"
-            state = self._read_checkpoint(path)
+        for sidecar in sorted(path.parent.parent.glob("*/lineage.json")):
+            try:
+                other = json.loads(sidecar.read_text())
+            except (OSError, ValueError):
+                continue  # being written, or damaged from outside: not a run to build on
+            if sidecar.parent == path.parent or other.get("lineage") != lineage or not self._is_beginning(other):
+                continue
+            state = self._read_checkpoint(sidecar.parent / "state.pt")
             if state is None or not self._repeats(state["run"]):
                 continue
-            if state["run"]["stopped_by"] == "patience":
-                LOGGER.info("%s: the %d-epoch run of %s stopped on patience, as this one would", type(self).__name__,
-                            epochs, path)
+            run = state["run"]
+            if (run["stopped_by"] == "patience" and other["patience"] == self.patience) or (
+                    state["finished"] and run["stopped_by"] == "max_epochs" and len(run["history"]) == self.max_epochs):
+                LOGGER.info("%s: the run of %s is this one", type(self).__name__, sidecar.parent)
                 return state
+            if run["stopped_by"] == "patience":
+                state = self._reopened(state)
             state = self._reopened_under_budget(state)
-            if state["finished"] and state["run"]["stopped_by"] == "time budget":
+            if state["finished"] and run["stopped_by"] == "time budget":
                 continue  # this run's budget would have stopped it no later
             if best is None or len(state["run"]["history"]) > len(best["run"]["history"]):
-                LOGGER.info("%s: the %d-epoch run of %s went %d epochs; training on from there", type(self).__name__,
-                            epochs, path, len(state["run"]["history"]))
                 best = {**state, "finished": False}
+                LOGGER.info("%s: the run of %s went %d epochs; training on from there", type(self).__name__,
+                            sidecar.parent, len(run["history"]))
         return best
 
-    def _repeats(self, run: dict) -> bool:
-        """Whether the epochs of a shorter ``run`` kept snapshots where this model would.
+    def _is_beginning(self, other: dict) -> bool:
+        """Whether a run of ``other["max_epochs"]`` and ``other["patience"]`` can be this run's beginning.
 
-        A run the clock stopped before its first snapshot epoch kept its last epoch as its only
-        snapshot; that one displaced none, and reopening the run drops it.
+        It stops no later than this run would: on as many epochs or fewer, on as much patience
+        or less (without patience only where this run has none).
+        """
+        epochs, patience = other.get("max_epochs"), other.get("patience")
+        if not isinstance(epochs, int) or epochs > self.max_epochs:
+            return False
+        return self.patience is None or (isinstance(patience, int) and patience <= self.patience)
+
+    def _repeats(self, run: dict) -> bool:
+        """Whether the epochs of an earlier ``run`` kept snapshots where this model would.
+
+        A run stopped early (on patience or by the clock) before its first snapshot epoch kept
+        its last epoch as its only snapshot; that one displaced none, and reopening the run
+        drops it.
         """
         history = run["history"]
-        if run["stopped_by"] == "time budget" and len(run["snapshots"]) == 1 and not any(
+        if run["stopped_by"] != "max_epochs" and len(run["snapshots"]) == 1 and not any(
                 record.get("snapshot", False) for record in history[:-1]):
             history = history[:-1]
         return all(record.get("snapshot", False) == self._is_snapshot_epoch(record["epoch"]) for record in history)
 
-    def _reopened_under_budget(self, state: dict | None) -> dict | None:
-        """``state``, reopened for training when the clock stopped it and this run's budget allows more.
+    def _reopened(self, state: dict) -> dict:
+        """``state`` of a run stopped early, as the unfinished run that nothing stopped.
 
-        Up to its last epoch a run the clock stopped is the run without a budget, so a larger
-        budget (or none) trains it on.  Its snapshot of a last epoch that is no snapshot epoch
-        (kept because the clock stopped the run before its first) is dropped.
+        Its snapshot of a last epoch that is no snapshot epoch (kept because the run stopped
+        before its first) is dropped.
         """
+        run = state["run"]
+        history = [{k: v for k, v in record.items() if k != "snapshot" or self._is_snapshot_epoch(record["epoch"])}
+                   for record in run["history"]]
+        snapshots = [s for s in run["snapshots"] if self._is_snapshot_epoch(s["epoch"])]
+        return {**state, "finished": False,
+                "run": {**run, "history": history, "snapshots": snapshots, "stopped_by": "max_epochs"}}
+
+    def _reopened_under_budget(self, state: dict | None) -> dict | None:
+        """``state``, reopened for training (:meth:`_reopened`) when the clock stopped it and this
+        run's budget allows more: up to its last epoch, a run the clock stopped is the run without
+        a budget."""
         if state is None or not state["finished"] or state["run"]["stopped_by"] != "time budget":
             return state
         run = state["run"]
         if self.max_train_seconds is not None and run["seconds"] > self.max_train_seconds:
             return state
-        history = [{k: v for k, v in record.items() if k != "snapshot" or self._is_snapshot_epoch(record["epoch"])}
-                   for record in run["history"]]
-        snapshots = [s for s in run["snapshots"] if self._is_snapshot_epoch(s["epoch"])]
-        LOGGER.info("%s: the clock stopped this run after epoch %d; training on", type(self).__name__, len(history))
-        return {**state, "finished": False,
-                "run": {**run, "history": history, "snapshots": snapshots, "stopped_by": "max_epochs"}}
+        LOGGER.info("%s: the clock stopped this run after epoch %d; training on", type(self).__name__,
+                    len(run["history"]))
+        return self._reopened(state)
 
     @staticmethod
     def _read_checkpoint(path: Path | None) -> dict | None:
