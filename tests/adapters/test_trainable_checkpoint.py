@@ -163,6 +163,18 @@ def test_an_earlier_run_that_is_this_whole_run_is_loaded(cls, first, then, stopp
     _assert_same_run(same, earlier)
 
 
+def test_a_run_stopped_on_less_patience_at_this_runs_last_epoch_is_not_used(tmp_path, monkeypatch):
+    # Patience 1 stops a 2-epoch run on its last epoch; with patience 2 that epoch ends the run on
+    # max_epochs instead, which the earlier run's state does not say: trained afresh.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    _constant_dev(monkeypatch)
+    assert _model(ReiRelevanceScorer).set_params(max_epochs=2, patience=1).fit(train, dev=dev).stopped_by_ == "patience"
+    run = _model(ReiRelevanceScorer).set_params(max_epochs=2, patience=2).fit(train, dev=dev)
+    assert run.resumed_from_epoch_ == 0 and run.stopped_by_ == "max_epochs" and run.checkpoint_path_.is_file()
+
+
 def test_a_checkpoint_without_its_lineage_is_found_once_loaded(tmp_path, monkeypatch):
     # Checkpoints written before lineage.json existed: loading one records its lineage.
     train, dev, whole = _whole_run(VSEEncoder, tmp_path, monkeypatch)

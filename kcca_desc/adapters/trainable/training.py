@@ -494,8 +494,10 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             if run["stopped_by"] == "patience":
                 state = self._reopened(state)
             state = self._reopened_under_budget(state)
-            if state["finished"] and run["stopped_by"] == "time budget":
-                continue  # this run's budget would have stopped it no later
+            if (state["finished"] and run["stopped_by"] == "time budget") or len(run["history"]) >= self.max_epochs:
+                # The clock would have stopped this run no later; or it stopped early on this
+                # run's last epoch, whose snapshots this run may take otherwise.
+                continue
             if best is None or len(state["run"]["history"]) > len(best["run"]["history"]):
                 best = {**state, "finished": False}
                 LOGGER.info("%s: the run of %s went %d epochs; training on from there", type(self).__name__,
