@@ -35,7 +35,8 @@ _VSE_CONFIGS = {
 #: Per system: the model class (by name in :mod:`kcca_desc.adapters.trainable`), the settings
 #: that make the system what it is, and the settings of each configuration.  "paper": the
 #: paper's size (Merkx & Frank: 1,024 GRU units per direction, batch 32, 32 epochs; VSE at
-#: VSE++'s 1,024-d and schedule; Rei & Yannakoudakis: batch 32, up to 300 epochs) for a GPU.
+#: VSE++'s 1,024-d and schedule) for a GPU; Rei & Yannakoudakis's (batch 32, dev patience 10, up to
+#: 300 epochs) is the cpu size, more patient, and trains on a CPU.
 #: "cpu": sized by measuring seconds per batch and early dev figures on one thread so that each
 #: model trains in about two hours at most on two cores (docs/design.md, "Trainable models").
 TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
