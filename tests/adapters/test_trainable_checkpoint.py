@@ -175,6 +175,25 @@ def test_a_run_stopped_on_less_patience_at_this_runs_last_epoch_is_not_used(tmp_
     assert run.resumed_from_epoch_ == 0 and run.stopped_by_ == "max_epochs" and run.checkpoint_path_.is_file()
 
 
+@pytest.mark.parametrize("cls", list(CASES))
+def test_a_finished_run_is_loaded_under_other_threads_and_an_unfinished_one_is_not_trained_on(cls, tmp_path,
+                                                                                           monkeypatch):
+    train, dev, whole = _whole_run(cls, tmp_path, monkeypatch)
+    run_epoch = TrainableModel._run_epoch
+    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    loaded = _model(cls).set_params(n_threads=2).fit(train, dev=dev)
+    assert loaded.resumed_from_epoch_ == 4 and loaded.checkpoint_path_ != whole.checkpoint_path_
+    _assert_same_run(loaded, whole)
+    monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "interrupted"))
+    undo = _interrupt_at(monkeypatch, 3)
+    with pytest.raises(Interrupted):
+        _model(cls).fit(train, dev=dev)
+    undo()
+    assert _model(cls).set_params(n_threads=2).fit(train, dev=dev).resumed_from_epoch_ == 0
+
+
 def test_a_checkpoint_without_its_lineage_is_found_once_loaded(tmp_path, monkeypatch):
     # Checkpoints written before lineage.json existed: loading one records its lineage.
     train, dev, whole = _whole_run(VSEEncoder, tmp_path, monkeypatch)

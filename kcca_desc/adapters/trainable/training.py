@@ -24,7 +24,9 @@ loop guarantees:
   without those two) and both values, and ``fit`` trains on from the run of its lineage that
   went furthest and stops no later than it would (finished, interrupted, stopped on less
   patience or by the clock; checked on the snapshot epochs).  An earlier run stopped on the
-  same patience is this run already, and is loaded.
+  same patience is this run already, and is loaded, as is a finished run of other threads or
+  on another device (scoring needs no retraining; resuming one is left to its own runtime,
+  where it is bitwise the uninterrupted run).
 * **Recorded.**  ``history_`` holds per epoch the mean training loss, the learning rate, the
   dev R@1/5/10 of both directions and their sum, and the seconds taken (for plots).
 * **Selected on dev.**  The ``n_snapshots`` snapshot epochs with the highest dev
@@ -70,6 +72,11 @@ CHECKPOINT_FORMAT = 2
 
 #: Attributes of an image encoder that do not change its features (kept out of the key).
 _NOT_FEATURES = ("batch_size", "n_threads", "cache")
+
+#: Parameters that change where and how fast a run goes, not what it learns (up to the order of
+#: floating-point sums): in the key, so that a run resumes bit for bit, but not in its lineage,
+#: so that a finished run is loaded under others.
+_RUNTIME = ("n_threads", "device")
 
 
 def torch_module():
@@ -261,8 +268,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         return self._checkpoint_keys(train, dev)[0]
 
     def _checkpoint_keys(self, train: Dataset, dev: Dataset | None) -> tuple[str, str]:
-        """:meth:`checkpoint_key`, and the key of its lineage: the same with neither ``max_epochs``
-        nor ``patience``, shared by the runs that are one another's beginnings."""
+        """:meth:`checkpoint_key`, and the key of its lineage: the same without ``max_epochs``,
+        ``patience`` and the runtime (threads, device), shared by the runs that are one another's
+        beginnings."""
         torch = torch_module()
         encoder = self._default_image_encoder()
         identity = encoder.identity("image") if hasattr(encoder, "identity") else {}
@@ -280,8 +288,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         params["max_train_seconds"] = None
         common = {"model": type(self).__qualname__, "features": {**identity, **settings}, "train": data(train),
                   "dev": data(dev), "torch": torch.__version__, "format": CHECKPOINT_FORMAT}
-        key, lineage = cache_keys([{"params": params}, {"params": {**params, "max_epochs": None, "patience": None},
-                                                        "lineage": True}], **common)
+        unset = dict.fromkeys(("max_epochs", "patience") + _RUNTIME)
+        key, lineage = cache_keys([{"params": params}, {"params": {**params, **unset}, "lineage": True}], **common)
         return key, lineage
 
     def fit(self, train: Dataset, dev: Dataset | None = None) -> "TrainableModel":
@@ -454,9 +462,11 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         self.timings_s_ = {"train": run["seconds"]}
 
     def _write_lineage(self, path: Path, lineage: str) -> None:
-        """Record beside the checkpoint at ``path`` its lineage, ``max_epochs`` and ``patience``
-        (``lineage.json``), where :meth:`_earlier_run` of a longer or more patient run finds it."""
-        record = {"lineage": lineage, "max_epochs": self.max_epochs, "patience": self.patience}
+        """Record beside the checkpoint at ``path`` its lineage, ``max_epochs``, ``patience`` and
+        runtime (``lineage.json``), where :meth:`_earlier_run` of a longer, more patient or
+        otherwise placed run finds it."""
+        record = {"lineage": lineage, "max_epochs": self.max_epochs, "patience": self.patience,
+                  **{name: getattr(self, name) for name in _RUNTIME}}
         sidecar = path.parent / "lineage.json"
         with contextlib.suppress(OSError, ValueError):
             if json.loads(sidecar.read_text()) == record:
@@ -474,6 +484,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         epochs (returned unfinished, to be trained on): ended on fewer ``max_epochs``,
         interrupted, stopped on less patience, or stopped by the clock where this run's budget
         allows more (:meth:`_reopened_under_budget`); of several, the one with the most epochs.
+        A run with other threads or on another device is only ever this whole run: resuming it
+        here would not give the weights of an uninterrupted run bit for bit.
         """
         best = None
         for sidecar in sorted(path.parent.parent.glob("*/lineage.json")):
@@ -491,6 +503,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                     state["finished"] and run["stopped_by"] == "max_epochs" and len(run["history"]) == self.max_epochs):
                 LOGGER.info("%s: the run of %s is this one", type(self).__name__, sidecar.parent)
                 return state
+            if any(other.get(name) != getattr(self, name) for name in _RUNTIME):
+                continue
             if run["stopped_by"] == "patience":
                 state = self._reopened(state)
             state = self._reopened_under_budget(state)
