@@ -477,7 +477,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         """The state of an earlier run that is this run's beginning and went furthest, or None.
 
         Such a run (a checkpoint beside a ``lineage.json`` of the same ``lineage``) has every
-        parameter of this one but ``max_epochs`` and ``patience``, stops no later than this one
+        parameter of this one but ``max_epochs``, ``patience``, threads and device, stops no later than this one
         would (:meth:`_is_beginning`), and took its snapshots on the epochs this model would.
         Stopped on this run's patience, or ended on ``max_epochs`` at this run's last epoch, it is
         this whole run (returned finished).  Otherwise its state is this run's after as many
