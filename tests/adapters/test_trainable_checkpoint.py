@@ -26,6 +26,19 @@ class Interrupted(Exception):
     pass
 
 
+def _interrupt_at(monkeypatch, epoch):
+    """Make ``_run_epoch`` raise :class:`Interrupted` at ``epoch``; returns the undo."""
+    run_epoch = TrainableModel._run_epoch
+
+    def interrupted(self, *args):
+        if args[-1] == epoch:
+            raise Interrupted
+        return run_epoch(self, *args)
+
+    monkeypatch.setattr(TrainableModel, "_run_epoch", interrupted)
+    return lambda: monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+
+
 def _model(cls):
     return cls(image_encoder=TinyEncoder(), batch_size=4, max_epochs=4, patience=None, random_state=5,
                **CASES[cls])
@@ -49,17 +62,10 @@ def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
     assert whole.resumed_from_epoch_ == 0 and len(whole.history_) == 4
 
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "interrupted"))
-    run_epoch = TrainableModel._run_epoch
-
-    def interrupt_at_third(self, *args):
-        if args[-1] == 3:
-            raise Interrupted
-        return run_epoch(self, *args)
-
-    monkeypatch.setattr(TrainableModel, "_run_epoch", interrupt_at_third)
+    undo = _interrupt_at(monkeypatch, 3)
     with pytest.raises(Interrupted):
         _model(cls).fit(train, dev=dev)
-    monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+    undo()
     resumed = _model(cls).fit(train, dev=dev)
     assert resumed.resumed_from_epoch_ == 2
     _assert_same_run(resumed, whole)
@@ -207,19 +213,6 @@ def test_a_checkpoint_without_its_lineage_is_found_once_loaded(tmp_path, monkeyp
     extended = _model(VSEEncoder).fit(train, dev=dev)
     assert extended.resumed_from_epoch_ == 2
     _assert_same_run(extended, whole)
-
-
-def _interrupt_at(monkeypatch, epoch):
-    """Make ``_run_epoch`` raise :class:`Interrupted` at ``epoch``; returns the undo."""
-    run_epoch = TrainableModel._run_epoch
-
-    def interrupted(self, *args):
-        if args[-1] == epoch:
-            raise Interrupted
-        return run_epoch(self, *args)
-
-    monkeypatch.setattr(TrainableModel, "_run_epoch", interrupted)
-    return lambda: monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
 
 
 @pytest.mark.parametrize("cls", list(CASES))
