@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
@@ -215,6 +217,42 @@ def test_dropout_acts_in_training_only(cls):
     assert torch.equal(network.embed_text(ids, lengths), network.embed_text(ids, lengths))
     with pytest.raises(ValueError, match="dropout"):
         cls(image_encoder=TinyEncoder(), dropout=1.0).fit(make_dataset(4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 90), batch_size=st.integers(2, 9), window=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_length_windows_cut_the_same_number_of_batches_of_similar_lengths(n, batch_size, window, seed):
+    rng = np.random.default_rng(seed)
+    token_ids = [[1] * int(k) for k in rng.integers(1, 40, size=n)]
+    order = rng.permutation(n)
+    model = CharGRUEncoder(batch_size=batch_size, length_window=window)
+    batches = model._batches(order, token_ids, np.random.default_rng(seed))
+    # As many batches, of the same sizes, as slicing cuts: the learning-rate schedule is unchanged.
+    assert sorted(map(len, batches)) == sorted(len(order[s:s + batch_size]) for s in range(0, n, batch_size))
+    np.testing.assert_array_equal(np.sort(np.concatenate(batches)), np.arange(n))
+    # A window's batches are consecutive runs of its pairs sorted by length.
+    position = {j: p for p, j in enumerate(order)}
+    size = window * batch_size
+    by_window = {}
+    for b in batches:
+        windows = {position[j] // size for j in b}
+        assert len(windows) == 1
+        by_window.setdefault(windows.pop(), []).append(b)
+    for w, members in by_window.items():
+        lengths = [sorted(len(token_ids[j]) for j in b) for b in members]
+        lengths.sort()
+        flat = [x for b in lengths for x in b]
+        expected = sorted(len(token_ids[j]) for j in order[w * size:(w + 1) * size])
+        assert flat == expected
+
+
+def test_without_a_length_window_batches_are_slices_and_draw_nothing():
+    order = np.random.default_rng(0).permutation(10)
+    rng = np.random.default_rng(1)
+    before = rng.bit_generator.state
+    batches = CharGRUEncoder(batch_size=4)._batches(order, [[1]] * 10, rng)
+    assert [b.tolist() for b in batches] == [order[:4].tolist(), order[4:8].tolist(), order[8:].tolist()]
+    assert rng.bit_generator.state == before
 
 
 def test_vse_weight_decay_reaches_adam():

@@ -17,7 +17,8 @@ from toys import TinyEncoder, make_dataset  # noqa: E402
 CASES = {
     VSEEncoder: {"word_dim": 8, "joint_dim": 8, "min_count": 1, "negatives": "hardest", "sum_epochs": 1,
                  "lr_decay_epoch": 2},
-    CharGRUEncoder: {"char_dim": 4, "hidden_dim": 6, "attention_dim": 4, "cycle_epochs": 2},
+    # Batches cut from length-sorted windows: their shuffle is part of what a resume restores.
+    CharGRUEncoder: {"char_dim": 4, "hidden_dim": 6, "attention_dim": 4, "cycle_epochs": 2, "length_window": 2},
     ReiRelevanceScorer: {"word_dim": 8, "hidden_dim": 8, "min_count": 1, "dropout": 0.5},
 }
 
@@ -295,6 +296,19 @@ def test_checkpoint_key_covers_parameters_data_and_features():
     # what is trained.
     assert key == _model(VSEEncoder).set_params(checkpoint=False).checkpoint_key(train, dev)
     assert key == _model(VSEEncoder).set_params(max_train_seconds=60.0).checkpoint_key(train, dev)
+
+
+def test_a_parameter_added_later_leaves_the_key_unchanged_at_its_old_behaviour(monkeypatch):
+    # Checkpoints written before length_window existed are found: at None the key is the one
+    # computed without the parameter.
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    key = _model(VSEEncoder).checkpoint_key(train, dev)
+    assert key != _model(VSEEncoder).set_params(length_window=2).checkpoint_key(train, dev)
+    get_params = VSEEncoder.get_params
+    monkeypatch.setattr(VSEEncoder, "get_params", lambda self, deep=True: {
+        k: v for k, v in get_params(self, deep).items() if k != "length_window"})
+    assert _model(VSEEncoder).checkpoint_key(train, dev) == key
 
 
 def test_checkpoint_is_written_atomically_each_epoch(tmp_path, monkeypatch):

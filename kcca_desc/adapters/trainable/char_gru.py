@@ -90,7 +90,7 @@ class CharGRUEncoder(JointEmbeddingModel):
     patience : int or None, default=None
         The paper trains all epochs.
     grad_clip : float or None, default=None
-    max_train_seconds, n_threads, checkpoint, device, random_state
+    length_window, max_train_seconds, n_threads, checkpoint, device, random_state
         As :class:`~.vse.VSEEncoder`.
 
     The defaults are the paper's size; the CPU size chosen by measurement is the ``cpu``
@@ -115,7 +115,8 @@ class CharGRUEncoder(JointEmbeddingModel):
     def __init__(self, image_encoder: Encoder | None = None, char_dim: int = 20, hidden_dim: int = 1024,
                  attention_dim: int = 128, n_heads: int = 2, max_chars: int | None = None, margin: float = 0.2,
                  lr: float = 1e-3, lr_min: float = 1e-6, cycle_epochs: int = 4, n_ensemble: int = 2,
-                 dropout: float = 0.0, batch_size: int = 32, max_epochs: int = 32, patience: int | None = None,
+                 dropout: float = 0.0, batch_size: int = 32,
+                 length_window: int | None = None, max_epochs: int = 32, patience: int | None = None,
                  grad_clip: float | None = None, max_train_seconds: float | None = None,
                  n_threads: int | None = 1, checkpoint: bool = True, device: str = "cpu",
                  random_state: int = 0):

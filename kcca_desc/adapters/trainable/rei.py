@@ -131,7 +131,7 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     grad_clip : float or None, default=None
     max_block_elements : int, default=2**23
         Largest (images × texts × dimension) block held while scoring.
-    max_train_seconds, n_threads, checkpoint, device, random_state
+    length_window, max_train_seconds, n_threads, checkpoint, device, random_state
         As :class:`~.vse.VSEEncoder`.
 
     :data:`REI_ABLATION` lists the paper's ablation steps as parameter settings.
@@ -156,7 +156,8 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
                  freeze_word_vectors: bool = False, word_vector_scale: float | None = None, hidden_dim: int = 300,
                  min_count: int = 2, dropout: float = 0.5, gating: bool = True,
                  loss: Literal["softmax", "hinge"] = "softmax", margin: float = 0.2, init_std: float = 0.1,
-                 lr: float = 1e-3, batch_size: int = 32, max_epochs: int = 30, patience: int | None = 5,
+                 lr: float = 1e-3, batch_size: int = 32,
+                 length_window: int | None = None, max_epochs: int = 30, patience: int | None = 5,
                  grad_clip: float | None = None, max_block_elements: int = 2 ** 23,
                  max_train_seconds: float | None = None, n_threads: int | None = 1, checkpoint: bool = True,
                  device: str = "cpu", random_state: int = 0):

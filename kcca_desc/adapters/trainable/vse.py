@@ -91,6 +91,10 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
     weight_decay : float, default=0.0
         L2 penalty of Adam.
     batch_size : int, default=128
+    length_window : int or None, default=None
+        Cut batches from windows of ``length_window`` × ``batch_size`` shuffled pairs sorted by
+        text length, then shuffle the batches (a batch runs as many recurrent steps as its
+        longest text); None: batches are consecutive slices of the shuffled pairs.
     max_epochs : int, default=30
     patience : int or None, default=5
         Epochs without a better dev R-sum that end training, counted after ``lr_decay_epoch``
@@ -132,7 +136,8 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
                  freeze_word_vectors: bool = True, joint_dim: int = 300,
                  min_count: int = 2, margin: float = 0.2, negatives: Literal["sum", "hardest"] = "sum",
                  sum_epochs: int = 2, lr: float = 2e-4, lr_decay_epoch: int | None = 15, lr_decay: float = 0.1,
-                 dropout: float = 0.0, weight_decay: float = 0.0, batch_size: int = 128, max_epochs: int = 30,
+                 dropout: float = 0.0, weight_decay: float = 0.0, batch_size: int = 128,
+                 length_window: int | None = None, max_epochs: int = 30,
                  patience: int | None = 5,
                  grad_clip: float | None = 2.0, max_train_seconds: float | None = None,
                  n_threads: int | None = 1, checkpoint: bool = True, device: str = "cpu",
