@@ -51,6 +51,7 @@ import argparse
 import json
 from pathlib import Path
 
+from kcca_desc.adapters.trainable.training import PARAMETERS_ADDED_LATER
 from kcca_desc.bench import write_results
 from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS, trainable_model
 
@@ -65,8 +66,11 @@ def settings_name(system: str, params: dict) -> str:
     base, step = TRAINABLE_SYSTEMS[system]
     config = params["config"]
     expected = trainable_model(base, config, **step).get_params()
-    changed = [f"{key}{params[key]:g}" if isinstance(params[key], float) else f"{key}{params[key]}"
-               for key in sorted(expected) if key not in RUNTIME and key in params and params[key] != expected[key]]
+    # A record written before a parameter existed ran at the behaviour the parameter's old value keeps.
+    recorded = {**PARAMETERS_ADDED_LATER, **params}
+    changed = [f"{key}{recorded[key]:g}" if isinstance(recorded[key], float) else f"{key}{recorded[key]}"
+               for key in sorted(expected)
+               if key not in RUNTIME and key in recorded and recorded[key] != expected[key]]
     return "_".join([system] + ([config] if config != "cpu" else []) + changed)
 
 

@@ -49,6 +49,23 @@ def test_systems_are_named_by_configuration_and_changed_settings_only(tmp_path):
     assert all(r["queries"]["top"]["annotation"] == [[3, 1]] for r in records if "queries" in r)
 
 
+def test_a_record_from_before_a_parameter_existed_is_named_by_its_old_behaviour(tmp_path, monkeypatch):
+    from kcca_desc.methods import trainable_systems
+
+    old = _run_file(tmp_path / "a.json", "char_gru", "cpu")
+    records = json.loads(old.read_text())
+    for record in records:
+        record["params"].pop("length_window", None)
+    old.write_text(json.dumps(records))
+    assert merge_results.merge([old])[0]["system"] == "char_gru"
+    # Once the configuration sorts batches by length, the old record ran without it.
+    monkeypatch.setitem(trainable_systems.TRAINABLE_CONFIGS["char_gru"]["configs"], "cpu",
+                        {**trainable_systems.TRAINABLE_CONFIGS["char_gru"]["configs"]["cpu"], "length_window": 50})
+    new = _run_file(tmp_path / "b.json", "char_gru", "cpu")
+    assert [r["system"] for r in merge_results.merge([old, new]) if "protocol" in r] == \
+        ["char_gru_length_windowNone"] * 2 + ["char_gru"] * 2
+
+
 def test_two_runs_of_the_same_system_and_settings_are_refused(tmp_path):
     files = [_run_file(tmp_path / "a.json", "vse", "cpu"), _run_file(tmp_path / "b.json", "vse", "cpu")]
     with pytest.raises(ValueError, match="b.json.*also in.*a.json"):

@@ -80,7 +80,7 @@ _RUNTIME = ("n_threads", "device")
 
 #: Parameters added after checkpoints had been written, with the value that reproduces those
 #: runs: left out of the key at that value, so that the checkpoints are still found.
-_ADDED_LATER = {"length_window": None}
+PARAMETERS_ADDED_LATER = {"length_window": None}
 
 
 def torch_module():
@@ -288,7 +288,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
                                            "captions": d.captions}
 
         params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("image_encoder", "checkpoint")
-                  and not (k in _ADDED_LATER and v == _ADDED_LATER[k])}
+                  and not (k in PARAMETERS_ADDED_LATER and v == PARAMETERS_ADDED_LATER[k])}
         # The clock stops a run without changing it: every budget shares the key of the run
         # without one, so that a run the clock stopped trains on under a larger budget.
         params["max_train_seconds"] = None
