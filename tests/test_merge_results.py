@@ -52,17 +52,22 @@ def test_systems_are_named_by_configuration_and_changed_settings_only(tmp_path):
 def test_a_record_from_before_a_parameter_existed_is_named_by_its_old_behaviour(tmp_path, monkeypatch):
     from kcca_desc.methods import trainable_systems
 
-    old = _run_file(tmp_path / "a.json", "char_gru", "cpu")
-    records = json.loads(old.read_text())
-    for record in records:
-        record["params"].pop("length_window", None)
-    old.write_text(json.dumps(records))
-    assert merge_results.merge([old])[0]["system"] == "char_gru"
-    # Once the configuration sorts batches by length, the old record ran without it.
-    monkeypatch.setitem(trainable_systems.TRAINABLE_CONFIGS["char_gru"]["configs"], "cpu",
-                        {**trainable_systems.TRAINABLE_CONFIGS["char_gru"]["configs"]["cpu"], "length_window": 50})
-    new = _run_file(tmp_path / "b.json", "char_gru", "cpu")
-    assert [r["system"] for r in merge_results.merge([old, new]) if "protocol" in r] == \
+    configs = trainable_systems.TRAINABLE_CONFIGS["char_gru"]["configs"]
+
+    def old_record(path):  # written before length_window existed: random batches
+        path = _run_file(path, "char_gru", "cpu")
+        records = json.loads(path.read_text())
+        for record in records:
+            record["params"].pop("length_window", None)
+        path.write_text(json.dumps(records))
+        return path
+
+    monkeypatch.setitem(configs, "cpu", {**configs["cpu"], "length_window": None})
+    assert merge_results.merge([old_record(tmp_path / "a.json")])[0]["system"] == "char_gru"
+    # Once the configuration sorts batches by length, the old record is named for running without it.
+    monkeypatch.setitem(configs, "cpu", {**configs["cpu"], "length_window": 50})
+    files = [old_record(tmp_path / "b.json"), _run_file(tmp_path / "c.json", "char_gru", "cpu")]
+    assert [r["system"] for r in merge_results.merge(files) if "protocol" in r] == \
         ["char_gru_length_windowNone"] * 2 + ["char_gru"] * 2
 
 
