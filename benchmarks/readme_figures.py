@@ -306,8 +306,8 @@ BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
 #: The trained systems held to the linear bridge's figures.
 HELD_TO_CCA = ("vse", "vse_freeze_word_vectorsTrue", "vse_hardest", "vse_word_vectorsNone",
                "vse_hardest_word_vectorsNone", "vse_paper_word_vectorsNone", "char_gru_paper_max_epochs20",
-               "char_gru_paper_dropout0", "char_gru", "char_gru_length_windowNone_max_epochs32", "char_gru_max_epochs16",
-               "char_gru_dropout0_max_epochs16")
+               "char_gru_paper_dropout0", "char_gru", "char_gru_length_windowNone_max_epochs32",
+               "char_gru_max_epochs16", "char_gru_dropout0_max_epochs16")
 
 
 def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
