@@ -130,6 +130,34 @@ def test_char_gru_keeps_the_characters_as_written_and_embeds_the_heads():
     assert model.embed_texts(["a red dog"]).shape == (1, 2 * 2 * 8)
 
 
+@settings(max_examples=20, deadline=None)
+@given(lengths=st.lists(st.integers(1, 9), min_size=1, max_size=6), seed=st.integers(0, 2**16))
+def test_char_gru_states_equal_a_packed_bidirectional_gru(lengths, seed):
+    """The two one-way GRUs over the padded batch against torch's bidirectional GRU over the
+    packed batch, carrying the same weights: the pooled caption embeddings agree."""
+    from kcca_desc.adapters.trainable.char_gru import _network
+    torch.manual_seed(seed)
+    network = _network(12, 4, 3, 5, 4, 2, 0.0).eval()
+    packed_gru = torch.nn.GRU(3, 5, batch_first=True, bidirectional=True)
+    network.load_state_dict({**{k: v for k, v in network.state_dict().items() if "_gru." not in k},
+                             **{"gru." + k: v for k, v in packed_gru.state_dict().items()}})
+    ids = torch.zeros((len(lengths), max(lengths)), dtype=torch.long)
+    for row, n in enumerate(lengths):
+        ids[row, :n] = torch.randint(1, 12, (n,))
+    lengths = torch.tensor(lengths)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(network.embed(ids), lengths, batch_first=True,
+                                                     enforce_sorted=False)
+    states, _ = torch.nn.utils.rnn.pad_packed_sequence(packed_gru(packed)[0], batch_first=True)
+    expected = []
+    for head in network.heads:
+        pooled = [torch.softmax(head(states[b, :n]), dim=0).mul(states[b, :n]).sum(dim=0)
+                  for b, n in enumerate(lengths)]
+        expected.append(torch.stack(pooled))
+    with torch.no_grad():
+        np.testing.assert_allclose(network.embed_text(ids, lengths), torch.cat(expected, dim=1).detach(),
+                                   rtol=1e-5, atol=1e-6)
+
+
 def test_snapshot_ensemble_averages_the_snapshots_cosines():
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")

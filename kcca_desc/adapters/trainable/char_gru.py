@@ -13,6 +13,27 @@ from .training import torch_module
 __all__ = ["CharGRUEncoder"]
 
 
+def _rename_bidirectional_gru(module, state_dict, prefix, *_):
+    """Map a ``torch.nn.GRU(bidirectional=True)``'s weights (``gru.*_l0``, ``gru.*_l0_reverse``)
+    onto the two one-way GRUs, so that checkpoints written before the split still load."""
+    for key in [k for k in state_dict if k.startswith(prefix + "gru.")]:
+        name = key[len(prefix + "gru."):]
+        direction = "backward_gru." if name.endswith("_reverse") else "forward_gru."
+        state_dict[prefix + direction + name.removesuffix("_reverse")] = state_dict.pop(key)
+
+
+def reversed_within_lengths(values, lengths):
+    """``values`` (B, T, D) with each row's first ``lengths[b]`` steps in reverse order.
+
+    Padding steps stay where they are, so reversing twice gives ``values`` back.
+    """
+    torch = torch_module()
+    steps = torch.arange(values.shape[1], device=values.device)
+    lengths = lengths.to(values.device)[:, None]
+    source = torch.where(steps[None, :] < lengths, lengths - 1 - steps[None, :], steps[None, :])
+    return values.gather(1, source[:, :, None].expand(-1, -1, values.shape[2]))
+
+
 def _network(vocabulary_size: int, feature_dim: int, char_dim: int, hidden_dim: int, attention_dim: int,
              n_heads: int, dropout: float):
     torch = torch_module()
@@ -21,12 +42,19 @@ def _network(vocabulary_size: int, feature_dim: int, char_dim: int, hidden_dim: 
         """Characters → bi-GRU → ``n_heads`` attention poolings (concatenated); images → linear map.
 
         Dropout (training only) on the character embeddings and on the image features.
+
+        The bidirectional GRU is two one-way GRUs over the zero-padded batch, the backward one
+        over each caption reversed within its length: the same states at every character as
+        ``torch.nn.GRU(bidirectional=True)`` over a packed sequence, without packing's cost on
+        the CPU, where the backward pass of each time step's slice of the packed input zero-fills
+        a gradient of the whole input (docs/design.md, "Trainable models").
         """
 
         def __init__(self):
             super().__init__()
             self.embed = torch.nn.Embedding(vocabulary_size, char_dim, padding_idx=0)
-            self.gru = torch.nn.GRU(char_dim, hidden_dim, batch_first=True, bidirectional=True)
+            self.forward_gru = torch.nn.GRU(char_dim, hidden_dim, batch_first=True)
+            self.backward_gru = torch.nn.GRU(char_dim, hidden_dim, batch_first=True)
             # a_t = softmax_t(V tanh(W h_t + b_w) + b_v): one weight per feature and time step.
             self.heads = torch.nn.ModuleList(
                 torch.nn.Sequential(torch.nn.Linear(2 * hidden_dim, attention_dim), torch.nn.Tanh(),
@@ -34,12 +62,14 @@ def _network(vocabulary_size: int, feature_dim: int, char_dim: int, hidden_dim: 
             self.image = torch.nn.Linear(feature_dim, n_heads * 2 * hidden_dim)
             self.char_dropout = torch.nn.Dropout(dropout)
             self.image_dropout = torch.nn.Dropout(dropout)
+            self.register_load_state_dict_pre_hook(_rename_bidirectional_gru)
 
         def embed_text(self, ids, lengths):
-            packed = torch.nn.utils.rnn.pack_padded_sequence(self.char_dropout(self.embed(ids)), lengths,
-                                                             batch_first=True, enforce_sorted=False)
-            states, _ = self.gru(packed)
-            states, _ = torch.nn.utils.rnn.pad_packed_sequence(states, batch_first=True)
+            chars = self.char_dropout(self.embed(ids))
+            ahead, _ = self.forward_gru(chars)
+            behind, _ = self.backward_gru(reversed_within_lengths(chars, lengths))
+            states = torch.cat([ahead, reversed_within_lengths(behind, lengths)], dim=2)
+            # Padding steps hold states of the padding: weighted 0 by every head.
             steps = torch.arange(states.shape[1], device=states.device)
             padding = (steps[None, :] >= lengths.to(states.device)[:, None])[:, :, None]
             pooled = []
