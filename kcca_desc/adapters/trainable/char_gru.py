@@ -22,18 +22,6 @@ def _rename_bidirectional_gru(module, state_dict, prefix, *_):
         state_dict[prefix + direction + name.removesuffix("_reverse")] = state_dict.pop(key)
 
 
-def reversed_within_lengths(values, lengths):
-    """``values`` (B, T, D) with each row's first ``lengths[b]`` steps in reverse order.
-
-    Padding steps stay where they are, so reversing twice gives ``values`` back.
-    """
-    torch = torch_module()
-    steps = torch.arange(values.shape[1], device=values.device)
-    lengths = lengths.to(values.device)[:, None]
-    source = torch.where(steps[None, :] < lengths, lengths - 1 - steps[None, :], steps[None, :])
-    return values.gather(1, source[:, :, None].expand(-1, -1, values.shape[2]))
-
-
 def _network(vocabulary_size: int, feature_dim: int, char_dim: int, hidden_dim: int, attention_dim: int,
              n_heads: int, dropout: float):
     torch = torch_module()
@@ -65,13 +53,18 @@ def _network(vocabulary_size: int, feature_dim: int, char_dim: int, hidden_dim: 
             self.register_load_state_dict_pre_hook(_rename_bidirectional_gru)
 
         def embed_text(self, ids, lengths):
+            steps = torch.arange(ids.shape[1], device=ids.device)[None, :]
+            lengths = lengths.to(ids.device)[:, None]
+            inside = steps < lengths
+            # Step t of a caption read backwards is its step length − 1 − t; padding stays put,
+            # so the same gather turns the backward GRU's states round again.
+            backwards = torch.where(inside, lengths - 1 - steps, steps)[:, :, None]
             chars = self.char_dropout(self.embed(ids))
             ahead, _ = self.forward_gru(chars)
-            behind, _ = self.backward_gru(reversed_within_lengths(chars, lengths))
-            states = torch.cat([ahead, reversed_within_lengths(behind, lengths)], dim=2)
+            behind, _ = self.backward_gru(chars.gather(1, backwards.expand(-1, -1, chars.shape[2])))
+            states = torch.cat([ahead, behind.gather(1, backwards.expand(-1, -1, behind.shape[2]))], dim=2)
             # Padding steps hold states of the padding: weighted 0 by every head.
-            steps = torch.arange(states.shape[1], device=states.device)
-            padding = (steps[None, :] >= lengths.to(states.device)[:, None])[:, :, None]
+            padding = ~inside[:, :, None]
             pooled = []
             for head in self.heads:
                 weights = torch.softmax(head(states).masked_fill(padding, float("-inf")), dim=1)
