@@ -10,7 +10,7 @@ eigenpairs, Rayleigh–Ritz in double precision), so on 2 cores these stages are
 table's time.
 
 This script times those stages at n = 6,000 on the synthetic image-like and text-like kernels of
-``benchmarks/kcca.py`` (:func:`kcca_desc.bench.synthetic_items`), once with the kernel OpenBLAS
+``benchmarks/kcca.py`` (:func:`kcca_bench.synthetic_items`), once with the kernel OpenBLAS
 chooses (``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` removed from the environment) and once with
 a forced core type (``--forced``, default ``Haswell``), each in its own process because OpenBLAS
 reads the variable when it loads; the two alternate, ``--repeats`` times each, so both see the
@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from kcca_desc.bench import (BLAS_OVERRIDES, add_output_arguments, blas_libraries, fill_defaults, machine_info,
+from kcca_bench import (BLAS_OVERRIDES, add_output_arguments, blas_libraries, fill_defaults, machine_info,
                              output_path, synthetic_image_kernel, synthetic_items, synthetic_text_kernel,
                              write_results)
 

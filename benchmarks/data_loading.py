@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
+from kcca_bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
 from kcca_desc.data import load_flickr8k, load_flickr8k_judgments, make_synthetic
 
 

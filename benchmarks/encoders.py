@@ -3,7 +3,7 @@
 For every PyTorch family whose extra is installed (open_clip, sentence-transformers, transformers,
 timm), a randomly initialised model of a small architecture (OpenCLIP ViT-S/32; a MiniLM-L6-sized
 BERT; a transformers CLIP with ViT-S/32-sized towers; timm ``vit_small_patch32_224``; see
-:mod:`kcca_desc.bench.random_models` — throughput depends on the architecture, not the weights)
+:mod:`kcca_bench.random_models` — throughput depends on the architecture, not the weights)
 embeds the same images (``images_per_s``) and captions (``captions_per_s``) twice per repeat:
 through the adapter (``embed_images`` / ``embed_texts``, cache off) and through the library's own
 batched call on the same model object, the same preprocessing and the same batches (PIL image
@@ -36,8 +36,8 @@ import numpy as np
 from kcca_desc.adapters.families import build_encoder
 from kcca_desc.adapters.onnx_models import l2_normalize
 from kcca_desc.adapters.torch_base import pooled_features
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
-from kcca_desc.bench import random_models
+from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
+from kcca_bench import random_models
 from kcca_desc.data.images import ArrayImages
 
 #: Library import per family (the benchmark skips a family whose import fails, with the reason).

@@ -27,11 +27,11 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import rankdata
 
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
+from kcca_bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
 from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.evaluate.statistics import mcnemar_test, metric_cis, paired_randomization_test
 from kcca_desc.methods.fusion import borda_fuse
-from kcca_desc.scores import average_ranks
+from kcca_desc.evaluate.scores import average_ranks
 
 
 def peak_temporaries_mb(function) -> float:

@@ -37,10 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour
-from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record)
-from kcca_desc.cache import atomic_write_text
-from kcca_desc.compare import cluster_groups
+from kcca_desc._core.cache import atomic_write_text
+from kcca_desc.report.compare import cluster_groups
 from kcca_desc.data import load_flickr8k_judgments
 from kcca_desc.evaluate import (
     Result,

@@ -24,7 +24,7 @@ import os
 import time
 
 from kcca_desc import ImageSentenceRanker
-from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, write_results)
 from kcca_desc.evaluate import result_from_scores
 from kcca_desc.methods import recall_sum, select_best

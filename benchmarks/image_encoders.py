@@ -32,7 +32,7 @@ import time
 from kcca_desc.adapters import PairedEncoder
 from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
-from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, write_results)
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.evaluate import evaluate_fitted, to_markdown

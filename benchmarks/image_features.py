@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from threadpoolctl import threadpool_limits
 
-from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              write_results)
 from kcca_desc.data.images import ImageSource
 from kcca_desc.image.features import ImageFeaturizer

@@ -43,7 +43,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
+from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
 from kcca_desc.kernels.image.intersection import histogram_intersection
 from kcca_desc.kernels.image.pyramid import image_kernel, pyramid_cell_weights
 

@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, evaluate_fitted, format_table
-from kcca_desc.bench import (add_output_arguments, flickr8k_or_quick, machine_info, output_path, result_record,
+from kcca_bench import (add_output_arguments, flickr8k_or_quick, machine_info, output_path, result_record,
                              write_results)
 from kcca_desc.data import ImageSource
 

@@ -20,8 +20,8 @@ Usage (on an oversubscribed machine, single-threaded BLAS is much faster)::
     OPENBLAS_NUM_THREADS=1 python benchmarks/kcca.py            # full run
     python benchmarks/kcca.py --quick    # n = 150 / 300 / 400, smoke test
 
-The kernels are :func:`kcca_desc.bench.synthetic_image_kernel` and
-:func:`kcca_desc.bench.synthetic_text_kernel` of :func:`kcca_desc.bench.synthetic_items`.
+The kernels are :func:`kcca_bench.synthetic_image_kernel` and
+:func:`kcca_bench.synthetic_text_kernel` of :func:`kcca_bench.synthetic_items`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
-from kcca_desc.bench import (add_output_arguments, machine_info, output_path, synthetic_image_kernel,
+from kcca_bench import (add_output_arguments, machine_info, output_path, synthetic_image_kernel,
                              synthetic_items, synthetic_text_kernel, timed_with_peak_memory as timed,
                              write_results)
 from kcca_desc.kcca import KCCA, CallableKernelColumns

@@ -23,12 +23,12 @@ from typing import Sequence
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker
-from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, timed_with_peak_memory, write_results)
 from kcca_desc.data import RetrievalView
 from kcca_desc.evaluate import Result, format_table, result_from_scores
 from kcca_desc.kcca import KCCA
-from kcca_desc.scores import cosine_scores
+from kcca_desc.evaluate.scores import cosine_scores
 
 
 def rank_sweep(
@@ -64,7 +64,7 @@ def rank_sweep(
     -------
     list of dict
         Per rank: the solver's ``rank``, fit seconds ``fit_s``, the explained trace of both
-        kernels and the result on ``view`` (:func:`~kcca_desc.bench.result_record`: R@K,
+        kernels and the result on ``view`` (:func:`~kcca_bench.result_record`: R@K,
         median and mean rank of annotation and search, with the per-query ranks).
     """
     rows = []

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 from scipy import linalg
 
-from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, synthetic_image_kernel,
+from kcca_bench import (add_output_arguments, fill_defaults, machine_info, output_path, synthetic_image_kernel,
                              synthetic_items, synthetic_text_kernel, write_results)
 from kcca_desc.kcca import KCCA
 from kcca_desc.methods.ranker import DEFAULT_REGS

@@ -51,8 +51,8 @@ import argparse
 import json
 from pathlib import Path
 
-from kcca_desc.adapters.trainable.training import PARAMETERS_ADDED_LATER
-from kcca_desc.bench import write_results
+from kcca_desc.neural.training import PARAMETERS_ADDED_LATER
+from kcca_bench import write_results
 from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS, trainable_model
 
 #: Settings of where and how long a model ran, which do not change what it is.

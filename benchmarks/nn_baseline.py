@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from kcca_desc import NearestNeighbour, load_dataset
-from kcca_desc.bench import (add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset,
+from kcca_bench import (add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset,
                              result_record, write_results)
 from kcca_desc.data import PROTOCOLS
 from kcca_desc.evaluate import evaluate_fitted, evaluate_scores, format_table, result_from_scores

@@ -6,7 +6,7 @@ for images. Each pair of a caption and an image encoder runs under each system t
 offers over encoder features, with the command line's own defaults and nothing tuned on dev:
 ``--method cca`` (linear CCA), ``--method kcca`` (low-rank RBF kernel CCA) and ``--method nn``
 (NN5 over the cosine of the features). The runs are ``python -m kcca_desc.fit`` itself
-(:func:`kcca_desc.fit.main`, its results file read back), test split, both protocols, each
+(:func:`kcca_desc.cli.fit.main`, its results file read back), test split, both protocols, each
 timed from the command's start to its results file. ``--method encoder`` (an encoder's own
 cosine) needs one model that embeds both sides in one space; no offline encoder does, which the
 record states (``encoder_cosine``) from the encoders themselves.
@@ -37,11 +37,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from kcca_desc.adapters.families import build_encoder
-from kcca_desc.bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
+from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, write_results)
 from kcca_desc.data import PROTOCOLS
 from kcca_desc.evaluate import Result, format_table, load_results
-from kcca_desc.fit import main as fit_main
+from kcca_desc.cli.fit import main as fit_main
 
 #: The offline encoders of each side (:mod:`kcca_desc.adapters.families` specs).
 TEXT_ENCODERS = ("onnx:minilm",)

@@ -49,15 +49,15 @@ import cv2
 import numpy as np
 
 from kcca_desc import load_dataset
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
-from kcca_desc.bench.cli import figures, interrupt_cli, run_cli
-from kcca_desc.errors import EXIT_CODES, KccaDescError
-from kcca_desc.fit import build_parser
-from kcca_desc.interrupts import INTERRUPT_EXIT_CODES
+from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
+from kcca_bench.cli import figures, interrupt_cli, run_cli
+from kcca_desc._core.errors import EXIT_CODES, KccaDescError
+from kcca_desc.cli.fit import build_parser
+from kcca_desc.cli.interrupts import INTERRUPT_EXIT_CODES
 
 #: The option that drops bad items with a warning instead of stopping (tried where the command has it).
 SKIP_BAD_ITEMS = "--skip-bad-items"
-#: Exit codes the command documents for a clear error (kcca_desc.errors; argparse's 2).
+#: Exit codes the command documents for a clear error (kcca_desc._core.errors; argparse's 2).
 DOCUMENTED = set(EXIT_CODES.values()) | {2}
 #: Options that keep the image features cheap: the figures here are about behaviour, not accuracy.
 LIGHT = ["--levels", "1", "--pixel-step", "4", "--colour-words", "16", "--texture-words", "16",

@@ -4,7 +4,7 @@ Builds the report (:func:`kcca_desc.report.build_report`) of every run in
 ``benchmarks/results/hodosh_table.json`` (31 systems under the hodosh protocol and Tri5Sem under
 the karpathy protocol, each with its per-query ranks) against Tri5Sem, with the Flickr8K images
 for the gallery, and measures its build time and its size on disk. It then checks that the
-comparison of the report (:func:`kcca_desc.compare.compare_runs`, the code of
+comparison of the report (:func:`kcca_desc.report.compare.compare_runs`, the code of
 ``python -m kcca_desc.compare``) reproduces the p-values against Tri5Sem and the bootstrap
 intervals that the table holds, computed when it was run.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import NearestNeighbour
-from kcca_desc.bench import add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset, write_results
-from kcca_desc.compare import load_runs
+from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset, write_results
+from kcca_desc.report.compare import load_runs
 from kcca_desc.evaluate import add_confidence_intervals, add_significance, evaluate_fitted
 from kcca_desc.report import build_report
 

@@ -49,9 +49,9 @@ from typing import Sequence
 
 import numpy as np
 
-from kcca_desc.bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path, result_record,
+from kcca_bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path, result_record,
                              synthetic_items, timed_with_memory, timed_with_peak_rss, write_results)
-from kcca_desc.cache import cache_dir
+from kcca_desc._core.cache import cache_dir
 from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
 from kcca_desc.evaluate import bootstrap_ci, evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
 from kcca_desc.kcca import KCCA, CallableKernelColumns
@@ -59,7 +59,7 @@ from kcca_desc.methods.ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS
 from kcca_desc.methods.scalable import ScalableRanker
 from kcca_desc.scale import (DEFAULT_CHUNK_SIZE, SCHEDULER_ENV, ChunkStore, HistogramIntersection, KernelView,
                              LandmarkKCCA, LinearKernel, dask_engine)
-from kcca_desc.scores import cosine_scores
+from kcca_desc.evaluate.scores import cosine_scores
 
 SEED = 0
 CAPTIONS = 5

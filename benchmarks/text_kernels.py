@@ -7,7 +7,7 @@ Measures: preprocessing of all captions; tri5 and tri_sem fit, 6,000 x 6,000 tra
 1,000 x 6,000 test Gram (hodosh protocol: caption #2 of each test image); caption pairs per
 second of each kernel against the pure-Python subsequence-enumeration reference on the same
 sample of caption pairs (values checked equal); peak resident memory; and the top-5 neighbours
-of "rider" and "swim" under A, D_ic, D_ext and Lin (:mod:`kcca_desc.bench.neighbours`). Timings are
+of "rider" and "swim" under A, D_ic, D_ext and Lin (:mod:`kcca_bench.neighbours`). Timings are
 wall-clock on this machine with its current load, so compare ratios taken in one run.
 
 WordNet (for Lin) is checked first: without it, the kernels that need it and the Lin neighbours are
@@ -27,7 +27,7 @@ from collections import Counter
 
 import numpy as np
 
-from kcca_desc.bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fill_defaults,
+from kcca_bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fill_defaults,
                              fit_word_similarities, flickr8k_or_quick, frequent_words, machine_info, neighbour_lists,
                              output_path, wordnet_unavailable, write_results)
 from kcca_desc.kernels.text.similarity import WordNetUnavailableError

@@ -1,6 +1,6 @@
 """Benchmark: nearest neighbours of words under each word similarity (Hodosh et al. 2013, Figure 6).
 
-The four sources of word similarity of the soft trigram kernels (:mod:`kcca_desc.bench.neighbours`:
+The four sources of word similarity of the soft trigram kernels (:mod:`kcca_bench.neighbours`:
 alignment A, distributional D_ic on the training captions and D_ext on the external corpus, and
 WordNet/Lin) are fitted on the Flickr8K training captions, preprocessed by
 :class:`kcca_desc.text.Preprocessor` as every kernel's are, and the top-k neighbours of each
@@ -23,7 +23,7 @@ import os
 import time
 from typing import Sequence
 
-from kcca_desc.bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fit_word_similarities,
+from kcca_bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fit_word_similarities,
                              flickr8k_or_quick, frequent_words, machine_info, neighbour_lists, output_path,
                              write_results)
 from kcca_desc.kernels.text.similarity import neighbour_table

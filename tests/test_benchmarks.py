@@ -5,7 +5,7 @@ without an entry in :data:`EXPECTED_KEYS`) fails here. Each quick run writes its
 temporary file and must leave the committed records in ``benchmarks/results/`` untouched. Every
 retrieval result a record holds must keep its per-query ranks, which must give its figures, so
 that two runs on the same queries can be compared later without re-running either. The shared
-code the scripts import (:mod:`kcca_desc.bench`) is tested directly below.
+code the scripts import (:mod:`kcca_bench`) is tested directly below.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kcca_desc.bench import (
+from kcca_bench import (
     QUICK_DIR,
     add_output_arguments,
     fill_defaults,
@@ -312,7 +312,7 @@ def test_scale_dev_r10_difference_by_hand():
     assert scale.dev_r10_difference(row, row)["search"] == {"difference": 0.0, "ci95": [0.0, 0.0]}
 
 
-# ------------------------------------------------------------------------- kcca_desc.bench
+# ------------------------------------------------------------------------- kcca_bench
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int)
@@ -382,7 +382,7 @@ def test_synthetic_items_share_topics_across_views():
 
 
 def test_word_similarities_skip_lin_when_wordnet_is_missing(monkeypatch):
-    from kcca_desc.bench import neighbours
+    from kcca_bench import neighbours
 
     monkeypatch.setattr(neighbours, "wordnet_unavailable", lambda: "no WordNet here")
     items = [[["dog", "run", "grass"], ["puppy", "run", "grass"]],

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from kcca_desc.cache import (CacheWarning, NpzCache, PickleCache, atomic_write_bytes, atomic_write_text, cache_key,
+from kcca_desc._core.cache import (CacheWarning, NpzCache, PickleCache, atomic_write_bytes, atomic_write_text, cache_key,
                              cache_keys)
 
 

@@ -18,9 +18,9 @@ import time
 import numpy as np
 import pytest
 
-from kcca_desc import cache as cache_module
-from kcca_desc.bench.cli import figures, run_cli
-from kcca_desc.cache import (
+from kcca_desc._core import cache as cache_module
+from kcca_bench.cli import figures, run_cli
+from kcca_desc._core.cache import (
     CacheWarning,
     ChunkCache,
     NpzCache,
@@ -144,7 +144,7 @@ def test_read_only_cache_directory_is_read_but_never_written(cache_root, monkeyp
 _WRITER = textwrap.dedent("""
     import sys, time
     import numpy as np
-    from kcca_desc.cache import atomic_write_bytes
+    from kcca_desc._core.cache import atomic_write_bytes
 
     def slow(f):
         f.write(b"x" * 1000)
@@ -174,7 +174,7 @@ def test_killed_writer_leaves_no_file_a_reader_could_take(cache_root):
 # ----------------------------------------------------------------------------- locks
 _HOLDER = textwrap.dedent("""
     import sys, time
-    from kcca_desc.cache import entry_lock
+    from kcca_desc._core.cache import entry_lock
 
     with entry_lock(sys.argv[1]):
         print("locked", flush=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from bad_inputs import BROKEN_IMAGES, write_tsv_dataset
 
-import kcca_desc.preflight as preflight
-from kcca_desc.errors import (
+import kcca_desc.cli.preflight as preflight
+from kcca_desc._core.errors import (
     EXIT_CODES,
     CacheError,
     DataError,
@@ -24,7 +24,7 @@ from kcca_desc.errors import (
     ParameterError,
     UnwritableOutputError,
 )
-from kcca_desc.fit import main
+from kcca_desc.cli.fit import main
 from kcca_desc.image.features import ImageFeaturizer
 
 SMALL = ["--colour-words", "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1", "-q"]
@@ -46,7 +46,7 @@ def run_cli(capsys, argv) -> tuple[int, str]:
 
 
 def test_every_exit_code_is_distinct_documented_and_keeps_the_builtin_base():
-    import kcca_desc.errors as errors
+    import kcca_desc._core.errors as errors
 
     assert EXIT_CODES[ParameterError] == 2 and EXIT_CODES[DataError] == 65
     for cls, code in EXIT_CODES.items():

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kcca_desc.compare import ComparisonError, Run, check_comparable, cluster_groups, compare_runs, load_runs, main
+from kcca_desc.cli.compare import main
+from kcca_desc.report.compare import ComparisonError, Run, check_comparable, cluster_groups, compare_runs, load_runs
 from kcca_desc.data.registry import load_dataset
 from kcca_desc.evaluate import Result, result_from_scores, retrieval_metrics
 from kcca_desc.evaluate.statistics import metric_cis

@@ -140,7 +140,7 @@ def neural_systems():
         "pair_scorer": PairScorerMethod(DotScorer(JointEncoder(LATENTS))),
     }
     if importlib.util.find_spec("torch") is not None:
-        from kcca_desc.adapters.trainable import ReiRelevanceScorer, VSEEncoder
+        from kcca_desc.neural import ReiRelevanceScorer, VSEEncoder
 
         systems["vse"] = EncoderMethod(VSEEncoder(image_encoder=LatentEncoder(LATENTS), word_dim=8, joint_dim=8,
                                                   min_count=1, batch_size=8, max_epochs=2, random_state=0))
@@ -274,7 +274,7 @@ def test_nearest_neighbour_without_cache_writes_nothing(tmp_path, monkeypatch, s
 
 @pytest.mark.parametrize("cls_name", ["VSEEncoder", "CharGRUEncoder", "ReiRelevanceScorer"])
 def test_trainable_encoders_clone_and_resolve_their_image_encoder_in_fit(cls_name):
-    from kcca_desc.adapters import trainable
+    from kcca_desc import neural as trainable
 
     encoder = getattr(trainable, cls_name)(batch_size=8, random_state=3)
     copied = clone(encoder)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from kcca_desc.errors import MissingDataFileError
+from kcca_desc._core.errors import MissingDataFileError
 from kcca_desc.evaluate import load_results
-from kcca_desc.fit import main
+from kcca_desc.cli.fit import main
 
 SMALL = ["--n-images", "100", "--colour-words", "16", "--texture-words", "16", "--sift-words", "16",
          "--levels", "1"]
@@ -45,7 +45,7 @@ def test_missing_data_directory_is_a_clear_error(tmp_path, capsys):
 
 
 def test_sampling_options_reach_the_featurizer():
-    from kcca_desc.fit import _make_method, build_parser
+    from kcca_desc.cli.fit import _make_method, build_parser
 
     method = _make_method(build_parser().parse_args(["--pixel-step", "1", "--sift-step", "4"]))
     assert method.image_kernel_params["featurizer_params"] == {"pixel_step": 1, "sift_step": 4}
@@ -56,7 +56,7 @@ def test_sampling_options_reach_the_featurizer():
 def test_the_results_file_holds_the_per_query_ranks_and_every_figure_follows_from_them(tmp_path, monkeypatch):
     import numpy as np
 
-    import kcca_desc.fit as fit
+    import kcca_desc.cli.fit as fit
     from kcca_desc.evaluate.ranks import retrieval_metrics
 
     evaluated = []

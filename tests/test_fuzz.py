@@ -4,7 +4,7 @@ Random and adversarial TSV files (random bytes, latin-1, UTF-16, BOM, CRLF, NUL,
 missing and extra columns), Flickr8K caption files, Karpathy-style JSON (wrong types, duplicate
 ids, captions that are numbers, deep nesting) and random bytes as images.  The accepted outcomes:
 a :class:`~kcca_desc.data.Dataset` whose every caption is a non-empty string, or a
-:class:`~kcca_desc.errors.DataError` (which the command line prints as one line); any other
+:class:`~kcca_desc._core.errors.DataError` (which the command line prints as one line); any other
 exception fails the test.  Each test counts its cases, and the session's terminal summary states
 how many were tried (``fuzz: N cases tried``).  The ``long`` variants (``-m heavy``) try 30 times
 as many.
@@ -24,7 +24,7 @@ from kcca_desc.data import FileImages, decode_image_file, load_flickr8k, load_ka
 from kcca_desc.data.checks import check_dataset, settle_problems
 from kcca_desc.data.flickr8k import CAPTION_FILES, SPLIT_FILES
 from kcca_desc.data.problems import ProblemLog
-from kcca_desc.errors import DataError
+from kcca_desc._core.errors import DataError
 
 VARIANTS = [pytest.param(60, id="quick"), pytest.param(1800, id="long", marks=pytest.mark.heavy)]
 

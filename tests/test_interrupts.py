@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from kcca_desc.bench.cli import figures, interrupt_cli, run_cli
-from kcca_desc.interrupts import INTERRUPT_EXIT_CODES, supervised
+from kcca_bench.cli import figures, interrupt_cli, run_cli
+from kcca_desc.cli.interrupts import INTERRUPT_EXIT_CODES, supervised
 
 # A small synthetic run (every stage of the KCCA system, a few seconds on two cores, most of
 # them featurising) and a larger one whose later stages (Grams, eigendecompositions, selection)

@@ -12,8 +12,8 @@ import json
 import numpy as np
 from bad_inputs import ODD_IMAGES, write_odd_image, write_tsv_dataset
 
-from kcca_desc.errors import DataError
-from kcca_desc.fit import main
+from kcca_desc._core.errors import DataError
+from kcca_desc.cli.fit import main
 
 SMALL = ["--colour-words", "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1", "-q",
          "--n-components", "4", "--regs", "1"]

@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
-from kcca_desc import progress as progress_module
-from kcca_desc.progress import is_quiet, progress, progress_bar, set_quiet, stage
+from kcca_desc._core import progress as progress_module
+from kcca_desc._core.progress import is_quiet, progress, progress_bar, set_quiet, stage
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_a_tqdm_bar_on_a_terminal(loud, monkeypatch):
 
 
 def test_quiet_switch_of_the_command_line(capsys, tmp_path):
-    from kcca_desc.fit import main
+    from kcca_desc.cli.fit import main
 
     before = is_quiet()
     try:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-from kcca_desc.fit import _make_method, build_parser, main
+from kcca_desc.cli.fit import _make_method, build_parser, main
 from kcca_desc.image import FEATURE_TYPES, IMAGE_KERNELS, FeatureType, ImageFeaturizer, ImageKernel, ImageKernelSpec
 from kcca_desc.kernels.image import image_kernel, pyramid_cell_weights, whole_image_cell_weights
 from kcca_desc.kernels.image.features import as_float_grey, grid_positions
@@ -21,7 +21,7 @@ from kcca_desc.kernels.text.similarity import (AlignmentSimilarity, AverageSimil
 from kcca_desc.data import make_synthetic
 from kcca_desc.methods import ImageSentenceRanker, NearestNeighbour
 from kcca_desc.methods.registry import SYSTEMS, System
-from kcca_desc.registry import Registry, UnknownNameError
+from kcca_desc._core.registry import Registry, UnknownNameError
 from kcca_desc.tasks import TASKS
 from kcca_desc.text import TEXT_KERNELS, Preprocessor, TextKernelSpec, make_text_kernel
 from kcca_desc.text.named_kernels import WORD_SIMILARITIES

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kcca_desc import resources
-from kcca_desc.errors import EXIT_CODES, InsufficientMemoryError
+from kcca_desc._core import resources
+from kcca_desc._core.errors import EXIT_CODES, InsufficientMemoryError
 from kcca_desc.kcca import KCCA
 from kcca_desc.methods import ImageSentenceRanker
-from kcca_desc.resources import available_memory, format_bytes, require_memory
+from kcca_desc._core.resources import available_memory, format_bytes, require_memory
 from toys import make_dataset
 
 
@@ -50,7 +50,7 @@ def test_exact_kcca_refuses_what_cannot_fit_and_points_to_the_low_rank_solver(sm
 
 
 def test_the_command_line_stops_with_one_line_and_exit_code_71(monkeypatch, capsys):
-    from kcca_desc.fit import main
+    from kcca_desc.cli.fit import main
 
     monkeypatch.setattr(resources, "available_memory", lambda: 1_000)  # below the Grams of 36 images
 

@@ -12,8 +12,8 @@ import pytest
 from bad_inputs import write_tsv_dataset
 
 from kcca_desc.data import ArrayImages, make_synthetic
-from kcca_desc.errors import DataError, ParameterError
-from kcca_desc.fit import main
+from kcca_desc._core.errors import DataError, ParameterError
+from kcca_desc.cli.fit import main
 from kcca_desc.image.features import ImageFeaturizer
 from kcca_desc.kcca import KCCA
 from kcca_desc.methods import ImageSentenceRanker

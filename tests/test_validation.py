@@ -11,15 +11,15 @@ import pytest
 from sklearn.base import BaseEstimator
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
-from kcca_desc.adapters.trainable import CharGRUEncoder, VSEEncoder
+from kcca_desc.neural import CharGRUEncoder, VSEEncoder
 from kcca_desc.image.features import ImageFeaturizer
 from kcca_desc.image.kernel import ImageKernel
 from kcca_desc.kcca import KCCA, LinearCCA
 from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, PairScorerMethod
-from kcca_desc.registry import Registry
+from kcca_desc._core.registry import Registry
 from kcca_desc.text.named_kernels import TextKernel
 from kcca_desc.text.preprocess import Preprocessor
-from kcca_desc.validation import (
+from kcca_desc._core.validation import (
     POSITIVE_INT,
     DtypeOptions,
     Interval,

@@ -8,9 +8,8 @@ retrieval systems (:class:`~kcca_desc.methods.EncoderMethod`,
 :class:`~kcca_desc.methods.FeatureBridgeMethod` for NN, linear CCA and
 RBF-kernel CCA over any encoder's features).  The ONNX encoders in :mod:`.onnx_models` need the
 optional ``neural`` extra, EfficientNet-Lite0 (:mod:`.efficientnet`) the ``efficientnet``
-extra, the trainable models in :mod:`.trainable` (:class:`VSEEncoder`,
-:class:`CharGRUEncoder`, :class:`ReiRelevanceScorer`) need ``torch``; all are imported
-lazily.
+extra; both are imported lazily.  The seed papers' trainable models are not adapters: they live
+in :mod:`kcca_desc.neural`.
 
 Encoders of other libraries — OpenCLIP (:mod:`.open_clip_models`), sentence-transformers
 (:mod:`.st_models`), transformers (:mod:`.hf_models`), timm (:mod:`.timm_models`), each an
@@ -32,9 +31,6 @@ __all__ = [
     "MiniLMTextEncoder",
     "ViTImageEncoder",
     "EfficientNetLiteImageEncoder",
-    "VSEEncoder",
-    "CharGRUEncoder",
-    "ReiRelevanceScorer",
 ]
 
 
@@ -49,8 +45,4 @@ def __getattr__(name):
         from .efficientnet import EfficientNetLiteImageEncoder
 
         return EfficientNetLiteImageEncoder
-    if name in ("VSEEncoder", "CharGRUEncoder", "ReiRelevanceScorer"):
-        from . import trainable
-
-        return getattr(trainable, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

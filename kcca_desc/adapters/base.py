@@ -21,9 +21,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..cache import cache_key
+from .._core.cache import cache_key
 from ..data.images import ImageSource
-from ..progress import progress
+from .._core.progress import progress
 from .store import EmbeddingStore
 
 __all__ = ["Encoder", "PairScorer", "check_texts"]

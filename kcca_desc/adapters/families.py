@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
-from ..errors import ParameterError
-from ..registry import Registry, UnknownNameError
+from .._core.errors import ParameterError
+from .._core.registry import Registry, UnknownNameError
 from .base import Encoder
 from .user import UserEncoder
 

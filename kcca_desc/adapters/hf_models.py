@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from .onnx_models import l2_normalize
 from .torch_base import TorchEncoder, pooled_features, require_extra, to_pil
 

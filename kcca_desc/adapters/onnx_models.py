@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..resources import require_memory
+from .._core.resources import require_memory
 from .base import Encoder
 
 __all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "require_package", "l2_normalize", "rgb_unit"]

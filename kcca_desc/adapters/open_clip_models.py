@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, require_extra, to_pil
 
 __all__ = ["OpenCLIPEncoder"]

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import atomic_write_bytes
+from .._core.cache import atomic_write_bytes
 from ..data.images import ImageSource
-from ..errors import DataError, MissingDataFileError
+from .._core.errors import DataError, MissingDataFileError
 from .base import Encoder
 from .onnx_models import _file_digest
 

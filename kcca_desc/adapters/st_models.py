@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from .torch_base import TorchEncoder, require_extra
 
 __all__ = ["SentenceTransformerEncoder"]

@@ -7,7 +7,7 @@ file, preprocessing parameter or image file can never return a stale vector.
 
 Each call that computes new vectors writes one *shard* — an ``.npz`` holding
 the SHA-1 digests of the items and their vectors — atomically and with its
-checksum, as a chunk of a :class:`kcca_desc.cache.ChunkCache`.  An interrupted run
+checksum, as a chunk of a :class:`kcca_desc._core.cache.ChunkCache`.  An interrupted run
 therefore loses at most the shard it was writing; the shards already written stay
 valid, and a damaged one is discarded with a warning and its items recomputed.
 Missing items are computed under the store's lock, so a concurrent run that needs
@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cache import ChunkCache, cache_key, cache_root
+from .._core.cache import ChunkCache, cache_key, cache_root
 
 __all__ = ["EmbeddingStore", "item_digest"]
 
@@ -40,7 +40,7 @@ class EmbeddingStore:
     ----------
     identity : dict
         Everything that determines the vectors: model name, model file digest,
-        pooling, preprocessing, modality.  Hashed with :func:`kcca_desc.cache.cache_key`.
+        pooling, preprocessing, modality.  Hashed with :func:`kcca_desc._core.cache.cache_key`.
     enabled : bool, default=True
         When False nothing is read or written (every call computes).
     """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import MissingModelFileError, ParameterError
+from .._core.errors import MissingModelFileError, ParameterError
 from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, require_extra, to_pil
 
 __all__ = ["TimmImageEncoder", "HUB_WEIGHTS"]

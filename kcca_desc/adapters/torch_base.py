@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MissingDependencyError, ParameterError
+from .._core.errors import MissingDependencyError, ParameterError
 from .base import Encoder
 
 __all__ = ["TorchEncoder", "require_extra", "to_pil", "state_dict_digest", "pooled_features", "TORCH_DTYPES",
@@ -38,7 +38,7 @@ TORCH_DTYPES = ("float32", "float16", "bfloat16")
 
 
 def require_extra(module: str, extra: str, user: str):
-    """Import ``module`` or raise :class:`~kcca_desc.errors.MissingDependencyError` naming the extra.
+    """Import ``module`` or raise :class:`~kcca_desc._core.errors.MissingDependencyError` naming the extra.
 
     The error names the import that failed (``torchvision`` when ``timm`` cannot find it); a
     package that is installed but fails to import (a torchvision built for another torch) is

@@ -12,7 +12,7 @@ from pathlib import Path
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import DataError, MissingDataFileError
+from .._core.errors import DataError, MissingDataFileError
 
 if TYPE_CHECKING:
     from .problems import ProblemLog

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from ..errors import MissingDataFileError
+from .._core.errors import MissingDataFileError
 from ._textfiles import DataFormatError, iter_fields, read_lines, shorten
 from .dataset import Dataset
 from .images import FileImages

@@ -24,7 +24,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import DataError
+from .._core.errors import DataError
 from .images import ImageSource
 
 __all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import MissingDataFileError, ParameterError, warn_user
+from .._core.errors import MissingDataFileError, ParameterError, warn_user
 from ._textfiles import iter_fields, read_lines
 from .dataset import Dataset
 from .images import FileImages

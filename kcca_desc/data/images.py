@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from .._core.errors import DataError
 
 __all__ = ["ImageSource", "FileImages", "ArrayImages", "ImageReadError"]
 

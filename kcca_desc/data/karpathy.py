@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..registry import Registry
+from .._core.registry import Registry
 from .byod import load_karpathy_json
 from .dataset import Dataset, RetrievalView
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..errors import warn_user
+from .._core.errors import warn_user
 from ._textfiles import DataFormatError
 
 __all__ = ["Problem", "ProblemLog"]

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ParameterError
-from ..registry import Registry
+from .._core.errors import ParameterError
+from .._core.registry import Registry
 from .byod import load_karpathy_json, load_tsv
 from .dataset import Dataset
 from .flickr8k import load_flickr8k

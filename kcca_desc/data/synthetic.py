@@ -16,7 +16,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from .dataset import Dataset
 from .images import ArrayImages, ImageSource, array_key
 from .synthetic_captions import describe_scene

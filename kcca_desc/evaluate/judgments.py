@@ -49,7 +49,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..data.dataset import RetrievalView
-from ..scores import DirectionalScores
+from .scores import DirectionalScores
 from .ranks import gold_ranks
 
 __all__ = [

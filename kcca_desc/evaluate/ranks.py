@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data.dataset import RetrievalView
-from ..scores import DirectionalScores
+from .scores import DirectionalScores
 
 __all__ = ["gold_ranks", "top_candidates", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS"]
 

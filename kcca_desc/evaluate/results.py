@@ -48,7 +48,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..cache import atomic_write_text
+from .._core.cache import atomic_write_text
 from ..data.dataset import PROTOCOLS
 from .ranks import METRIC_KEYS, TASKS
 

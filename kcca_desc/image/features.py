@@ -8,7 +8,7 @@ and returns spatial-pyramid histograms (Hodosh et al. 2013, Section 3.3; Lazebni
 2006).  Codebooks are learnt on our training images, not on PASCAL images as in the
 paper's Section 3.3.1 (``docs/design.md``).
 
-Both codebooks and histograms are cached on disk (:mod:`kcca_desc.cache`).
+Both codebooks and histograms are cached on disk (:mod:`kcca_desc._core.cache`).
 Histograms live in one store per (feature type, feature parameters, pyramid
 levels, codebook): a directory of *chunks*, each an ``.npz`` entry with the cache
 keys of the images it holds and their histograms.  A request reads the chunks,
@@ -17,7 +17,7 @@ finished chunk as a new entry.  So any subset of a featurised collection (train,
 test...) is a cache hit; an interrupted run keeps every finished chunk and its re-run
 resumes from there; and runs on different splits add chunks side by side instead of
 rewriting one file (each would drop the other's rows).  A chunk is computed under a lock
-(:meth:`kcca_desc.cache.NpzCache.lock`), so a concurrent run that needs the same images
+(:meth:`kcca_desc._core.cache.NpzCache.lock`), so a concurrent run that needs the same images
 waits for them instead of computing them twice.
 """
 
@@ -41,12 +41,12 @@ from ..kernels.image.histograms import n_pyramid_cells, pyramid_histograms
 from ..kernels.image.mr8 import texture_features
 from ..kernels.image.sift import dense_sift
 
-from ..cache import ChunkCache, NpzCache, cache_key
+from .._core.cache import ChunkCache, NpzCache, cache_key
 from ..data.images import ImageReadError, ImageSource
-from ..errors import DataError, warn_user
-from ..progress import progress_bar
-from ..registry import Registry
-from ..validation import (
+from .._core.errors import DataError, warn_user
+from .._core.progress import progress_bar
+from .._core.registry import Registry
+from .._core.validation import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,
     POSITIVE_REAL,
@@ -141,7 +141,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
     cache : bool, default=True
         Read and write codebooks and histograms in the on-disk cache.
     progress : bool, default=True
-        Show progress while computing (:mod:`kcca_desc.progress`: a bar on a terminal, a
+        Show progress while computing (:mod:`kcca_desc._core.progress`: a bar on a terminal, a
         line per stage otherwise; silenced globally by ``--quiet``).
     chunk_size : int, default=128
         Histograms are computed and cached this many images at a time: an interrupted

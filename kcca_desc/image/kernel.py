@@ -19,11 +19,11 @@ from sklearn.utils.validation import check_is_fitted
 from ..kernels._backend import BACKENDS
 from ..kernels.image import image_kernel, pyramid_cell_weights, whole_image_cell_weights
 
-from ..cache import NpzCache
+from .._core.cache import NpzCache
 from ..data.images import ImageSource
-from ..progress import stage
-from ..registry import Registry
-from ..validation import (
+from .._core.progress import stage
+from .._core.registry import Registry
+from .._core.validation import (
     NON_NEGATIVE_INT,
     POSITIVE_REAL,
     SEED,

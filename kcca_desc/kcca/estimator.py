@@ -15,9 +15,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_array, check_is_fitted, check_memory
 
-from ..cache import entry_lock
-from ..resources import available_memory, require_memory
-from ..validation import (
+from .._core.cache import entry_lock
+from .._core.resources import available_memory, require_memory
+from .._core.validation import (
     FINITE_REAL,
     POSITIVE_INT,
     POSITIVE_REAL,

@@ -19,7 +19,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..progress import progress_bar
+from .._core.progress import progress_bar
 
 __all__ = [
     "KernelColumns",

@@ -11,7 +11,7 @@ from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, invalid_parameter
+from .._core.validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, invalid_parameter
 
 __all__ = ["LinearCCA"]
 

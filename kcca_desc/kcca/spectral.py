@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ..errors import warn_user
+from .._core.errors import warn_user
 
 __all__ = [
     "KernelSpectrum",

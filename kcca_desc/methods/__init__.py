@@ -9,7 +9,7 @@
 * :data:`SYSTEMS` — the systems the command line runs by name (:mod:`.registry`).
 
 Every system implements :class:`RetrievalMethod` (``fit`` then ``score``); the score types live
-in :mod:`kcca_desc.scores`, which the evaluation reads without importing this package.
+in :mod:`kcca_desc.evaluate.scores`, which the evaluation reads without importing this package.
 """
 
 from .base import RetrievalMethod, TwoTowerMethod

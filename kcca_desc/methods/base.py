@@ -22,7 +22,7 @@ import numpy as np
 
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
-from ..scores import DirectionalScores, cosine_scores
+from ..evaluate.scores import DirectionalScores, cosine_scores
 
 __all__ = ["RetrievalMethod", "TwoTowerMethod"]
 

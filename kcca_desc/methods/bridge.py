@@ -35,8 +35,8 @@ from ..data.images import ImageSource
 from ..kcca import KCCA, CallableKernelColumns
 from ..adapters.base import Encoder
 from ..kcca.linear import LinearCCA
-from ..scores import DirectionalScores, cosine_scores
-from ..validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions, ValidatedParams
+from ..evaluate.scores import DirectionalScores, cosine_scores
+from .._core.validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions, ValidatedParams
 from .base import RetrievalMethod
 from .nn import nearest_neighbour_scores
 

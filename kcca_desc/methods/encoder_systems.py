@@ -23,7 +23,7 @@ from ..adapters.families import (ENCODER_FAMILIES, SPEC_EXAMPLES, build_encoder,
                                  parse_encoder_spec)
 from ..adapters.paired import PairedEncoder
 from ..adapters.torch_base import TORCH_DTYPES
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from .bridge import FeatureBridgeMethod
 
 __all__ = ["add_encoder_options", "add_bridge_options", "encoder_requested", "encoder_from_args",

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..adapters.base import Encoder, PairScorer
-from ..validation import HasMethods, ValidatedParams
+from .._core.validation import HasMethods, ValidatedParams
 from .base import RetrievalMethod, TwoTowerMethod
 
 __all__ = ["EncoderMethod", "PairScorerMethod"]

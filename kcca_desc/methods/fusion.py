@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..scores import average_ranks
+from ..evaluate.scores import average_ranks
 
 __all__ = ["borda_fuse"]
 

@@ -30,8 +30,8 @@ from ..data.images import ImageSource
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
-from ..scores import DirectionalScores
-from ..validation import SEED, Registered, StrOptions, ValidatedParams
+from ..evaluate.scores import DirectionalScores
+from .._core.validation import SEED, Registered, StrOptions, ValidatedParams
 from .base import RetrievalMethod
 
 __all__ = ["idf_f1_similarity", "nearest_neighbour_scores", "NearestNeighbour"]

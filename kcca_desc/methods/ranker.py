@@ -28,19 +28,19 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..cache import NpzCache, cache_dir
+from .._core.cache import NpzCache, cache_dir
 from ..data.dataset import Dataset, RetrievalView
 from ..data.images import ImageSource
-from ..errors import DataError, ParameterError, warn_user
+from .._core.errors import DataError, ParameterError, warn_user
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
-from ..interrupts import set_stage
-from ..resources import require_memory
+from .._core.progress import set_stage
+from .._core.resources import require_memory
 from ..kcca import KCCA, scale_diagonal
-from ..progress import progress
-from ..scores import DirectionalScores, cosine_scores
+from .._core.progress import progress
+from ..evaluate.scores import DirectionalScores, cosine_scores
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
-from ..validation import (
+from .._core.validation import (
     FINITE_REAL,
     POSITIVE_INT,
     POSITIVE_REAL,

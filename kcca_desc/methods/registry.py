@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.dataset import Dataset
-from ..registry import Registry
+from .._core.registry import Registry
 from .base import RetrievalMethod
 from .bridge import FeatureBridgeMethod
 from .encoder_systems import (add_bridge_options, add_encoder_options, bridge_params, encoder_params,
@@ -87,7 +87,7 @@ class System:
     splits : callable, default: train only
         ``splits(method) -> {split: why}``: the splits ``fit`` reads, each with why, so that the
         command line checks that the data set has them before any work
-        (:func:`kcca_desc.preflight.prepare_run`).
+        (:func:`kcca_desc.cli.preflight.prepare_run`).
     over_features : System, optional
         The system's form over an encoder's features, run when the command line names an
         encoder (:func:`~.encoder_systems.encoder_requested`); its options come from the

@@ -18,16 +18,16 @@ from typing import Iterable, Sequence
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..cache import cache_key
+from .._core.cache import cache_key
 from ..data.dataset import Dataset, RetrievalView
 from ..data.images import ImageSource
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from ..image.kernel import ImageKernel
 from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, ChunkStore, KernelView, LandmarkFeatures, LandmarkKCCA,
                      LocalEngine, map_chunks)
-from ..scores import DirectionalScores
+from ..evaluate.scores import DirectionalScores
 from ..text.preprocess import Preprocessor
-from ..validation import POSITIVE_INT, HasMethods, StrOptions, invalid_parameter
+from .._core.validation import POSITIVE_INT, HasMethods, StrOptions, invalid_parameter
 from .fusion import borda_fuse
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..data.dataset import RetrievalView
 from ..evaluate.ranks import TASKS, evaluate_scores
-from ..scores import DirectionalScores
+from ..evaluate.scores import DirectionalScores
 
 __all__ = ["SELECTION_METRICS", "DEV_METRICS", "dev_metrics", "select_models", "select_per_task", "recall_sum",
            "select_best"]

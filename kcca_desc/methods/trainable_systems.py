@@ -13,7 +13,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from ..adapters.trainable import REI_ABLATION
+from ..neural import REI_ABLATION
 from ..data.dataset import Dataset
 from .base import RetrievalMethod
 from .encoders import EncoderMethod, PairScorerMethod
@@ -32,7 +32,7 @@ _VSE_CONFIGS = {
     "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "freeze_word_vectors": False, "joint_dim": 512,
             "batch_size": 32, "lr": 1e-3, "lr_decay_epoch": 12, "max_epochs": 24, "patience": 4, "dropout": 0.2}}
 
-#: Per system: the model class (by name in :mod:`kcca_desc.adapters.trainable`), the settings
+#: Per system: the model class (by name in :mod:`kcca_desc.neural`), the settings
 #: that make the system what it is, and the settings of each configuration.  "paper": the
 #: paper's size (Merkx & Frank: 1,024 GRU units per direction, batch 32, 32 epochs; VSE at
 #: VSE++'s 1,024-d and schedule) for a GPU; Rei & Yannakoudakis's (batch 32, dev patience 10, up to
@@ -83,14 +83,14 @@ WRAPPERS = {"vse": EncoderMethod, "vse_hardest": EncoderMethod, "char_gru": Enco
 
 def trainable_model(system: str, config: str = "cpu", **overrides):
     """The unfitted model of ``system`` in configuration ``config``, with ``overrides`` applied."""
-    from ..adapters import trainable
+    from .. import neural
 
     if system not in TRAINABLE_CONFIGS:
         raise ValueError(f"unknown trainable system {system!r}; known: {', '.join(TRAINABLE_CONFIGS)}")
     entry = TRAINABLE_CONFIGS[system]
     if config not in entry["configs"]:
         raise ValueError(f"{system}: unknown configuration {config!r}; known: {', '.join(entry['configs'])}")
-    cls = getattr(trainable, entry["model"])
+    cls = getattr(neural, entry["model"])
     return cls(**{**entry["configs"][config], **entry["fixed"], **overrides})
 
 

@@ -7,7 +7,7 @@ benchmark's records) and writes into one directory:
   no script, no network at view time) rendered from the Jinja2 template shipped with the
   package (``templates/report.html.j2``);
 - ``figures/*.png`` and ``figures/*.pdf``: every figure of the page, for a paper;
-- ``comparison.json``/``.md``/``.csv``/``.tex``: the table of :mod:`kcca_desc.compare`.
+- ``comparison.json``/``.md``/``.csv``/``.tex``: the table of :mod:`kcca_desc.report.compare`.
 
 The page holds the results table with bootstrap intervals, the comparison against the
 reference run when several are given, recall@K curves (K = 1..100), the distribution of the

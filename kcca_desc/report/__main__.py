@@ -1,49 +1,8 @@
-"""Command line: ``python -m kcca_desc.report RESULTS.json [...] --out report/``."""
+"""``python -m kcca_desc.report``: :mod:`kcca_desc.cli.report`."""
 
-from __future__ import annotations
-
-import argparse
 import sys
-from collections.abc import Sequence
 
-from ..compare import add_run_arguments, selected_runs
-from ..data.registry import DATASETS
-from ..errors import exits_cleanly
-from ..progress import set_quiet
-from . import build_report
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m kcca_desc.report",
-        description="Write a self-contained HTML report of retrieval results: tables with bootstrap intervals, "
-                    "paired tests against a reference, recall and rank plots (PNG and PDF too), a retrieval "
-                    "gallery and error analysis.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_run_arguments(p)
-    p.add_argument("--out", default="report", help="output directory")
-    p.add_argument("--data", default=None, choices=list(DATASETS),
-                   help="data set of the runs, for the gallery (none: the one the results file records)")
-    p.add_argument("--data-root", default=None, help="its directory or file (none: as recorded)")
-    p.add_argument("--image-root", default=None, help="image directory for --data json/tsv")
-    p.add_argument("--n-gallery", type=int, default=6, help="sampled queries per gallery")
-    p.add_argument("--n-worst", type=int, default=5, help="queries per list of worst and most disputed queries")
-    p.add_argument("--title", default=None, help="heading of the page")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    return p
-
-
-@exits_cleanly
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    set_quiet(args.quiet)
-    page = build_report(selected_runs(args), args.out, data=args.data, data_root=args.data_root,
-                        image_root=args.image_root, reference=args.reference, n_gallery=args.n_gallery,
-                        n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
-                        n_permutations=args.n_permutations, title=args.title)
-    print(f"report: {page}")
-    return 0
-
+from ..cli.report import main
 
 if __name__ == "__main__":
     sys.exit(main())

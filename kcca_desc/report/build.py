@@ -12,13 +12,13 @@ import jinja2
 import matplotlib
 
 from .. import __version__
-from ..cache import atomic_write_text
-from ..compare import METRICS, Comparison, Run, compare_runs, format_p
+from .._core.cache import atomic_write_text
+from .compare import METRICS, Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
-from ..errors import ParameterError
+from .._core.errors import ParameterError
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result
-from ..progress import stage
+from .._core.progress import stage
 from . import figures, gallery
 
 __all__ = ["build_report"]
@@ -108,7 +108,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
     Parameters
     ----------
     results : sequence of Result or Run
-        Runs with per-query ranks (:func:`kcca_desc.compare.load_runs` reads them from files);
+        Runs with per-query ranks (:func:`kcca_desc.report.compare.load_runs` reads them from files);
         their top-K retrieved items feed the gallery.
     out : path-like
         Directory of ``report.html``, ``figures/`` and ``comparison.*`` (created).
@@ -117,7 +117,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
         ``data_source`` the results record (see :func:`gallery.resolve_dataset`). Without one,
         the page says why it has no gallery.
     reference : str, optional
-        The run the others are tested against (:func:`kcca_desc.compare.compare_runs`).
+        The run the others are tested against (:func:`kcca_desc.report.compare.compare_runs`).
     n_gallery, n_worst : int
         Queries of each gallery and of each list of worst / most disputed queries.
     seed : int

@@ -7,7 +7,7 @@ for a paper), from the same object, so both look the same.
 - :func:`recall_curves`: R@K for K = 1..100 of each run, one panel per task;
 - :func:`rank_cdf`: the share of queries whose gold item ranks at most r, r on a log scale;
 - :func:`forest_plot`: each figure of each run with its bootstrap interval (from a
-  :class:`~kcca_desc.compare.Comparison`);
+  :class:`~kcca_desc.report.compare.Comparison`);
 - :func:`training_curves`: per-epoch loss and dev figures of runs that record them.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..compare import METRICS, Comparison, Run
+from .compare import METRICS, Comparison, Run
 from ..evaluate.ranks import TASKS
 
 __all__ = ["STYLE", "recall_curves", "rank_cdf", "forest_plot", "training_curves", "save_figure",

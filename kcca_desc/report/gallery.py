@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compare import Run
+from .compare import Run
 from ..data.dataset import Dataset, RetrievalView
 from ..data.judgments import load_flickr8k_judgments
 from ..data.registry import load_dataset

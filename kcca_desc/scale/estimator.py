@@ -31,9 +31,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..cache import cache_key
+from .._core.cache import cache_key
 from ..kcca.spectral import KernelSpectrum, solve_canonical, spectrum_from_gram
-from ..validation import (
+from .._core.validation import (
     FINITE_REAL,
     POSITIVE_INT,
     POSITIVE_REAL,

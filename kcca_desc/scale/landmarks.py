@@ -32,7 +32,7 @@ import numpy as np
 from scipy import linalg
 
 from ..kcca import CallableKernelColumns, incomplete_cholesky
-from ..registry import Registry
+from .._core.registry import Registry
 from .views import KernelView, take
 
 __all__ = ["LANDMARKS", "NystromMap", "uniform_landmarks", "pivot_landmarks", "nystrom_map"]

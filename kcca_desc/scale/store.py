@@ -1,7 +1,7 @@
 """Chunked, resumable storage of row blocks (factors, features, projections) in Zarr.
 
 A :class:`ChunkStore` is one Zarr group per key, in ``cache_dir("scale")`` by
-default, the key being :func:`kcca_desc.cache.cache_key` of everything that
+default, the key being :func:`kcca_desc._core.cache.cache_key` of everything that
 determines the arrays (as every cache entry of the toolkit).  Each array is cut
 into row chunks; a chunk is written as one Zarr chunk, which Zarr's local store
 writes to a temporary file and renames into place (atomic on POSIX), and only
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..cache import cache_dir
+from .._core.cache import cache_dir
 from .views import SparseRows
 
 __all__ = ["ChunkStore"]
@@ -43,7 +43,7 @@ class ChunkStore:
     Parameters
     ----------
     key : str
-        Names the group (a :func:`~kcca_desc.cache.cache_key`).
+        Names the group (a :func:`~kcca_desc._core.cache.cache_key`).
     root : path-like, optional
         Directory of the groups; default ``cache_dir("scale")``.
     """

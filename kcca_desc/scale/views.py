@@ -117,7 +117,7 @@ class KernelView:
         Row ``r`` of the view is item ``index[r]`` (caption-level pairs: the image of each
         caption); default one row per item.
     key : str, optional
-        What determines the items and the kernel (:func:`kcca_desc.cache.cache_key` of them):
+        What determines the items and the kernel (:func:`kcca_desc._core.cache.cache_key` of them):
         chunked results of the view are stored and resumed under it.  None: nothing is stored.
     """
 

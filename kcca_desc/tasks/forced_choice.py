@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.dataset import RetrievalView
-from ..scores import DirectionalScores, Scorer
+from ..evaluate.scores import DirectionalScores, Scorer
 
 __all__ = ["forced_choice_candidates", "forced_choice_metrics", "evaluate_forced_choice"]
 

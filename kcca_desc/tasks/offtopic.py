@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data.images import ImageSource
-from ..scores import DirectionalScores, Scorer
+from ..evaluate.scores import DirectionalScores, Scorer
 from .metrics import average_precision, leave_one_out_threshold_accuracy, precision_at_k
 
 __all__ = ["off_topic_pairs", "mean_sentence_scores", "off_topic_metrics", "evaluate_off_topic"]

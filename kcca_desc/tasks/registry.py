@@ -28,8 +28,8 @@ from typing import Protocol
 
 from ..data.dataset import RetrievalView
 from ..evaluate.harness import evaluate_fitted
-from ..registry import Registry
-from ..scores import Scorer
+from .._core.registry import Registry
+from ..evaluate.scores import Scorer
 from .forced_choice import evaluate_forced_choice
 from .offtopic import evaluate_off_topic
 

@@ -52,7 +52,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..cache import cache_dir
+from .._core.cache import cache_dir
 from ..kernels.text._items import check_items, document_idf, vocabulary_of
 from ..kernels.text.bow import bow_kernel
 from ..kernels.text.similarity import (
@@ -67,9 +67,9 @@ from ..kernels.text.similarity import (
 )
 from ..kernels.text.tagrank import TagRank, tagrank_kernel
 from ..kernels.text.trigram import trigram_kernel
-from ..progress import stage
-from ..registry import Registry
-from ..validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Registered, ValidatedParams
+from .._core.progress import stage
+from .._core.registry import Registry
+from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Registered, ValidatedParams
 from .preprocess import Preprocessor
 
 __all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS", "WORD_SIMILARITIES", "TrainingText",

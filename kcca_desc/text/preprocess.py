@@ -19,7 +19,7 @@ The pipeline, in order, each step a switch of :class:`Preprocessor`:
 8. lemmatisation (``lemminflect``, lemma chosen by the tag);
 9. stop-word removal (scikit-learn's ``ENGLISH_STOP_WORDS`` minus :data:`KEPT_WORDS`).
 
-Results are cached per caption in memory and per batch on disk (``kcca_desc.cache``).
+Results are cached per caption in memory and per batch on disk (``kcca_desc._core.cache``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from functools import lru_cache
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from kcca_desc.cache import PickleCache
-from kcca_desc.errors import MissingDependencyError, warn_user
+from kcca_desc._core.cache import PickleCache
+from kcca_desc._core.errors import MissingDependencyError, warn_user
 
 __all__ = ["Preprocessor", "COMPOUNDS", "KEPT_WORDS", "STOP_WORDS"]
 
@@ -147,7 +147,7 @@ class Preprocessor:
         Tag with textblob's ``PatternTagger`` (Penn Treebank tags, offline). When False, no
         tagger runs and ``process`` returns ``None`` for the tags.
     cache : bool, default=True
-        Keep results on disk in ``kcca_desc.cache`` (the in-memory per-caption cache is always on).
+        Keep results on disk in ``kcca_desc._core.cache`` (the in-memory per-caption cache is always on).
 
     Examples
     --------

@@ -12,10 +12,10 @@ from kcca_desc.methods.bridge import FeatureBridgeMethod, median_gamma, training
 from kcca_desc.adapters.paired import PairedEncoder
 from kcca_desc.methods.encoders import EncoderMethod, PairScorerMethod
 from kcca_desc.adapters.store import EmbeddingStore
-from kcca_desc.cache import CacheWarning
+from kcca_desc._core.cache import CacheWarning
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages, FileImages
-from kcca_desc.scores import DirectionalScores, cosine_scores
+from kcca_desc.evaluate.scores import DirectionalScores, cosine_scores
 from toys import LatentEncoder, TinyEncoder, latent_dataset, make_dataset
 
 def test_encoder_method_scores_are_cosines_of_embeddings():

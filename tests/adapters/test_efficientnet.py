@@ -61,7 +61,7 @@ def test_a_missing_extra_is_named(monkeypatch):
     import sys
 
     from kcca_desc.adapters.families import build_encoder
-    from kcca_desc.errors import MissingDependencyError
+    from kcca_desc._core.errors import MissingDependencyError
 
     # None in sys.modules makes the import fail as for a package that is not installed.
     monkeypatch.setitem(sys.modules, "efficientnet_lite_pytorch", None)
@@ -79,7 +79,7 @@ def test_it_runs_through_the_command_line_beside_the_offline_captions(method, mo
     from kcca_desc.adapters import MiniLMTextEncoder, PairedEncoder
     from kcca_desc.data.registry import load_dataset
     from kcca_desc.evaluate import evaluate_fitted, load_results
-    from kcca_desc.fit import main
+    from kcca_desc.cli.fit import main
     from kcca_desc.methods import FeatureBridgeMethod
     from kcca_desc.methods.encoder_systems import BRIDGE_DEFAULTS
 

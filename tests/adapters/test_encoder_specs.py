@@ -16,9 +16,9 @@ from kcca_desc.adapters.families import (ENCODER_FAMILIES, EncoderSpec, build_en
                                          register_encoder)
 from kcca_desc.adapters.user import UserEncoder
 from kcca_desc.data.registry import load_dataset
-from kcca_desc.errors import MissingDependencyError
+from kcca_desc._core.errors import MissingDependencyError
 from kcca_desc.evaluate import evaluate_fitted, load_results
-from kcca_desc.fit import build_parser, main
+from kcca_desc.cli.fit import build_parser, main
 from kcca_desc.methods import SYSTEMS, FeatureBridgeMethod, ImageSentenceRanker, NearestNeighbour
 from kcca_desc.methods.encoder_systems import BRIDGE_DEFAULTS
 

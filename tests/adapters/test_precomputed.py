@@ -6,7 +6,7 @@ import pytest
 from kcca_desc.adapters.families import build_encoder
 from kcca_desc.adapters.precomputed import PrecomputedImageEncoder, save_image_features
 from kcca_desc.data.images import ArrayImages
-from kcca_desc.errors import DataError, MissingDataFileError
+from kcca_desc._core.errors import DataError, MissingDataFileError
 
 from toys import TinyEncoder
 

@@ -2,7 +2,7 @@
 
 Every family's test skips, with the reason, when its extra is absent (``pip install
 'kcca_desc[open_clip]'`` and so on).  The models are built in a temporary directory
-(:mod:`kcca_desc.bench.random_models`, ``size="tiny"``) and the hubs are switched off, so nothing is downloaded.
+(:mod:`kcca_bench.random_models`, ``size="tiny"``) and the hubs are switched off, so nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from kcca_desc.adapters.families import build_encoder
-from kcca_desc.bench import random_models
+from kcca_bench import random_models
 from kcca_desc.data.images import ArrayImages
-from kcca_desc.errors import ParameterError
+from kcca_desc._core.errors import ParameterError
 from kcca_desc.evaluate import load_results
-from kcca_desc.fit import main
+from kcca_desc.cli.fit import main
 from test_encoder_specs import N_IMAGES, user_family  # noqa: F401 - a fixture
 
 EXTRAS = {"open_clip": ("open_clip", "open_clip"), "st": ("sentence_transformers", "sentence_transformers"),

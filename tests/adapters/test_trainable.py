@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
-from kcca_desc.progress import is_quiet, set_quiet  # noqa: E402
+from kcca_desc._core.progress import is_quiet, set_quiet  # noqa: E402
 from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
-from kcca_desc.adapters.trainable import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
+from kcca_desc.neural import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
                                           bidirectional_hinge_loss, hinge_loss, recall_sum,
                                           softmax_cross_entropy_loss)
 
@@ -135,7 +135,7 @@ def test_char_gru_keeps_the_characters_as_written_and_embeds_the_heads():
 def test_char_gru_states_equal_a_packed_bidirectional_gru(lengths, seed):
     """The two one-way GRUs over the padded batch against torch's bidirectional GRU over the
     packed batch, carrying the same weights: the pooled caption embeddings agree."""
-    from kcca_desc.adapters.trainable.char_gru import _network
+    from kcca_desc.neural.char_gru import _network
     torch.manual_seed(seed)
     network = _network(12, 4, 3, 5, 4, 2, 0.0).eval()
     packed_gru = torch.nn.GRU(3, 5, batch_first=True, bidirectional=True)
@@ -200,7 +200,7 @@ def test_fit_is_seeded_early_stops_and_plugs_into_the_harness():
 def test_vse_dev_patience_waits_for_the_learning_rate_decay(monkeypatch, decay_epoch, stopped_after):
     # A dev figure that never improves: patience 1 ends the run one epoch after the first, or one
     # epoch after the decay (the decayed phase lifts dev, so a plateau before it must not stop it).
-    from kcca_desc.adapters.trainable import training
+    from kcca_desc.neural import training
 
     monkeypatch.setattr(training, "recall_sum", lambda scores: {"rsum": 100.0})
     data = make_dataset(n=24)

@@ -8,9 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
-from kcca_desc.adapters.trainable import CharGRUEncoder, ReiRelevanceScorer, VSEEncoder  # noqa: E402
-from kcca_desc.adapters.trainable import training  # noqa: E402
-from kcca_desc.adapters.trainable.training import TrainableModel  # noqa: E402
+from kcca_desc.neural import CharGRUEncoder, ReiRelevanceScorer, VSEEncoder  # noqa: E402
+from kcca_desc.neural import training  # noqa: E402
+from kcca_desc.neural.training import TrainableModel  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
 

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
-from kcca_desc.adapters.trainable import REI_ABLATION, ReiRelevanceScorer  # noqa: E402
+from kcca_desc.neural import REI_ABLATION, ReiRelevanceScorer  # noqa: E402
 from kcca_desc.methods.encoders import PairScorerMethod  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402

@@ -6,8 +6,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
 from kcca_desc.adapters.families import ENCODER_FAMILIES, register_encoder  # noqa: E402
-from kcca_desc.adapters.trainable import ReiRelevanceScorer, VSEEncoder  # noqa: E402
-from kcca_desc.adapters.trainable.word_vectors import word_vector_matrix  # noqa: E402
+from kcca_desc.neural import ReiRelevanceScorer, VSEEncoder  # noqa: E402
+from kcca_desc.neural.word_vectors import word_vector_matrix  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
 

@@ -13,7 +13,7 @@ from kcca_desc.data import load_karpathy_json
 from kcca_desc.data._textfiles import read_lines
 from kcca_desc.data.checks import check_dataset, check_images, drop_items, settle_problems
 from kcca_desc.data.problems import ProblemLog
-from kcca_desc.errors import DataError
+from kcca_desc._core.errors import DataError
 from test_data_flickr8k import MINI_SPLITS, mini_captions, write_flickr8k
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcca_desc.data import ArrayImages, RenderedImages, make_synthetic
-from kcca_desc.errors import ParameterError
+from kcca_desc._core.errors import ParameterError
 from kcca_desc.data.synthetic_captions import describe_scene
 from kcca_desc.data.synthetic_render import render_scene, shape_mask, texture_layer
 from kcca_desc.data.synthetic_scenes import (

@@ -9,7 +9,7 @@ from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.harness import evaluate_fitted, evaluate_method, result_from_scores
 from kcca_desc.methods.base import RetrievalMethod
-from kcca_desc.scores import DirectionalScores
+from kcca_desc.evaluate.scores import DirectionalScores
 
 
 def toy_dataset(n=12):

@@ -13,7 +13,7 @@ from kcca_desc.evaluate.judgments import (
     simple_tokenize,
     unigram_bleu,
 )
-from kcca_desc.scores import DirectionalScores
+from kcca_desc.evaluate.scores import DirectionalScores
 
 IDS = ["a.jpg", "b.jpg", "c.jpg"]
 

@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.ranks import evaluate_scores, gold_ranks, retrieval_metrics
-from kcca_desc.scores import DirectionalScores
+from kcca_desc.evaluate.scores import DirectionalScores
 
 
 def reference_rank(row, gold):

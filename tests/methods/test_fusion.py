@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.stats import rankdata
 
-from kcca_desc.scores import average_ranks
+from kcca_desc.evaluate.scores import average_ranks
 from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.methods.fusion import borda_fuse
 from kcca_desc.methods.selection import select_models

@@ -9,7 +9,7 @@ from kcca_desc.evaluate import evaluate_fitted, evaluate_scores
 from kcca_desc.kernels.text.bow import bow_kernel
 from kcca_desc.methods import idf_f1_similarity
 from kcca_desc.methods.fusion import borda_fuse
-from kcca_desc.scores import DirectionalScores
+from kcca_desc.evaluate.scores import DirectionalScores
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
 
@@ -154,7 +154,7 @@ def test_text_kernel_aliases_share_cached_grams(data, request):
     # tri5_a_dext_ic_idf) reuses every cached Gram, a different kernel does not.
     import dataclasses
 
-    from kcca_desc.cache import cache_dir
+    from kcca_desc._core.cache import cache_dir
     from kcca_desc.text.named_kernels import TEXT_KERNELS
 
     # An equal but distinct entry: what it computes, not the object, keys the Grams.

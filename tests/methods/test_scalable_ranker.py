@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kcca_desc import ImageSentenceRanker, load_dataset
-from kcca_desc.errors import ParameterError
+from kcca_desc._core.errors import ParameterError
 from kcca_desc.methods import scalable
 from kcca_desc.methods.scalable import ScalableRanker
 
@@ -62,7 +62,7 @@ def test_caption_level_pairs_and_parameters(data):
 
 def test_command_line_runs_the_scalable_system(tmp_path, capsys):
     from kcca_desc.evaluate import load_results
-    from kcca_desc.fit import main
+    from kcca_desc.cli.fit import main
 
     out = tmp_path / "results.json"
     code = main(["--data", "synthetic", "--n-images", "60", "--method", "kcca_scalable", "--engine", "local",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kcca_desc.data.dataset import Dataset
-from kcca_desc.fit import build_parser
+from kcca_desc.cli.fit import build_parser
 from kcca_desc.methods import SYSTEMS, EncoderMethod, PairScorerMethod
 from kcca_desc.methods.trainable_systems import TRAINABLE_CONFIGS, WRAPPERS, TrainableSystem, fit_with_dev, \
     trainable_model

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kcca_desc.fit import main as fit_main
-from kcca_desc.report.__main__ import main as report_main
+from kcca_desc.cli.fit import main as fit_main
+from kcca_desc.cli.report import main as report_main
 
 N_GALLERY = 4
 

@@ -5,10 +5,10 @@ import re
 import numpy as np
 import pytest
 
-from kcca_desc.compare import load_runs
+from kcca_desc.report.compare import load_runs
 from kcca_desc.data.registry import load_dataset
 from kcca_desc.evaluate import result_from_scores
-from kcca_desc.fit import main as fit_main
+from kcca_desc.cli.fit import main as fit_main
 from kcca_desc.report import build_report
 
 SECTIONS = ("results", "comparison", "figures", "gallery", "errors")

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from kcca_desc.bench import synthetic_items
+from kcca_bench import synthetic_items
 from kcca_desc.evaluate import gold_ranks
 from kcca_desc.scale import HistogramIntersection, KernelView, LandmarkKCCA, LinearKernel, dask_engine
-from kcca_desc.scores import cosine_scores
+from kcca_desc.evaluate.scores import cosine_scores
 
 pytest.importorskip("distributed", reason="the Dask engine needs the dask extra")
 pytest.importorskip("zarr", reason="the chunk store needs the dask extra")

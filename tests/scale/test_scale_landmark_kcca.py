@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcca_desc.bench import synthetic_items
+from kcca_bench import synthetic_items
 from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
 from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
                              SparseRows, nystrom_map, running_sum)

@@ -38,7 +38,7 @@ def interrupt_cli(args: list[str], cache: Path, stage: str, signum: int, after: 
     """Run the command with ``-v`` and send ``signum`` ``after`` seconds into ``stage``.
 
     The stage is read from the command's log (``stage: <name>`` lines of
-    :func:`kcca_desc.interrupts.set_stage`). Returns whether the stage was reached, the exit
+    :func:`kcca_desc.cli.interrupts.set_stage`). Returns whether the stage was reached, the exit
     status, the latency from the signal to the exit, the stage the command says it was
     interrupted in, and its standard error.
     """

@@ -1,4 +1,4 @@
-"""Trainable models of the seed papers over frozen image features (PyTorch, optional extra ``torch``).
+"""The seed papers' neural models, trained here over frozen image features (PyTorch, optional extra ``torch``).
 
 * :class:`VSEEncoder` — Kiros, Salakhutdinov & Zemel (2014), with the VSE++ hardest-negative
   loss (Faghri et al. 2018) as an option;

@@ -23,9 +23,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.decomposition import PCA
 
-from ...validation import ValidatedParams
-from ..base import Encoder
-from ..families import build_encoder
+from .._core.validation import ValidatedParams
+from ..adapters.base import Encoder
+from ..adapters.families import build_encoder
 from .training import torch_module
 
 __all__ = ["text_encoder", "word_vector_matrix", "PretrainedWordEmbeddings"]

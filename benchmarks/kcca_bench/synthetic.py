@@ -7,9 +7,9 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import Dataset, load_dataset, make_synthetic
-from ..kcca import kernel_power, scale_diagonal
-from ..kernels.image.intersection import histogram_intersection
+from kcca_desc.data import Dataset, load_dataset, make_synthetic
+from kcca_desc.kcca import kernel_power, scale_diagonal
+from kcca_desc.kernels.image.intersection import histogram_intersection
 
 __all__ = ["QUICK_N_IMAGES", "QUICK_WORDS", "quick_dataset", "flickr8k_or_quick", "synthetic_items",
            "synthetic_image_kernel", "synthetic_text_kernel"]

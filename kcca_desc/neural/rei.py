@@ -7,9 +7,9 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from ...data.images import ImageSource
-from ...validation import POSITIVE_INT, POSITIVE_REAL, Interval, StrOptions
-from ..base import Encoder, PairScorer, check_texts
+from ..data.images import ImageSource
+from .._core.validation import POSITIVE_INT, POSITIVE_REAL, Interval, StrOptions
+from ..adapters.base import Encoder, PairScorer, check_texts
 from .losses import hinge_loss, softmax_cross_entropy_loss
 from .training import TrainableModel, torch_module, word_tokens
 from .word_vectors import PretrainedWordEmbeddings

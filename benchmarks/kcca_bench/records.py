@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.dataset import RetrievalView
-from ..evaluate.ranks import TASKS
-from ..evaluate.results import Result
+from kcca_desc.data.dataset import RetrievalView
+from kcca_desc.evaluate.ranks import TASKS
+from kcca_desc.evaluate.results import Result
 
 __all__ = ["result_record"]
 

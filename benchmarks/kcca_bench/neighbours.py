@@ -13,9 +13,9 @@ import time
 from collections import Counter
 from typing import Mapping, Sequence
 
-from ..cache import cache_dir
-from ..kernels.text.similarity import WordNetUnavailableError, WordSimilarity, load_wordnet, top_neighbours
-from ..text import WORD_SIMILARITIES, TrainingText
+from kcca_desc._core.cache import cache_dir
+from kcca_desc.kernels.text.similarity import WordNetUnavailableError, WordSimilarity, load_wordnet, top_neighbours
+from kcca_desc.text import WORD_SIMILARITIES, TrainingText
 
 __all__ = ["FIGURE6_WORDS", "FIGURE6_SOURCES", "wordnet_unavailable", "fit_word_similarities", "frequent_words",
            "neighbour_lists"]

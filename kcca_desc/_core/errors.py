@@ -2,7 +2,7 @@
 
 Every problem the user can fix (bad data, a bad setting, a missing optional package or model
 file, an output or cache that cannot be written) is raised as a subclass of
-:class:`KccaDescError`.  The command line (:mod:`kcca_desc.fit`) prints such an error as one line,
+:class:`KccaDescError`.  The command line (:mod:`kcca_desc.cli`) prints such an error as one line,
 ``error: <message>`` (a data error lists each bad item beneath it), and exits with the class's
 :attr:`~KccaDescError.exit_code`; ``--debug`` shows the traceback instead.  Any other exception is
 a bug of the toolkit and keeps its traceback.
@@ -34,18 +34,17 @@ code  exception                         meaning
 71    :class:`InsufficientMemoryError`  a step would need more memory than the machine has
 73    :class:`UnwritableOutputError`    the ``--out`` file (or ``--report`` folder) cannot be written
 74    :class:`CacheError`               the feature cache cannot be used
-130                                     interrupted by Ctrl-C (SIGINT), see :mod:`kcca_desc.interrupts`
-143                                     stopped by SIGTERM, see :mod:`kcca_desc.interrupts`
+130                                     interrupted by Ctrl-C (SIGINT), see :mod:`kcca_desc.cli.interrupts`
+143                                     stopped by SIGTERM, see :mod:`kcca_desc.cli.interrupts`
 ====  ================================  ===============================================================
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -136,7 +135,7 @@ class MissingDependencyError(KccaDescError, ImportError):
 
 class InsufficientMemoryError(KccaDescError, MemoryError):
     """A step would need more memory than is available; the message says how much and what to do
-    instead (checked before the step, :func:`kcca_desc.resources.require_memory`)."""
+    instead (checked before the step, :func:`kcca_desc._core.resources.require_memory`)."""
 
     exit_code = 71
 
@@ -166,7 +165,7 @@ EXIT_CODES: dict[type[KccaDescError], int] = {
 
 
 # The toolkit's source folders: kcca_desc/ and the kernels/ folder installed as kcca_desc.kernels.
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]
 _TOOLKIT_DIRS = (str(_PACKAGE) + os.sep, str(_PACKAGE.parent / "kernels") + os.sep)
 
 
@@ -191,34 +190,3 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     user's data is shown once per call of theirs, not once per item.
     """
     warnings.warn(message, category, stacklevel=_outside_toolkit_level())
-
-
-# ------------------------------------------------------------------ the commands' error contract
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    kind = "" if category in (UserWarning, RuntimeWarning) else f" ({category.__name__})"
-    print(f"warning{kind}: {message}", file=sys.stderr if file is None else file)
-
-
-def exits_cleanly(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequence[str] | None], int]:
-    """Wrap a command's ``main(argv) -> int`` in the toolkit's error contract.
-
-    A :class:`KccaDescError` prints one ``error:`` line (a data error lists its problems beneath
-    it) and returns its :attr:`~KccaDescError.exit_code`; with ``--debug`` in ``argv`` it
-    propagates with its traceback.  Warnings print as ``warning: <message>``, without the source
-    line that Python shows by default.
-    """
-    @functools.wraps(main)
-    def run(argv: Sequence[str] | None = None) -> int:
-        debug = "--debug" in (sys.argv[1:] if argv is None else argv)
-        with warnings.catch_warnings():
-            if not debug:
-                warnings.showwarning = _show_warning
-            try:
-                return main(argv)
-            except KccaDescError as exc:
-                if debug:
-                    raise
-                print(f"error: {exc}", file=sys.stderr)
-                return exc.exit_code
-
-    return run

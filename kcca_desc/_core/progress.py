@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-__all__ = ["progress", "progress_bar", "stage", "set_quiet", "is_quiet", "LOGGER"]
+__all__ = ["progress", "progress_bar", "stage", "set_stage", "report_stages_to", "set_quiet", "is_quiet", "LOGGER"]
 
 T = TypeVar("T")
 
@@ -214,3 +214,28 @@ def stage(desc: str) -> Iterator[None]:
     LOGGER.info("%s ...", desc)
     yield
     LOGGER.info("%s: done in %.1f s", desc, time.perf_counter() - start)
+
+
+# Write end of the pipe on which a supervised child reports its current stage (None elsewhere).
+_stage_fd: list[int | None] = [None]
+
+
+def set_stage(name: str) -> None:
+    """Report the stage now running: logged, and named by the message of an interrupted run."""
+    LOGGER.info("stage: %s", name)
+    fd = _stage_fd[0]
+    if fd is not None:
+        try:
+            os.write(fd, name.replace("\n", " ").encode("utf-8", "replace")[:200] + b"\n")
+        except OSError:
+            # A full pipe or a gone parent must never stop the computation it only describes.
+            pass
+
+
+def report_stages_to(fd: int | None) -> None:
+    """Also write each stage :func:`set_stage` reports, one line each, to the pipe ``fd`` (None: stop).
+
+    The command line's supervisor (:mod:`kcca_desc.cli.interrupts`) reads them to name the stage
+    an interrupted run was in.
+    """
+    _stage_fd[0] = fd

@@ -5,8 +5,8 @@ from __future__ import annotations
 from numbers import Real
 from typing import Literal
 
-from ...validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, StrOptions
-from ..base import Encoder
+from .._core.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, StrOptions
+from ..adapters.base import Encoder
 from .joint import JointEmbeddingModel
 from .training import torch_module, word_tokens
 from .word_vectors import PretrainedWordEmbeddings

@@ -16,7 +16,7 @@ the command in a forked child process and keeps the parent idle in ``waitpid``:
   parent, and it asks the kernel to kill it should the parent die first (Linux
   ``PR_SET_PDEATHSIG``), so it never outlives the command; Ctrl-Z (SIGTSTP) stops the child
   with the parent, and ``fg`` / ``bg`` continue both;
-* everything the child writes is written atomically (:mod:`kcca_desc.cache`), so a kill at any
+* everything the child writes is written atomically (:mod:`kcca_desc._core.cache`), so a kill at any
   instant leaves every entry complete or absent; feature stores are written in chunks, so a
   re-run resumes from the last completed chunk and, the work being deterministic, gives
   byte-identical results.
@@ -37,31 +37,16 @@ import time
 import traceback
 from typing import Callable, Sequence
 
-from .cache import cache_root, remove_temporaries, written_since
+from .._core.cache import cache_root, remove_temporaries, written_since
+from .._core.progress import report_stages_to
 
-__all__ = ["supervised", "run_command", "set_stage", "describe_kept", "INTERRUPT_EXIT_CODES"]
+__all__ = ["supervised", "run_command", "describe_kept", "INTERRUPT_EXIT_CODES"]
 
 #: Exit status after each signal, the shells' convention ``128 + signal number``.
 INTERRUPT_EXIT_CODES = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
 
 _LOGGER = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
-# Write end of the pipe on which a supervised child reports its current stage (None elsewhere).
-_stage_fd: list[int | None] = [None]
-
-
-def set_stage(name: str) -> None:
-    """Report the stage now running: logged, and named by the message of an interrupted run."""
-    _LOGGER.info("stage: %s", name)
-    fd = _stage_fd[0]
-    if fd is not None:
-        try:
-            os.write(fd, name.replace("\n", " ").encode("utf-8", "replace")[:200] + b"\n")
-        except OSError:
-            # A full pipe or a gone parent must never stop the computation it only describes.
-            pass
-
-
 def _read_stage(fd: int) -> str | None:
     """The last stage reported on the (non-blocking) read end ``fd``."""
     data = b""
@@ -89,7 +74,7 @@ def _run_child(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in (signal.SIGTERM, signal.SIGTSTP):
         signal.signal(signum, signal.SIG_DFL)
-    _stage_fd[0] = stage_fd
+    report_stages_to(stage_fd)
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse's --help and usage errors

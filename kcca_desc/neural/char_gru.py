@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from ...validation import POSITIVE_INT, Interval
-from ..base import Encoder
+from .._core.validation import POSITIVE_INT, Interval
+from ..adapters.base import Encoder
 from .joint import JointEmbeddingModel
 from .training import torch_module
 

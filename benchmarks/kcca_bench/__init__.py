@@ -1,7 +1,7 @@
 """Shared code of the scripts in ``benchmarks/``: machine records, options and result files, timing,
 synthetic inputs, and the word similarities of the neighbour comparisons.
 
-The top layer of the toolkit, beside the command line (:mod:`kcca_desc.fit`): it may use every
+The top layer of the toolkit, beside the command line (:mod:`kcca_desc.cli.fit`): it may use every
 stage, and no stage imports it. Each benchmark script writes one JSON record
 (:func:`write_results`) to ``benchmarks/results/<name>.json`` by default, or with ``--quick`` a
 seconds-long run of the same code on tiny inputs (:func:`quick_dataset`,
@@ -11,13 +11,13 @@ overwrites the committed figures. Every evaluated system goes into a record as
 compared query by query without re-running them.
 """
 
-from .machine import BLAS_OVERRIDES, blas_libraries, machine_info
-from .memory import PeakMemory, timed_with_memory, timed_with_peak_rss
-from .neighbours import (FIGURE6_SOURCES, FIGURE6_WORDS, fit_word_similarities, frequent_words, neighbour_lists,
+from kcca_bench.machine import BLAS_OVERRIDES, blas_libraries, machine_info
+from kcca_bench.memory import PeakMemory, timed_with_memory, timed_with_peak_rss
+from kcca_bench.neighbours import (FIGURE6_SOURCES, FIGURE6_WORDS, fit_word_similarities, frequent_words, neighbour_lists,
                          wordnet_unavailable)
-from .output import QUICK_DIR, add_output_arguments, fill_defaults, output_path, write_results
-from .records import result_record
-from .synthetic import (
+from kcca_bench.output import QUICK_DIR, add_output_arguments, fill_defaults, output_path, write_results
+from kcca_bench.records import result_record
+from kcca_bench.synthetic import (
     QUICK_N_IMAGES,
     QUICK_WORDS,
     flickr8k_or_quick,
@@ -26,7 +26,7 @@ from .synthetic import (
     synthetic_items,
     synthetic_text_kernel,
 )
-from .timing import median_time, timed_with_peak_memory
+from kcca_bench.timing import median_time, timed_with_peak_memory
 
 __all__ = [
     "BLAS_OVERRIDES", "blas_libraries", "machine_info",

@@ -16,7 +16,7 @@ Examples
 >>> SHAPES["circle"]
 Traceback (most recent call last):
 ...
-kcca_desc.registry.UnknownNameError: unknown shape 'circle'; available: square
+kcca_desc._core.registry.UnknownNameError: unknown shape 'circle'; available: square
 """
 
 from __future__ import annotations

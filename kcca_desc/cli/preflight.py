@@ -14,7 +14,7 @@ otherwise meet half-way, or after hours:
    or item and what is wrong, or, with ``--skip-bad-items``, the bad items are dropped with one
    warning listing them.
 
-The command's ``main`` reports the toolkit's errors through :func:`kcca_desc.errors.exits_cleanly`.
+The command's ``main`` reports the toolkit's errors through :func:`kcca_desc._core.errors.exits_cleanly`.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cache import CacheWarning, cache_root
-from .data.checks import check_dataset, settle_problems
-from .data.dataset import Dataset
-from .data.problems import ProblemLog
-from .data.registry import load_dataset
-from .errors import ParameterError, UnwritableOutputError, warn_user
-from .methods.base import RetrievalMethod
-from .validation import POSITIVE_INT, SEED, ValidatedParams, parameter_errors, validation_errors
+from .._core.cache import CacheWarning, cache_root
+from ..data.checks import check_dataset, settle_problems
+from ..data.dataset import Dataset
+from ..data.problems import ProblemLog
+from ..data.registry import load_dataset
+from .._core.errors import ParameterError, UnwritableOutputError, warn_user
+from ..methods.base import RetrievalMethod
+from .._core.validation import POSITIVE_INT, SEED, ValidatedParams, parameter_errors, validation_errors
 
 __all__ = ["add_options", "prepare_run", "check_settings", "check_writable", "check_cache",
            "load_checked", "CommandLine"]

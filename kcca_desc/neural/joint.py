@@ -13,10 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ...data.images import ImageSource
-from ...scores import cosine_scores
-from ...validation import Interval
-from ..base import Encoder, check_texts
+from ..data.images import ImageSource
+from ..evaluate.scores import cosine_scores
+from .._core.validation import Interval
+from ..adapters.base import Encoder, check_texts
 from .losses import hinge_loss
 from .training import TrainableModel, torch_module
 

@@ -5,7 +5,7 @@ defaults of both kinds of run in one table (:func:`fill_defaults`). A full run w
 ``results/<name>.json`` beside the script (``benchmarks/results/``), the committed figures; a
 quick run writes to :data:`QUICK_DIR` unless ``--out`` names a file, so a smoke test can never
 overwrite them. Writes are atomic
-(:func:`kcca_desc.cache.atomic_write_text`): a benchmark interrupted while saving leaves the
+(:func:`kcca_desc._core.cache.atomic_write_text`): a benchmark interrupted while saving leaves the
 previous record, never a truncated file.
 """
 
@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..cache import atomic_write_text
-from ..evaluate.results import dumps_json
+from kcca_desc._core.cache import atomic_write_text
+from kcca_desc.evaluate.results import dumps_json
 
 __all__ = ["QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results"]
 

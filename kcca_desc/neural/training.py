@@ -12,8 +12,8 @@ loop guarantees:
   fitted again with a larger budget or none.
 * **Checkpointed.**  After every epoch the weights, the optimiser and learning-rate schedule
   state, both random generators, the history and the kept snapshots are written atomically
-  (:func:`kcca_desc.cache.atomic_write_bytes`) to ``cache_dir("checkpoints")/<key>/state.pt``,
-  the key a :func:`~kcca_desc.cache.cache_key` of every parameter but the time budget, the
+  (:func:`kcca_desc._core.cache.atomic_write_bytes`) to ``cache_dir("checkpoints")/<key>/state.pt``,
+  the key a :func:`~kcca_desc._core.cache.cache_key` of every parameter but the time budget, the
   image features' identity and the training and dev data.  ``fit`` with the same key resumes an interrupted
   run from its last epoch (the resumed run's weights equal an uninterrupted run's) and loads a
   finished one without training.
@@ -56,11 +56,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ...cache import atomic_write_bytes, cache_dir, cache_keys
-from ...data.dataset import Dataset
-from ...progress import LOGGER, progress_bar
-from ...validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
-from ..onnx_models import require_package
+from .._core.cache import atomic_write_bytes, cache_dir, cache_keys
+from ..data.dataset import Dataset
+from .._core.progress import LOGGER, progress_bar
+from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
+from ..adapters.onnx_models import require_package
 
 __all__ = ["TrainableModel", "torch_module", "word_tokens", "recall_sum"]
 
@@ -256,7 +256,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         if self.image_encoder is not None:
             return self.image_encoder
         # The best offline image features of the survey (benchmarks/image_encoders.py).
-        from ..efficientnet import EfficientNetLiteImageEncoder
+        from ..adapters.efficientnet import EfficientNetLiteImageEncoder
 
         return EfficientNetLiteImageEncoder()
 

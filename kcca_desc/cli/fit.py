@@ -1,0 +1,214 @@
+"""Command line: fit a system, evaluate it and print a paper-style results table.
+
+The choices it offers by name (data sets, systems, text and image kernels, feature types,
+evaluation tasks) are the entries of their registries, so a registered addition shows up in
+``--help`` and is accepted here without changing this module.
+
+Examples
+--------
+The paper's best system on the embedded synthetic data (the default)::
+
+    python -m kcca_desc.fit --text-kernel tri_sem
+
+On Flickr8K, both protocols, the nearest-neighbour baseline, with the forced-choice task::
+
+    python -m kcca_desc.fit --data flickr8k --data-root /path/to/flickr8k --method nn --protocol both \\
+        --task retrieval,forced_choice
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import sys
+import time
+from collections.abc import Collection
+from pathlib import Path
+from typing import Sequence
+
+from .._core.cache import atomic_write_text
+from .errors import exits_cleanly
+from ..data.dataset import PROTOCOLS
+from ..data.registry import DATASETS
+from ..evaluate.harness import evaluate_fitted
+from ..evaluate.results import format_table, to_csv, to_latex, to_markdown, save_results
+from ..image.features import FEATURE_TYPES, ImageFeaturizer
+from ..image.kernel import IMAGE_KERNELS
+from .._core.progress import set_stage
+from .interrupts import run_command
+from ..methods.registry import SYSTEMS
+from .preflight import add_options as add_preflight_options
+from .preflight import prepare_run
+from .._core.progress import set_quiet
+from ..tasks.registry import RETRIEVAL, TASKS
+from ..text.named_kernels import TEXT_KERNELS
+
+__all__ = ["main", "build_parser"]
+
+# The featurizer's own sampling defaults, so the CLI cannot drift from them.
+_SAMPLING = {name: ImageFeaturizer().get_params()[name] for name in ("pixel_step", "sift_step")}
+
+
+def _choice(kind: str, available: Collection[str]):
+    """argparse type that rejects unknown names with the list of available ones.
+
+    ``available`` may be a registry: it is read when an argument is parsed.
+    """
+    def parse(value: str) -> str:
+        if value not in available:
+            raise argparse.ArgumentTypeError(
+                f"unknown {kind} {value!r}; available: {', '.join(available)}")
+        return value
+    parse.__name__ = kind
+    return parse
+
+
+def _task_list(value: str) -> list[str]:
+    """argparse type of a comma-separated list of registered task names."""
+    return [_choice("task", TASKS)(name.strip()) for name in value.split(",") if name.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m kcca_desc.fit",
+        description="Fit an image-sentence ranking system (Hodosh, Young & Hockenmaier 2013), "
+                    "evaluate it on a retrieval protocol and print a results table.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    g = p.add_argument_group("data")
+    g.add_argument("--data", type=_choice("data set", DATASETS), default="synthetic",
+                   help="data set: " + DATASETS.describe())
+    g.add_argument("--data-root", default=None,
+                   help="Flickr8K directory (else $KCCA_DESC_FLICKR8K), or the JSON/TSV file for json/tsv")
+    g.add_argument("--image-root", default=None, help="image directory for --data json/tsv")
+    g.add_argument("--n-images", type=int, default=None,
+                   help="synthetic data set size (default: the generator's, 1000 images)")
+    g.add_argument("--protocol", type=_choice("protocol", PROTOCOLS + ("both",)), default="hodosh",
+                   help="evaluation protocol: hodosh (caption #2 only), karpathy (all 5 captions) or both")
+    g.add_argument("--split", default="test", help="split to evaluate on")
+
+    g = p.add_argument_group("system")
+    g.add_argument("--method", type=_choice("method", SYSTEMS), default="kcca", help=SYSTEMS.describe())
+    g.add_argument("--text-kernel", type=_choice("text kernel", TEXT_KERNELS), default="tri_sem",
+                   help="text kernel for kcca (and for nn with --nn-text kernel): " + ", ".join(TEXT_KERNELS))
+    g.add_argument("--image-kernel", type=_choice("image kernel", IMAGE_KERNELS), default="pyramid",
+                   help="image kernel: " + IMAGE_KERNELS.describe())
+    g.add_argument("--levels", type=int, default=2, help="spatial pyramid levels L")
+    for name, feature in FEATURE_TYPES.items():
+        g.add_argument(f"--{name}-words", type=int, default=feature.n_words, help=f"{name} codebook size")
+    g.add_argument("--pixel-step", type=int, default=_SAMPLING["pixel_step"],
+                   help="colour and texture sampled every this many pixels (1: every pixel, ~4x slower, "
+                        "better on small images)")
+    g.add_argument("--sift-step", type=int, default=_SAMPLING["sift_step"], help="dense SIFT grid spacing in pixels")
+    g.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    g.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk cache")
+    for name, system in SYSTEMS.items():
+        system.add_options(p.add_argument_group(f"{name} system"))
+
+    g = p.add_argument_group("output")
+    g.add_argument("--task", type=_task_list, default=[RETRIEVAL],
+                   help=f"evaluation tasks, comma-separated; {RETRIEVAL} makes the table and always runs, "
+                        "the others' metrics are printed and written under 'tasks' in --out: " + TASKS.describe())
+    g.add_argument("--out", default=None,
+                   help="write results as JSON to this file, plus .md, .csv and .tex tables beside it")
+    g.add_argument("--top-k", type=int, default=10,
+                   help="retrieved items kept per query in --out (for galleries and later comparisons)")
+    g.add_argument("--report", default=None, metavar="DIR",
+                   help="write an HTML report (figures, retrieval gallery) to this directory")
+    g.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress lines")
+    add_preflight_options(g)
+    return p
+
+
+def _make_method(args):
+    """The system of ``args.method``, built from the parsed options."""
+    image_params = {"levels": args.levels,
+                    "n_words": {name: getattr(args, f"{name}_words") for name in FEATURE_TYPES}}
+    sampling = {"pixel_step": args.pixel_step, "sift_step": args.sift_step}
+    if sampling != _SAMPLING:
+        # Only non-default sampling enters the parameters, so default runs share cached features.
+        image_params["featurizer_params"] = sampling
+    shared = {"image_kernel": args.image_kernel, "text_kernel": args.text_kernel,
+              "image_kernel_params": image_params, "random_state": args.seed, "cache": not args.no_cache}
+    # With an encoder named, kcca and nn run over its features (System.over_features).
+    return SYSTEMS[args.method].resolve(args).build(args, shared)
+
+
+def _check_report_option(parser: argparse.ArgumentParser, directory: Path) -> None:
+    """Refuse ``--report`` before any work when the report could not be written."""
+    missing = [name for name in ("matplotlib", "jinja2") if importlib.util.find_spec(name) is None]
+    if missing:
+        parser.error(f"--report needs {' and '.join(missing)}: pip install 'kcca_desc[report]'")
+    if directory.exists() and not directory.is_dir():
+        parser.error(f"--report {directory}: exists and is not a directory")
+
+
+@exits_cleanly
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; a data or settings problem exits with the code :mod:`kcca_desc._core.errors` documents."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    set_quiet(args.quiet)
+    if args.report:
+        _check_report_option(parser, Path(args.report))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s: %(message)s")
+    protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
+    system = SYSTEMS[args.method].resolve(args)
+    # Settings, outputs, cache and every image and caption are checked before any work.
+    method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
+    t0 = time.perf_counter()
+    set_stage(f"fitting {args.method}")
+    # Systems that select models do so on dev under the first protocol evaluated.
+    system.fit(method, dataset, protocols[0])
+    fit_s = time.perf_counter() - t0
+
+    # The retrieval task is the table; the other tasks add their metrics to each result.
+    further = [name for name in dict.fromkeys(args.task) if name != RETRIEVAL]
+    results = []
+    for protocol in protocols:
+        set_stage(f"evaluation ({args.split}, {protocol})")
+        view = dataset.view(args.split, protocol)
+        result = evaluate_fitted(method, view, system=method.name, params=vars(args),
+                                 timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
+        # What reloads the data set, so that a report drawn from the results file can show the images.
+        result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
+                                        "n_images": args.n_images, "image_root": args.image_root}
+        if further:
+            result.extras["tasks"] = {name: TASKS[name](method, view, seed=args.seed) for name in further}
+        results.append(result)
+    print(format_table(results))
+    for result in results:
+        for name, metrics in result.extras.get("tasks", {}).items():
+            print(f"{name} ({result.protocol}): {json.dumps(metrics)}")
+    if args.out:
+        out = Path(args.out)
+        # The per-query ranks go in too, so every figure can be recomputed and tested from the file.
+        save_results(results, out, include_ranks=True)
+        atomic_write_text(out.with_suffix(".md"), to_markdown(results))
+        atomic_write_text(out.with_suffix(".csv"), to_csv(results))
+        atomic_write_text(out.with_suffix(".tex"), to_latex(results))
+        print(f"wrote {out} (+ .md, .csv, .tex)")
+    if args.report:
+        # Imported here: Matplotlib and Jinja2 load only when a report is asked for.
+        from ..report import build_report
+
+        page = build_report(results, args.report, dataset=dataset)
+        print(f"report: {page}")
+    return 0
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The command's entry point: :func:`main`, which Ctrl-C and SIGTERM stop within a moment.
+
+    On either signal it prints the stage that was running, what the run kept in the cache and
+    how to resume, and exits with 130 (SIGINT) or 143 (SIGTERM); see :mod:`kcca_desc.cli.interrupts`.
+    """
+    return run_command(main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -1,0 +1,377 @@
+"""Compare retrieval runs query by query: figures, bootstrap intervals and paired tests.
+
+Runs written on different days by different commands (``python -m kcca_desc.fit --out``, a
+benchmark's records) are comparable when they ranked the same queries: same data set, split and
+protocol, the same query ids in the same order. Each results file keeps the per-query ranks of
+both tasks (:class:`~kcca_desc.evaluate.results.Result`), so every figure, interval and test is
+recomputed here from them, with no re-run:
+
+- R@1, R@5, R@10, median and mean rank of each run and task;
+- their percentile bootstrap intervals (:func:`~kcca_desc.evaluate.statistics.metric_cis`); under
+  the karpathy protocol the five search queries of an image are resampled together (cluster
+  bootstrap, Davison & Hinkley 1997, §3.8), since they are five captions of one image;
+- paired tests against the reference run, as Hodosh, Young & Hockenmaier (2013, Section 4.2.1)
+  test their systems: McNemar's test of the per-query hits for R@K, Fisher's paired
+  randomisation test of the median and of the mean rank. p-values are per comparison, not
+  corrected for the number of comparisons.
+
+Markers: ``*`` p < 0.05, ``**`` p < 0.01, ``***`` p < 0.001.
+
+Usage::
+
+    python -m kcca_desc.compare base.json ours.json --reference base.json --out cmp/table
+    python -m kcca_desc.compare benchmarks/results/hodosh_table.json --systems Tri5Sem,BoW5 \\
+        --reference Tri5Sem
+
+The second form picks runs out of a benchmark's results file: any JSON file whose nested values
+hold result records is read.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._core.cache import atomic_write_text
+from .._core.errors import KccaDescError
+from ..evaluate.ranks import TASKS, retrieval_metrics
+from ..evaluate.results import Result
+from ..evaluate.statistics import PAIRED_TESTS, metric_cis, paired_tests
+
+__all__ = [
+    "ComparisonError", "Run", "Comparison", "load_runs", "check_comparable", "cluster_groups",
+    "caption_image", "compare_runs", "significance_marker", "format_p",
+]
+
+#: The figures compared, in table order.
+METRICS = tuple(PAIRED_TESTS)
+#: (threshold, marker), tightest first: a p-value below the threshold gets the marker.
+MARKERS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
+_LABELS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r", "mean_rank": "mean r"}
+_COLUMNS = ("protocol", "task", "metric", "system", "value", "ci_low", "ci_high", "difference", "p_value",
+            "test", "marker")
+
+
+class ComparisonError(KccaDescError, ValueError):
+    """Runs that cannot be compared query by query (other data, split, protocol or queries).
+
+    The command exits with status 2, as for any other bad argument (:mod:`kcca_desc._core.errors`).
+    """
+
+    exit_code = 2
+
+
+def significance_marker(p: float | None) -> str:
+    """``***``, ``**``, ``*`` or ``""`` for a p-value (see :data:`MARKERS`)."""
+    if p is None:
+        return ""
+    return next((marker for threshold, marker in MARKERS if p < threshold), "")
+
+
+@dataclass
+class Run:
+    """One result and where it came from (the label names it in tables and errors)."""
+
+    result: Result
+    source: str
+    label: str = ""
+
+    def __post_init__(self):
+        self.label = self.label or self.result.system
+
+
+def _result_dicts(data: Any) -> list[Mapping]:
+    """Every result record nested in a JSON value (a results file, a benchmark's table)."""
+    if isinstance(data, Mapping):
+        if all(key in data for key in ("system", "dataset", "protocol", "split", "annotation", "search")):
+            return [data]
+        return [found for value in data.values() for found in _result_dicts(value)]
+    if isinstance(data, list):
+        return [found for value in data for found in _result_dicts(value)]
+    return []
+
+
+def load_runs(paths: Sequence[str | os.PathLike], systems: Sequence[str] | None = None,
+              protocol: str | None = None) -> list[Run]:
+    """The results in ``paths`` (results files or benchmark tables), optionally filtered.
+
+    Runs of one system name found in several files are labelled ``"system [file name]"``.
+
+    Raises
+    ------
+    ComparisonError
+        If a file holds no result, a result lacks per-query ranks, or a name of ``systems``
+        matches none.
+    """
+    runs = []
+    for path in map(Path, paths):
+        try:
+            data = json.loads(path.read_text())
+        except OSError as exc:
+            raise ComparisonError(f"{path}: cannot read ({exc.strerror})") from None
+        except json.JSONDecodeError as exc:
+            raise ComparisonError(f"{path}: not a JSON results file ({exc})") from None
+        found = _result_dicts(data)
+        if not found:
+            raise ComparisonError(f"{path}: holds no result record")
+        for i, item in enumerate(found):
+            try:
+                result = Result.from_dict(item)
+            except (TypeError, ValueError) as exc:
+                raise ComparisonError(f"{path}: result {i}: {exc}") from None
+            if systems is not None and result.system not in systems:
+                continue
+            if protocol is not None and result.protocol != protocol:
+                continue
+            missing = [task for task in TASKS if task not in result.ranks]
+            if missing:
+                raise ComparisonError(f"{path}: result {result.system!r} ({result.protocol}) has no per-query "
+                                      f"{' or '.join(missing)} ranks; re-run it with this version to compare it")
+            runs.append(Run(result, str(path)))
+    if systems is not None:
+        absent = sorted(set(systems) - {run.result.system for run in runs})
+        if absent:
+            raise ComparisonError(f"no result of system(s) {', '.join(absent)} in {', '.join(map(str, paths))}")
+    if not runs:
+        raise ComparisonError(f"no result to compare in {', '.join(map(str, paths))}")
+    names = [(run.result.system, run.result.protocol) for run in runs]
+    for run in runs:
+        if names.count((run.result.system, run.result.protocol)) > 1:
+            run.label = f"{run.result.system} [{Path(run.source).name}]"
+    if len({(run.label, run.result.protocol) for run in runs}) < len(runs):
+        raise ComparisonError("two runs of one system under one protocol in one file; select them with --systems")
+    return runs
+
+
+def _query_ids(result: Result) -> dict[str, Any]:
+    """What identifies the queries of a result: ids where it has them, sizes and image links."""
+    ids = {f"{task} queries": len(result.ranks[task]) for task in TASKS}
+    for key in ("images", "captions"):
+        if key in result.queries:
+            ids[f"{key[:-1]} ids"] = list(result.queries[key])
+    image_of = caption_image(result)
+    if image_of is not None:
+        ids["caption images"] = image_of.tolist()
+    return ids
+
+
+def check_comparable(runs: Sequence[Run]) -> None:
+    """Raise :class:`ComparisonError` unless all ``runs`` ranked the same queries.
+
+    Same data set, split and protocol; same number of queries per task; and, where both runs
+    record them, the same query ids and the same image of each caption, in the same order.
+    """
+    if not runs:
+        raise ComparisonError("no run to compare")
+    first = runs[0]
+    for run in runs[1:]:
+        for key in ("dataset", "split", "protocol"):
+            a, b = getattr(first.result, key), getattr(run.result, key)
+            if a != b:
+                raise ComparisonError(f"cannot compare {first.label} ({first.source}) with {run.label} "
+                                      f"({run.source}): {key} {a!r} vs {b!r}")
+        ours, theirs = _query_ids(first.result), _query_ids(run.result)
+        for key in [key for key in ours if key in theirs]:
+            if ours[key] != theirs[key]:
+                what = (f"{ours[key]} vs {theirs[key]}" if isinstance(ours[key], int)
+                        else f"they differ first at position {_first_difference(ours[key], theirs[key])}")
+                raise ComparisonError(f"cannot compare {first.label} ({first.source}) with {run.label} "
+                                      f"({run.source}): not the same queries ({key}: {what})")
+
+
+def _first_difference(a: list, b: list) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def caption_image(result: Result) -> np.ndarray | None:
+    """The pool image of each search query (caption), where the result records it."""
+    found = result.queries.get("caption_image", result.extras.get("caption_image"))
+    return None if found is None else np.asarray(found, dtype=np.int64)
+
+
+def cluster_groups(result: Result) -> dict[str, np.ndarray]:
+    """The bootstrap clusters of each task: the karpathy captions of one image are one cluster.
+
+    Under the hodosh protocol every query is its own cluster (the ordinary bootstrap); under
+    the karpathy protocol the search queries are grouped by their image.
+
+    Raises
+    ------
+    ComparisonError
+        If a karpathy result does not record the image of each caption.
+    """
+    if result.protocol != "karpathy":
+        return {}
+    groups = caption_image(result)
+    if groups is None:
+        raise ComparisonError(f"karpathy result {result.system!r} does not record the image of each caption "
+                              "(caption_image), which the cluster bootstrap needs")
+    if groups.size != len(result.ranks["search"]):
+        raise ComparisonError(f"result {result.system!r}: {groups.size} caption images for "
+                              f"{len(result.ranks['search'])} search queries")
+    return {"search": groups}
+
+
+@dataclass
+class Comparison:
+    """The table of a comparison: one row per protocol, task, metric and run.
+
+    Rows are dictionaries with the keys of :data:`_COLUMNS`; the reference's own rows have no
+    difference, p-value or test.
+    """
+
+    rows: list[dict]
+    reference: dict[str, str]
+    settings: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"reference": self.reference, "settings": self.settings, "markers": dict(
+            (marker, f"p < {threshold}") for threshold, marker in MARKERS), "rows": self.rows},
+            indent=1, allow_nan=False) + "\n"
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in self.rows:
+            writer.writerow({k: ("" if row[k] is None else row[k]) for k in _COLUMNS})
+        return buffer.getvalue()
+
+    def _cells(self) -> tuple[list[str], list[list[str]]]:
+        header = ["Protocol", "Task", "Metric", "System", "Value", f"{self.settings.get('confidence', 0.95):.0%} CI",
+                  "Δ vs ref.", "p", "Test"]
+        body = []
+        for row in self.rows:
+            value = _number(row["value"], row["metric"])
+            is_ref = row["p_value"] is None
+            body.append([row["protocol"], row["task"], _LABELS[row["metric"]], row["system"] + (" (ref.)" if is_ref
+                                                                                                 else ""),
+                         value + row["marker"], f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]",
+                         "" if is_ref else f"{row['difference']:+.1f}", "" if is_ref else format_p(row["p_value"]),
+                         row["test"] or ""])
+        return header, body
+
+    def to_markdown(self) -> str:
+        header, body = self._cells()
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(cells) + " |" for cells in body]
+        legend = ", ".join(f"{marker} p < {threshold}" for threshold, marker in MARKERS)
+        return "\n".join(lines) + f"\n\nReference: {_reference_text(self.reference)}; {legend}.\n"
+
+    def to_latex(self) -> str:
+        from ..evaluate.results import _latex_escape
+
+        header, body = self._cells()
+        lines = [r"\begin{tabular}{llll" + "r" * 4 + "l}", r"\toprule", " & ".join(map(_latex_escape, header))
+                 + r" \\", r"\midrule"]
+        for cells in body:
+            cells = [_latex_escape(c) for c in cells]
+            cells[4] = cells[4].replace("*", "") + (rf"$^{{{'*' * cells[4].count('*')}}}$" if "*" in cells[4] else "")
+            lines.append(" & ".join(cells) + r" \\")
+        return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"]) + "\n"
+
+    def write(self, path: str | os.PathLike) -> list[Path]:
+        """Write ``path`` with the suffixes .json, .md, .csv and .tex (atomically); return the paths."""
+        path = Path(path)
+        written = []
+        for suffix, text in ((".json", self.to_json()), (".md", self.to_markdown()), (".csv", self.to_csv()),
+                             (".tex", self.to_latex())):
+            target = path.with_suffix(suffix)
+            atomic_write_text(target, text)
+            written.append(target)
+        return written
+
+
+def format_p(p: float) -> str:
+    """A p-value for a table: three significant digits, ``<0.001`` below that."""
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def _number(value: float, metric: str = "") -> str:
+    return f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
+
+
+def _reference_text(reference: Mapping[str, str]) -> str:
+    return "; ".join(f"{label} ({protocol})" for protocol, label in reference.items())
+
+
+def _pick_reference(runs: Sequence[Run], reference: str | None) -> Run:
+    if reference is None:
+        return runs[0]
+    matches = [run for run in runs if reference in (run.label, run.result.system)
+               or Path(run.source) == Path(reference) or Path(run.source).name == reference]
+    if not matches:
+        raise ComparisonError(f"reference {reference!r} is none of the runs under protocol {runs[0].result.protocol}: "
+                              f"{', '.join(run.label for run in runs)}")
+    if len(matches) > 1:
+        raise ComparisonError(f"reference {reference!r} names several runs ({', '.join(r.label for r in matches)}); "
+                              "name one system")
+    return matches[0]
+
+
+def compare_runs(runs: Sequence[Run], reference: str | None = None, n_resamples: int = 2000,
+                 n_permutations: int = 10_000, confidence: float = 0.95, seed: int = 0) -> Comparison:
+    """Figures, bootstrap intervals and paired tests of ``runs`` against a reference.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        From :func:`load_runs`; grouped by protocol, each group checked by
+        :func:`check_comparable`.
+    reference : str, optional
+        A run's label or system name, or the file it came from; default the first run.
+    n_resamples, confidence : bootstrap settings of :func:`~kcca_desc.evaluate.statistics.metric_cis`.
+    n_permutations : int
+        Random assignments of the randomisation tests (exact enumeration when few queries differ).
+    seed : int
+        Seed of the bootstrap and the randomisation tests (with the defaults, the intervals and
+        p-values are those of :func:`~kcca_desc.evaluate.statistics.add_confidence_intervals`
+        and :func:`~kcca_desc.evaluate.statistics.add_significance`).
+
+    Returns
+    -------
+    Comparison
+    """
+    by_protocol: dict[str, list[Run]] = {}
+    for run in runs:
+        by_protocol.setdefault(run.result.protocol, []).append(run)
+    rows, references = [], {}
+    for protocol, group in by_protocol.items():
+        check_comparable(group)
+        ref = _pick_reference(group, reference)
+        references[protocol] = ref.label
+        ordered = [ref, *[run for run in group if run is not ref]]
+        stats = {}
+        for run in ordered:
+            groups = cluster_groups(run.result)
+            cis = {task: metric_cis(run.result.ranks[task], n_resamples=n_resamples, confidence=confidence,
+                                    seed=seed, groups=groups.get(task)) for task in TASKS}
+            try:
+                tests = None if run is ref else paired_tests(run.result, ref.result, n_permutations, seed)
+            except ValueError as exc:
+                raise ComparisonError(str(exc)) from None
+            stats[run.label] = (retrieval_metrics(run.result.ranks["annotation"]),
+                                retrieval_metrics(run.result.ranks["search"]), cis, tests)
+        for task_i, task in enumerate(TASKS):
+            for metric in METRICS:
+                for run in ordered:
+                    figures, cis, tests = stats[run.label][task_i], stats[run.label][2], stats[run.label][3]
+                    test = tests[task][metric] if tests else {"p_value": None, "test": None, "difference": None}
+                    rows.append({"protocol": protocol, "task": task, "metric": metric, "system": run.label,
+                                 "value": figures[metric], "ci_low": cis[task][metric][0],
+                                 "ci_high": cis[task][metric][1], **test,
+                                 "marker": significance_marker(test["p_value"])})
+    settings = {"n_resamples": int(n_resamples), "n_permutations": int(n_permutations),
+                "confidence": float(confidence), "seed": int(seed), "bootstrap": "percentile",
+                "clusters": {p: "caption groups of an image (search)" if p == "karpathy" else "none"
+                             for p in by_protocol}}
+    return Comparison(rows, references, settings)
