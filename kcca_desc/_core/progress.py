@@ -218,11 +218,13 @@ def stage(desc: str) -> Iterator[None]:
 
 # Write end of the pipe on which a supervised child reports its current stage (None elsewhere).
 _stage_fd: list[int | None] = [None]
+# Stages go to the logging tree (shown by the command line's --verbose), not to the progress lines.
+_STAGE_LOGGER = logging.getLogger("kcca_desc.stages")
 
 
 def set_stage(name: str) -> None:
     """Report the stage now running: logged, and named by the message of an interrupted run."""
-    LOGGER.info("stage: %s", name)
+    _STAGE_LOGGER.info("stage: %s", name)
     fd = _stage_fd[0]
     if fd is not None:
         try:
