@@ -1,6 +1,5 @@
 """Data sets, image sources, protocol views, loaders and human judgments."""
 
-from ._textfiles import DataFormatError
 from .byod import load_karpathy_json, load_tsv
 from .checks import check_dataset, check_images, drop_items, settle_problems
 from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView
@@ -13,7 +12,7 @@ from .judgments import (
     load_flickr8k_judgments,
 )
 from .karpathy import EVALUATION_POOLS, EvaluationPool, load_coco, load_flickr30k
-from .problems import ProblemLog
+from .problems import DataFormatError, ProblemLog
 from .registry import DATASETS, load_dataset
 from .synthetic import RenderedImages, make_synthetic
 

@@ -1,40 +1,23 @@
 """Reading the line-oriented text files of the data sets, with located errors.
 
 Every loader reports bad input as ``"<file>, line <n>: <what is wrong>"`` so a
-user can open the file at the offending line; the helpers here keep that
-format in one place.
+user can open the file at the offending line; the helpers here report it through
+:class:`~kcca_desc.data.problems.DataFormatError`, which keeps that format in one place.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
-from .._core.errors import DataError, MissingDataFileError
+from .._core.errors import MissingDataFileError
+from .problems import DataFormatError, ProblemLog
 
-if TYPE_CHECKING:
-    from .problems import ProblemLog
-
-__all__ = ["DataFormatError", "read_lines", "iter_fields", "shorten"]
+__all__ = ["read_lines", "iter_fields", "shorten"]
 
 
-class DataFormatError(DataError):
-    """A data file is malformed; the message names the file and the line.
-
-    With ``problems`` it stands for several problems, listed beneath the message (``line`` is
-    then None): see :class:`~kcca_desc.data.problems.ProblemLog`.
-    """
-
-    def __init__(self, path: str | os.PathLike, line: int | None, message: str, problems: Sequence[str] = ()):
-        where = f"{path}, line {line}" if line is not None else f"{path}"
-        super().__init__(f"{where}: {message}", problems)
-        self.path = Path(path)
-        self.line = line
-
-
-def read_lines(path: str | os.PathLike, what: str, problems: "ProblemLog | None" = None) -> list[str]:
+def read_lines(path: str | os.PathLike, what: str, problems: ProblemLog | None = None) -> list[str]:
     """The lines of a UTF-8 text file, without line terminators.
 
     Parameters
@@ -79,7 +62,7 @@ def read_lines(path: str | os.PathLike, what: str, problems: "ProblemLog | None"
 
 def iter_fields(
     path: str | os.PathLike, lines: list[str], n_fields: int, sep: str | None = "\t",
-    problems: "ProblemLog | None" = None,
+    problems: ProblemLog | None = None,
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` for each non-blank line.
 

@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 
 from .._core.errors import MissingDataFileError
-from ._textfiles import DataFormatError, iter_fields, read_lines, shorten
+from ._textfiles import iter_fields, read_lines, shorten
 from .dataset import Dataset
 from .images import FileImages
-from .problems import ProblemLog
+from .problems import DataFormatError, ProblemLog
 
 __all__ = ["SPLIT_ALIASES", "load_karpathy_json", "load_tsv"]
 

@@ -30,8 +30,9 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from ._textfiles import DataFormatError, iter_fields, read_lines
+from ._textfiles import iter_fields, read_lines
 from .flickr8k import resolve_flickr8k_root
+from .problems import DataFormatError
 
 __all__ = [
     "EXPERT_FILE",

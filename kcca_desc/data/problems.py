@@ -3,7 +3,9 @@
 A loader that meets a bad line or item records a :class:`Problem` in a :class:`ProblemLog` and
 reads on, instead of stopping at the first: the user then sees every bad caption, image and line
 in one error (:meth:`ProblemLog.raise_if_any`) and fixes them in one go, or drops the bad items
-(:meth:`ProblemLog.warn_dropped`, the command line's ``--skip-bad-items``).
+(:meth:`ProblemLog.warn_dropped`, the command line's ``--skip-bad-items``).  That error, a
+:class:`DataFormatError`, is also what a reader raises at once for a bad line when it is given
+no log.
 
 A problem names the file, the line (for text files) or the item, and what is wrong.  It is
 attributed to the image whose data it spoils (``item``), which is dropped whole when bad items are
@@ -14,13 +16,27 @@ unknown image), and a ``fatal`` one (a missing split, no images at all) cannot b
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from .._core.errors import warn_user
-from ._textfiles import DataFormatError
+from .._core.errors import DataError, warn_user
 
-__all__ = ["Problem", "ProblemLog"]
+__all__ = ["DataFormatError", "Problem", "ProblemLog"]
+
+
+class DataFormatError(DataError):
+    """A data file is malformed; the message names the file and the line.
+
+    With ``problems`` it stands for several problems, listed beneath the message (``line`` is
+    then None): see :class:`ProblemLog`.
+    """
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str, problems: Sequence[str] = ()):
+        where = f"{path}, line {line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {message}", problems)
+        self.path = Path(path)
+        self.line = line
 
 
 @dataclass(frozen=True)
