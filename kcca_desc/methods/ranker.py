@@ -206,19 +206,34 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         grid = self._grid()
         if dev is None and len(grid) > 1:
             raise ParameterError(
-                f"ImageSentenceRanker: a grid of {len(grid)} (n, reg) settings needs a dev view for "
+                f"{type(self).__name__}: a grid of {len(grid)} (n, reg) settings needs a dev view for "
                 "model selection; pass dev=... or give one n_components and one reg"
             )
-        n = len(train)
-        require_memory(
-            GRAM_PEAK_MATRICES * 8 * n * n, f"the {n:,} x {n:,} training kernels of {n:,} images",
-            "train on fewer images (a subset of the training split); the solver itself falls back to "
-            "its low-rank path when the exact one does not fit")
         image_kernel, text_kernel, kcca = self._stages(max(self.n_components_))
 
         self.timings_s_ = {}
         self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
         self.train_captions_ = train.captions
+        X, Y = self._training_views(train, image_kernel, text_kernel)
+        self.kcca_ = self._timed("kcca_fit", kcca.fit, X, Y)
+        self.models_ = {grid[0][1]: self.kcca_}
+        if dev is None:
+            self.selected_ = {"annotation": grid, "search": grid}
+            self.dev_results_ = []
+            return self
+        return self.select(dev)
+
+    def _training_views(self, train: Dataset, image_kernel: ImageKernel, text_kernel) -> tuple[np.ndarray, np.ndarray]:
+        """Fit the image and text kernels on ``train``; the two views :meth:`fit` decomposes.
+
+        Here the n x n training kernels K_x and K_y + (d - 1) diag(K_y); a subclass that
+        approximates them returns what its solver takes instead.
+        """
+        n = len(train)
+        require_memory(
+            GRAM_PEAK_MATRICES * 8 * n * n, f"the {n:,} x {n:,} training kernels of {n:,} images",
+            "train on fewer images (a subset of the training split); the solver itself falls back to "
+            "its low-rank path when the exact one does not fit")
         self.train_items_, train_tags = self._timed("text_preprocess", self.preprocessor_.process_items,
                                                     train.captions)
 
@@ -227,15 +242,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
         self.text_kernel_ = self._timed("text_kernel_fit", text_kernel.fit, self.train_items_, train_tags)
         Ky = self._timed("text_gram", self._cached_text_kernel, "gram", self.text_kernel_.train_gram)
-        Ky = scale_diagonal(Ky, self.diag)
-
-        self.kcca_ = self._timed("kcca_fit", kcca.fit, Kx, Ky)
-        self.models_ = {grid[0][1]: self.kcca_}
-        if dev is None:
-            self.selected_ = {"annotation": grid, "search": grid}
-            self.dev_results_ = []
-            return self
-        return self.select(dev)
+        return Kx, scale_diagonal(Ky, self.diag)
 
     def _image_kernel(self) -> ImageKernel:
         return ImageKernel(kind=self.image_kernel, power=self.power, random_state=self.random_state,

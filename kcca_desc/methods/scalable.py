@@ -19,14 +19,13 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import cache_key
-from ..data.dataset import Dataset, RetrievalView
+from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from .._core.errors import ParameterError
 from ..image.kernel import ImageKernel
 from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, ChunkStore, KernelView, LandmarkFeatures, LandmarkKCCA,
                      LocalEngine, map_chunks)
 from ..evaluate.scores import DirectionalScores
-from ..text.preprocess import Preprocessor
 from .._core.validation import POSITIVE_INT, HasMethods, StrOptions, invalid_parameter
 from .fusion import borda_fuse
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
@@ -169,24 +168,26 @@ class ScalableRanker(ImageSentenceRanker):
     def _text_view(self, items: list, **key) -> KernelView:
         return KernelView(items, self.text_kernel_.gram, key=self._key(**key))
 
-    def fit(self, train: Dataset, dev: RetrievalView | None = None) -> "ScalableRanker":
-        """Fit on ``train`` in chunks; with ``dev``, select the models to fuse (Section 4.1.3)."""
-        self._validate_params()
+    def _validate_params(self) -> None:
+        """Those of :meth:`ImageSentenceRanker._validate_params`, then ``diag``, which must be 1."""
+        super()._validate_params()
         if self.diag != 1:
             raise ParameterError(f"ScalableRanker: diag={self.diag!r}: a text-kernel diagonal has no landmark "
                                  "approximation; use diag=1 (or ImageSentenceRanker)")
-        self.n_components_ = self._supported_n_components(len(train))
-        if max(self.n_components_) > self.rank:
+
+    def _supported_n_components(self, n_train: int) -> tuple[int, ...]:
+        """Those of :meth:`ImageSentenceRanker._supported_n_components`, each at most ``rank``.
+
+        The landmark kernels have rank ``rank`` at most; a value above is an error, not dropped.
+        """
+        n_components = super()._supported_n_components(n_train)
+        if max(n_components) > self.rank:
             raise invalid_parameter(self, "n_components", f"at most rank={self.rank} (the landmarks per view)",
                                     self.n_components)
-        grid = self._grid()
-        if dev is None and len(grid) > 1:
-            raise ParameterError(f"ScalableRanker: a grid of {len(grid)} (n, reg) settings needs a dev view")
-        image_kernel, text_kernel, kcca = self._stages(max(self.n_components_))
+        return n_components
 
-        self.timings_s_ = {}
-        self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
-        self.train_captions_ = train.captions
+    def _training_views(self, train: Dataset, image_kernel: ImageKernel, text_kernel) -> tuple[KernelView, KernelView]:
+        """Fit the kernels on ``train``; the landmark views of the training pairs, computed in partitions."""
         sizes = [len(c) for c in train.captions]
         tokens, tags = self._timed("text_preprocess", self._preprocess, [c for caps in train.captions for c in caps])
         bounds = np.cumsum([0] + sizes)
@@ -208,13 +209,7 @@ class ScalableRanker(ImageSentenceRanker):
             X = self._image_view(self.train_features_, index=image_of, image=image_key, pairs="caption")
             Y = self._text_view([[c] for item in self.train_items_ for c in item],
                                 text=text_key, pairs="caption")
-        self.kcca_ = self._timed("kcca_fit", kcca.fit, X, Y)
-        self.models_ = {grid[0][1]: self.kcca_}
-        if dev is None:
-            self.selected_ = {"annotation": grid, "search": grid}
-            self.dev_results_ = []
-            return self
-        return self.select(dev)
+        return X, Y
 
     def score(self, images: ImageSource, captions: Sequence[str]) -> DirectionalScores:
         """Borda-fused scores of the selected models, fused one block of queries at a time.

@@ -60,6 +60,18 @@ def test_caption_level_pairs_and_parameters(data):
         ScalableRanker(pairs="word").fit(train)
 
 
+def test_a_fit_that_cannot_succeed_stops_before_any_kernel(data, monkeypatch):
+    def compute_kernels(*args):
+        raise AssertionError("the kernels were computed")
+
+    monkeypatch.setattr(ScalableRanker, "_training_views", compute_kernels)
+    train = data.subset("train")
+    with pytest.raises(ParameterError, match=r"'n_components' parameter of ScalableRanker must be at most rank=4"):
+        ScalableRanker(**GRID, rank=4).fit(train, data.view("dev"))
+    with pytest.raises(ParameterError, match=r"^ScalableRanker: a grid of 4 \(n, reg\) settings needs a dev view"):
+        ScalableRanker(**GRID, rank=40).fit(train)
+
+
 def test_command_line_runs_the_scalable_system(tmp_path, capsys):
     from kcca_desc.evaluate import load_results
     from kcca_desc.cli.fit import main
