@@ -12,6 +12,10 @@ __all__ = ["AverageSimilarity", "MaxSimilarity"]
 
 
 class _Combination(WordSimilarity):
+    """Word similarities folded element-wise, in place, by the binary ufunc ``_fold``."""
+
+    _fold: np.ufunc
+
     def __init__(self, similarities: Sequence[WordSimilarity]):
         self.similarities = similarities
 
@@ -29,6 +33,13 @@ class _Combination(WordSimilarity):
     @property
     def name(self) -> str:
         return f"{self._symbol}({','.join(s.name for s in self._components())})"
+
+    def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
+        components = self._components()
+        result = components[0].pairwise(words_a, words_b)
+        for s in components[1:]:
+            self._fold(result, s.pairwise(words_a, words_b), out=result)
+        return result
 
 
 class AverageSimilarity(_Combination):
@@ -55,13 +66,11 @@ class AverageSimilarity(_Combination):
     """
 
     _symbol = "mean"
+    _fold = np.add
 
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
-        components = self._components()
-        total = components[0].pairwise(words_a, words_b)
-        for s in components[1:]:
-            total += s.pairwise(words_a, words_b)
-        total /= len(components)
+        total = super()._similarity(words_a, words_b)
+        total /= len(self._components())
         return total
 
 
@@ -87,10 +96,4 @@ class MaxSimilarity(_Combination):
     """
 
     _symbol = "max"
-
-    def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
-        components = self._components()
-        result = components[0].pairwise(words_a, words_b)
-        for s in components[1:]:
-            np.maximum(result, s.pairwise(words_a, words_b), out=result)
-        return result
+    _fold = np.maximum

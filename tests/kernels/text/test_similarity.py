@@ -237,6 +237,9 @@ def test_combinations():
     vocab = list("abcd") + ["zzz"]
     kd, ka = d.pairwise(vocab), a.pairwise(vocab)
     np.testing.assert_allclose(AverageSimilarity([d, a]).pairwise(vocab), (kd + ka) / 2, atol=1e-7)
+    # Off the diagonal d and a are never both non-zero here, so the sum of two is also their
+    # maximum: a component given twice tells a mean from a halved maximum.
+    np.testing.assert_allclose(AverageSimilarity([d, a, d]).pairwise(vocab), (2 * kd + ka) / 3, atol=1e-7)
     np.testing.assert_array_equal(MaxSimilarity([d, a]).pairwise(vocab), np.maximum(kd, ka))
     assert MaxSimilarity([d, a]).name == "max(distributional,alignment)"
     _check_similarity_matrix(AverageSimilarity([d, a]), list("abcd"))
