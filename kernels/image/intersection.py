@@ -244,21 +244,26 @@ def _accumulate_tiles(A, B, K, pairs, block_size, feature_tile):  # pragma: no c
                         t2 += min(y, e2)
                         t3 += min(y, e3)
                     # A clamped index repeats its predecessor: store each distinct cell once.
-                    K[i, j] = s0
-                    if j1 != j:
-                        K[i, j1] = s1
-                    if j2 != j1:
-                        K[i, j2] = s2
-                    if j3 != j2:
-                        K[i, j3] = s3
+                    _store_row(K, i, j, j1, j2, j3, s0, s1, s2, s3)
                     if i2 != i:
-                        K[i2, j] = t0
-                        if j1 != j:
-                            K[i2, j1] = t1
-                        if j2 != j1:
-                            K[i2, j2] = t2
-                        if j3 != j2:
-                            K[i2, j3] = t3
+                        _store_row(K, i2, j, j1, j2, j3, t0, t1, t2, t3)
+
+
+# Inlined into the compiled micro-kernel (no call at run time).
+@njit(inline="always", cache=True, nogil=True)
+def _store_row(K, i, j, j1, j2, j3, s0, s1, s2, s3):  # pragma: no cover - compiled
+    """K[i, (j, j1, j2, j3)] = (s0, s1, s2, s3), each distinct cell once.
+
+    The column indices are clamped to the tile's last column, so a repeated index equals its
+    predecessor and holds the same sum.
+    """
+    K[i, j] = s0
+    if j1 != j:
+        K[i, j1] = s1
+    if j2 != j1:
+        K[i, j2] = s2
+    if j3 != j2:
+        K[i, j3] = s3
 
 
 @njit(parallel=True, cache=True, nogil=True)
