@@ -27,6 +27,7 @@ the shapes the judgment-based metrics consume.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -75,6 +76,51 @@ def _check_new(path: Path, number: int, pair: tuple[str, str], first_line: dict)
     first_line[pair] = number
 
 
+def _read_judgments(path: str | os.PathLike, what: str, parse: Callable[[Path, int, list[str]], tuple]) -> dict:
+    """``(image_id, caption_id) -> parse(path, line, scores)`` of each line ``image caption_id s1 s2 s3``.
+
+    The fields are separated by tabs or white space; each caption id is checked to be of the form
+    ``IMAGE#N`` before its scores are parsed, and each pair to be judged once after.
+    """
+    path = Path(path)
+    judgments = {}
+    first_line: dict[tuple[str, str], int] = {}
+    lines = read_lines(path, what)
+    for number, (image_id, caption_id, *scores) in iter_fields(path, lines, 5, sep=None):
+        pair = _pair(path, number, image_id, caption_id)
+        values = parse(path, number, scores)
+        _check_new(path, number, pair, first_line)
+        judgments[pair] = values
+    return judgments
+
+
+def _expert_scores(path: Path, number: int, scores: list[str]) -> tuple[int, int, int]:
+    values = tuple(_integer(path, number, f"expert score e{k + 1}", v) for k, v in enumerate(scores))
+    bad = [v for v in values if not 1 <= v <= 4]
+    if bad:
+        raise DataFormatError(path, number, f"expert score {bad[0]} outside 1..4")
+    return values
+
+
+def _crowd_scores(path: Path, number: int, scores: list[str]) -> tuple[float, int, int]:
+    pct_text, yes_text, no_text = scores
+    try:
+        pct_yes = float(pct_text)
+    except ValueError:
+        raise DataFormatError(path, number, f"pct_yes {pct_text!r} is not a number") from None
+    n_yes = _integer(path, number, "n_yes", yes_text)
+    n_no = _integer(path, number, "n_no", no_text)
+    if n_yes < 0 or n_no < 0 or n_yes + n_no == 0:
+        raise DataFormatError(path, number, f"counts n_yes={n_yes}, n_no={n_no} must be >= 0 with a positive sum")
+    if not 0.0 <= pct_yes <= 1.0:
+        raise DataFormatError(path, number, f"pct_yes {pct_text} outside [0, 1]")
+    if abs(pct_yes - n_yes / (n_yes + n_no)) > _PCT_TOLERANCE:
+        raise DataFormatError(
+            path, number, f"pct_yes {pct_text} disagrees with n_yes / (n_yes + n_no) = {n_yes}/{n_yes + n_no}"
+        )
+    return pct_yes, n_yes, n_no
+
+
 def load_expert_annotations(path: str | os.PathLike) -> ExpertScores:
     """Read expert judgments: ``(image_id, caption_id) -> (e1, e2, e3)``.
 
@@ -97,19 +143,7 @@ def load_expert_annotations(path: str | os.PathLike) -> ExpertScores:
         Naming the line: wrong number of fields, a caption id not of the form
         ``IMAGE#N``, a score that is not an integer in 1..4, a pair judged twice.
     """
-    path = Path(path)
-    scores: ExpertScores = {}
-    first_line: dict[tuple[str, str], int] = {}
-    lines = read_lines(path, "expert annotation file")
-    for number, (image_id, caption_id, *raw) in iter_fields(path, lines, 5, sep=None):
-        pair = _pair(path, number, image_id, caption_id)
-        values = tuple(_integer(path, number, f"expert score e{k + 1}", v) for k, v in enumerate(raw))
-        bad = [v for v in values if not 1 <= v <= 4]
-        if bad:
-            raise DataFormatError(path, number, f"expert score {bad[0]} outside 1..4")
-        _check_new(path, number, pair, first_line)
-        scores[pair] = values
-    return scores
+    return _read_judgments(path, "expert annotation file", _expert_scores)
 
 
 def load_crowdflower_annotations(path: str | os.PathLike) -> CrowdScores:
@@ -138,29 +172,7 @@ def load_crowdflower_annotations(path: str | os.PathLike) -> CrowdScores:
         ``pct_yes`` outside [0, 1] or inconsistent with the counts, a pair
         judged twice.
     """
-    path = Path(path)
-    scores: CrowdScores = {}
-    first_line: dict[tuple[str, str], int] = {}
-    lines = read_lines(path, "CrowdFlower annotation file")
-    for number, (image_id, caption_id, pct_text, yes_text, no_text) in iter_fields(path, lines, 5, sep=None):
-        pair = _pair(path, number, image_id, caption_id)
-        try:
-            pct_yes = float(pct_text)
-        except ValueError:
-            raise DataFormatError(path, number, f"pct_yes {pct_text!r} is not a number") from None
-        n_yes = _integer(path, number, "n_yes", yes_text)
-        n_no = _integer(path, number, "n_no", no_text)
-        if n_yes < 0 or n_no < 0 or n_yes + n_no == 0:
-            raise DataFormatError(path, number, f"counts n_yes={n_yes}, n_no={n_no} must be >= 0 with a positive sum")
-        if not 0.0 <= pct_yes <= 1.0:
-            raise DataFormatError(path, number, f"pct_yes {pct_text} outside [0, 1]")
-        if abs(pct_yes - n_yes / (n_yes + n_no)) > _PCT_TOLERANCE:
-            raise DataFormatError(
-                path, number, f"pct_yes {pct_text} disagrees with n_yes / (n_yes + n_no) = {n_yes}/{n_yes + n_no}"
-            )
-        _check_new(path, number, pair, first_line)
-        scores[pair] = (pct_yes, n_yes, n_no)
-    return scores
+    return _read_judgments(path, "CrowdFlower annotation file", _crowd_scores)
 
 
 class Flickr8kJudgments(NamedTuple):
