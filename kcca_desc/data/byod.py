@@ -34,16 +34,25 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _make_dataset(name: str, items: dict[str, tuple[Path, list[str], str]], problems: ProblemLog,
-                  metadata: dict) -> Dataset:
-    """The data set of ``items`` (image id -> path, captions, split) less those a problem spoils."""
+def _make_dataset(path: Path, image_root: Path, name: str, items: dict[str, tuple[Path, list[str], str]],
+                  problems: ProblemLog, *, raise_problems: bool, empty: str) -> Dataset:
+    """The data set read from ``path``: ``items`` (image id -> path, captions, split) less those a problem spoils.
+
+    With ``raise_problems`` (the caller passed no log of its own) every recorded problem is raised
+    together instead; a file that gave neither an item nor a problem raises ``empty``.
+    """
+    if raise_problems:
+        problems.raise_if_any(path)
+    if not items and not problems:
+        raise DataFormatError(path, None, empty)
     bad = problems.bad_items
     kept = [(image_id, item) for image_id, item in items.items() if image_id not in bad]
     splits: dict[str, list[int]] = {}
     for i, (_, (_, _, split)) in enumerate(kept):
         splits.setdefault(split, []).append(i)
     return Dataset(name=name, images=FileImages([item[0] for _, item in kept], [image_id for image_id, _ in kept]),
-                   captions=[item[1] for _, item in kept], splits=splits, metadata=metadata)
+                   captions=[item[1] for _, item in kept], splits=splits,
+                   metadata={"source": str(path), "image_root": str(image_root)})
 
 
 def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
@@ -145,12 +154,8 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
             log.add(path, None, f"{where}image file not found: {image_path}", item=image_id)
         if len(log) == found:
             items[image_id] = (image_path, texts, SPLIT_ALIASES[split])
-    if problems is None:
-        log.raise_if_any(path)
-    if not items and not log:
-        raise DataFormatError(path, None, "no images")
     name = data.get("dataset") if isinstance(data.get("dataset"), str) else path.stem
-    return _make_dataset(name, items, log, {"source": str(path), "image_root": str(image_root)})
+    return _make_dataset(path, image_root, name, items, log, raise_problems=problems is None, empty="no images")
 
 
 def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = None,
@@ -228,8 +233,4 @@ def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = Non
         previous = image_id
         if caption:
             items[image_id][1].append(caption)
-    if problems is None:
-        log.raise_if_any(path)
-    if not items and not log:
-        raise DataFormatError(path, None, "no data lines")
-    return _make_dataset(path.stem, items, log, {"source": str(path), "image_root": str(base)})
+    return _make_dataset(path, base, path.stem, items, log, raise_problems=problems is None, empty="no data lines")
