@@ -104,6 +104,12 @@ def test_json_missing_files(json_setup, tmp_path):
         load_karpathy_json(write(), tmp_path / "nowhere")
 
 
+def test_json_without_images(json_setup):
+    write, images = json_setup
+    with pytest.raises(DataFormatError, match=r"dataset_toy.json: no images$"):
+        load_karpathy_json(write(items=[]), images)
+
+
 # ------------------------------------------------------------------ TSV
 GOOD_TSV = (
     "image_path\tcaption\tsplit\n"
