@@ -112,21 +112,22 @@ class LinearCCA(ValidatedParams, BaseEstimator):
             raise ValueError(f"{name} contains NaN or infinite values")
         return A
 
+    def _project(self, A, name: str, mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Rows of view ``name``, centred by its training ``mean``, times its canonical ``weights``."""
+        A = self._check(A, name)
+        if A.shape[1] != mean.shape[0]:
+            raise ValueError(f"{name} has {A.shape[1]} columns, the model was fitted on {mean.shape[0]}")
+        return (A - mean) @ weights
+
     def transform_x(self, X: np.ndarray) -> np.ndarray:
         """Project rows of ``X`` onto the canonical directions, (n, k)."""
         check_is_fitted(self, "x_weights_")
-        X = self._check(X, "X")
-        if X.shape[1] != self.x_mean_.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} columns, the model was fitted on {self.x_mean_.shape[0]}")
-        return (X - self.x_mean_) @ self.x_weights_
+        return self._project(X, "X", self.x_mean_, self.x_weights_)
 
     def transform_y(self, Y: np.ndarray) -> np.ndarray:
         """Project rows of ``Y`` onto the canonical directions, (n, k)."""
         check_is_fitted(self, "y_weights_")
-        Y = self._check(Y, "Y")
-        if Y.shape[1] != self.y_mean_.shape[0]:
-            raise ValueError(f"Y has {Y.shape[1]} columns, the model was fitted on {self.y_mean_.shape[0]}")
-        return (Y - self.y_mean_) @ self.y_weights_
+        return self._project(Y, "Y", self.y_mean_, self.y_weights_)
 
     def transform(self, X: np.ndarray, Y: np.ndarray | None = None):
         """``transform_x(X)``, or ``(transform_x(X), transform_y(Y))`` when Y is given."""

@@ -86,8 +86,11 @@ def test_bad_data():
     with pytest.raises(ValueError, match="X contains NaN"):
         LinearCCA(n_components=2).fit(Xn, Y)
     cca = LinearCCA(n_components=2).fit(X, Y)
-    with pytest.raises(ValueError, match="columns"):
+    with pytest.raises(ValueError, match="^Y has 5 columns, the model was fitted on 4$"):
         cca.transform_y(X)
+    with pytest.raises(ValueError, match="^X has 4 columns, the model was fitted on 5$"):
+        cca.transform_x(Y)
+    np.testing.assert_array_equal(cca.transform(X, Y)[1], (Y - Y.mean(0)) @ cca.y_weights_)
 
 
 def test_sklearn_conventions():
