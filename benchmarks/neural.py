@@ -52,7 +52,7 @@ from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS as TRAINABLE, 
 from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
 from kcca_desc.adapters.precomputed import PrecomputedImageEncoder
-from kcca_desc.neural.training import torch_module
+from kcca_desc.neural import torch_module
 from kcca_bench import (PeakMemory, add_output_arguments, fill_defaults, output_path, quick_dataset, result_record,
                              write_results)
 from kcca_desc.data.dataset import Dataset

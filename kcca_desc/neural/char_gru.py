@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from numbers import Real
 
 from .._core.validation import POSITIVE_INT, Interval
 from ..adapters.base import Encoder
 from .joint import JointEmbeddingModel
-from .training import torch_module
+from ._torch import torch_module
+from .schedules import cosine_cycles
 
 __all__ = ["CharGRUEncoder"]
 
@@ -161,9 +161,7 @@ class CharGRUEncoder(JointEmbeddingModel):
                         self.attention_dim, self.n_heads, self.dropout)
 
     def _lr_factor(self, step, steps_per_epoch):
-        cycle = self.cycle_epochs * steps_per_epoch
-        low = self.lr_min / self.lr
-        return low + 0.5 * (1 - low) * (1 + math.cos(math.pi * (step % cycle) / cycle))
+        return cosine_cycles(step, steps_per_epoch, self.cycle_epochs, self.lr_min / self.lr)
 
     def _is_snapshot_epoch(self, epoch):
         return epoch % self.cycle_epochs == 0 or epoch == self.max_epochs

@@ -18,7 +18,8 @@ from ..evaluate.scores import cosine_scores
 from .._core.validation import Interval
 from ..adapters.base import Encoder, check_texts
 from .losses import hinge_loss
-from .training import TrainableModel, torch_module
+from ._torch import torch_module
+from .training import TrainableModel
 
 __all__ = ["JointEmbeddingModel"]
 

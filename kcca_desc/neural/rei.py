@@ -11,7 +11,8 @@ from ..data.images import ImageSource
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, Interval, StrOptions
 from ..adapters.base import Encoder, PairScorer, check_texts
 from .losses import hinge_loss, softmax_cross_entropy_loss
-from .training import TrainableModel, torch_module, word_tokens
+from ._torch import torch_module
+from .training import TrainableModel, word_tokens
 from .word_vectors import PretrainedWordEmbeddings
 
 __all__ = ["ReiRelevanceScorer", "REI_ABLATION"]

@@ -8,7 +8,9 @@ from typing import Literal
 from .._core.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, StrOptions
 from ..adapters.base import Encoder
 from .joint import JointEmbeddingModel
-from .training import torch_module, word_tokens
+from ._torch import torch_module
+from .schedules import step_decay
+from .training import word_tokens
 from .word_vectors import PretrainedWordEmbeddings
 
 __all__ = ["VSEEncoder"]
@@ -164,6 +166,4 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
         return self.lr_decay_epoch or 0
 
     def _lr_factor(self, step, steps_per_epoch):
-        if self.lr_decay_epoch is not None and step >= self.lr_decay_epoch * steps_per_epoch:
-            return self.lr_decay
-        return 1.0
+        return step_decay(step, steps_per_epoch, self.lr_decay_epoch, self.lr_decay)

@@ -26,7 +26,7 @@ from sklearn.decomposition import PCA
 from .._core.validation import ValidatedParams
 from ..adapters.base import Encoder
 from ..adapters.families import build_encoder
-from .training import torch_module
+from ._torch import torch_module
 
 __all__ = ["text_encoder", "word_vector_matrix", "PretrainedWordEmbeddings"]
 

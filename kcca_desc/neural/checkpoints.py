@@ -1,0 +1,49 @@
+"""Checkpoint files of the trainable models: one ``state.pt`` per run, written atomically.
+
+A checkpoint is a dict (``torch.save``) with the keys ``format`` (:data:`CHECKPOINT_FORMAT`),
+``finished``, ``feature_dim``, ``vocabulary``, ``network``, ``optimiser`` and ``schedule``
+(state dicts), ``torch_rng``, ``cuda_rng`` and ``numpy_rng`` (generator states) and ``run``: the
+run's ``history``, kept ``snapshots``, early-stopping state (``best_rsum``, ``waited``),
+training ``seconds`` and ``stopped_by``.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+
+from .._core.cache import atomic_write_bytes
+from .._core.progress import LOGGER
+from ._torch import torch_module
+
+__all__ = ["CHECKPOINT_FORMAT", "write_checkpoint", "read_checkpoint"]
+
+#: Bumped when the checkpoint layout or the rule that ends a run changes, so an old checkpoint is
+#: never misread (2: dev patience waits for the last learning-rate phase).
+CHECKPOINT_FORMAT = 2
+
+
+def write_checkpoint(path: Path, state: dict) -> None:
+    """Save ``state`` at ``path`` atomically (serialised first, so the temporary file lives briefly)."""
+    buffer = io.BytesIO()
+    torch_module().save(state, buffer)
+    atomic_write_bytes(path, lambda f: f.write(buffer.getvalue()))
+
+
+def read_checkpoint(path: Path | None) -> dict | None:
+    """The checkpoint at ``path``, or None when there is none (or it is of another format)."""
+    if path is None or not path.is_file():
+        return None
+    torch = torch_module()
+    try:
+        # Our own pickle (vocabulary, history, generator states) from our own cache directory.
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+        # Writes are atomic, so this is damage from outside: retrain rather than trust it.
+        LOGGER.warning("checkpoint %s is damaged (%s): training afresh", path, exc)
+        return None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        LOGGER.info("checkpoint %s is not of format %d: training afresh", path, CHECKPOINT_FORMAT)
+        return None
+    return state
