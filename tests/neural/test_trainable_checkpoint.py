@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
 from kcca_desc.neural import CharGRUEncoder, ReiRelevanceScorer, VSEEncoder  # noqa: E402
-from kcca_desc.neural import training  # noqa: E402
-from kcca_desc.neural.training import TrainableModel  # noqa: E402
+from kcca_desc.neural import trainer  # noqa: E402
+from kcca_desc.neural.trainer import Trainer  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
 
@@ -28,16 +28,16 @@ class Interrupted(Exception):
 
 
 def _interrupt_at(monkeypatch, epoch):
-    """Make ``_run_epoch`` raise :class:`Interrupted` at ``epoch``; returns the undo."""
-    run_epoch = TrainableModel._run_epoch
+    """Make ``Trainer.run_epoch`` raise :class:`Interrupted` at ``epoch``; returns the undo."""
+    run_epoch = Trainer.run_epoch
 
     def interrupted(self, *args):
         if args[-1] == epoch:
             raise Interrupted
         return run_epoch(self, *args)
 
-    monkeypatch.setattr(TrainableModel, "_run_epoch", interrupted)
-    return lambda: monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+    monkeypatch.setattr(Trainer, "run_epoch", interrupted)
+    return lambda: monkeypatch.setattr(Trainer, "run_epoch", run_epoch)
 
 
 def _model(cls):
@@ -72,7 +72,7 @@ def test_resumed_run_equals_uninterrupted_run(cls, tmp_path, monkeypatch):
     _assert_same_run(resumed, whole)
 
     # A finished run is loaded, not trained: scoring needs no epoch.
-    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    monkeypatch.setattr(Trainer, "run_epoch", lambda *args: pytest.fail("trained again"))
     loaded = _model(cls).fit(train, dev=dev)
     assert loaded.resumed_from_epoch_ == 4 and loaded.checkpoint_path_ == resumed.checkpoint_path_
     view = dev.view("test", "hodosh")
@@ -119,7 +119,7 @@ def test_a_shorter_run_with_other_snapshots_is_not_extended(tmp_path, monkeypatc
 def _constant_dev(monkeypatch):
     """Constant dev scores: no epoch improves on the first, so patience p stops a run p epochs
     after the first that it counts (VSE counts after its lr_decay_epoch, 2)."""
-    monkeypatch.setattr(training, "recall_sum", lambda scores: {"rsum": 0.0})
+    monkeypatch.setattr(trainer, "recall_sum", lambda scores: {"rsum": 0.0})
 
 
 @pytest.mark.parametrize("cls", list(CASES))
@@ -140,9 +140,9 @@ def test_a_more_patient_run_trains_on_from_a_less_patient_one(cls, tmp_path, mon
     _assert_same_run(extended, whole)
     # The more patient run is no beginning of the less patient one, nor of one with more epochs
     # and less patience; a run without patience is none of a run with some.
-    run_epoch = TrainableModel._run_epoch
+    run_epoch = Trainer.run_epoch
     trained = []
-    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda self, *args: trained.append(1) or run_epoch(self, *args))
+    monkeypatch.setattr(Trainer, "run_epoch", lambda self, *args: trained.append(1) or run_epoch(self, *args))
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "whole"))
     assert _model(cls).set_params(max_epochs=6, patience=1).fit(train, dev=dev).resumed_from_epoch_ == 0
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "unlimited"))
@@ -163,7 +163,7 @@ def test_an_earlier_run_that_is_this_whole_run_is_loaded(cls, first, then, stopp
     _constant_dev(monkeypatch)
     earlier = _model(cls).set_params(**first).fit(train, dev=dev)
     assert earlier.stopped_by_ == stopped_by and len(earlier.history_) == 3
-    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    monkeypatch.setattr(Trainer, "run_epoch", lambda *args: pytest.fail("trained again"))
     same = _model(cls).set_params(**then).fit(train, dev=dev)
     assert same.stopped_by_ == stopped_by and same.resumed_from_epoch_ == 3
     assert same.checkpoint_path_ != earlier.checkpoint_path_ and same.checkpoint_path_.is_file()
@@ -186,12 +186,12 @@ def test_a_run_stopped_on_less_patience_at_this_runs_last_epoch_is_not_used(tmp_
 def test_a_finished_run_is_loaded_under_other_threads_and_an_unfinished_one_is_not_trained_on(cls, tmp_path,
                                                                                            monkeypatch):
     train, dev, whole = _whole_run(cls, tmp_path, monkeypatch)
-    run_epoch = TrainableModel._run_epoch
-    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    run_epoch = Trainer.run_epoch
+    monkeypatch.setattr(Trainer, "run_epoch", lambda *args: pytest.fail("trained again"))
     loaded = _model(cls).set_params(n_threads=2).fit(train, dev=dev)
     assert loaded.resumed_from_epoch_ == 4 and loaded.checkpoint_path_ != whole.checkpoint_path_
     _assert_same_run(loaded, whole)
-    monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+    monkeypatch.setattr(Trainer, "run_epoch", run_epoch)
 
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "interrupted"))
     undo = _interrupt_at(monkeypatch, 3)
@@ -267,11 +267,11 @@ def test_a_run_stopped_by_the_clock_trains_on_under_a_larger_budget(cls, tmp_pat
     clocked = _model(cls).set_params(max_train_seconds=1e-9).fit(train, dev=dev)
     assert clocked.stopped_by_ == "time budget" and len(clocked.history_) == 1
     # Under the budget that stopped it, the run is loaded as it is.
-    run_epoch = TrainableModel._run_epoch
-    monkeypatch.setattr(TrainableModel, "_run_epoch", lambda *args: pytest.fail("trained again"))
+    run_epoch = Trainer.run_epoch
+    monkeypatch.setattr(Trainer, "run_epoch", lambda *args: pytest.fail("trained again"))
     again = _model(cls).set_params(max_train_seconds=1e-9).fit(train, dev=dev)
     assert again.stopped_by_ == "time budget" and again.resumed_from_epoch_ == 1
-    monkeypatch.setattr(TrainableModel, "_run_epoch", run_epoch)
+    monkeypatch.setattr(Trainer, "run_epoch", run_epoch)
     # Without one it trains on, from the same checkpoint, to the uninterrupted run (char-GRU's
     # epoch 1, kept only because the clock stopped the run there, is a snapshot no more).
     resumed = _model(cls).fit(train, dev=dev)

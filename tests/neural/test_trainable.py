@@ -13,8 +13,7 @@ torch = pytest.importorskip("torch", reason="the trainable models need the optio
 from kcca_desc._core.progress import is_quiet, set_quiet  # noqa: E402
 from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
 from kcca_desc.neural import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
-                                          bidirectional_hinge_loss, hinge_loss, recall_sum,
-                                          softmax_cross_entropy_loss)
+                              bidirectional_hinge_loss, hinge_loss, recall_sum, softmax_cross_entropy_loss, trainer)
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
 
@@ -200,9 +199,7 @@ def test_fit_is_seeded_early_stops_and_plugs_into_the_harness():
 def test_vse_dev_patience_waits_for_the_learning_rate_decay(monkeypatch, decay_epoch, stopped_after):
     # A dev figure that never improves: patience 1 ends the run one epoch after the first, or one
     # epoch after the decay (the decayed phase lifts dev, so a plateau before it must not stop it).
-    from kcca_desc.neural import training
-
-    monkeypatch.setattr(training, "recall_sum", lambda scores: {"rsum": 100.0})
+    monkeypatch.setattr(trainer, "recall_sum", lambda scores: {"rsum": 100.0})
     data = make_dataset(n=24)
     model = VSEEncoder(image_encoder=TinyEncoder(), **SMALL[VSEEncoder], batch_size=8, max_epochs=6, patience=1,
                        lr_decay_epoch=decay_epoch, checkpoint=False).fit(data.subset("train"), dev=data.subset("test"))
@@ -253,8 +250,7 @@ def test_length_windows_cut_the_same_number_of_batches_of_similar_lengths(n, bat
     rng = np.random.default_rng(seed)
     token_ids = [[1] * int(k) for k in rng.integers(1, 40, size=n)]
     order = rng.permutation(n)
-    model = CharGRUEncoder(batch_size=batch_size, length_window=window)
-    batches = model._batches(order, token_ids, np.random.default_rng(seed))
+    batches = trainer.batches(order, token_ids, batch_size, window, np.random.default_rng(seed))
     # As many batches, of the same sizes, as slicing cuts: the learning-rate schedule is unchanged.
     assert sorted(map(len, batches)) == sorted(len(order[s:s + batch_size]) for s in range(0, n, batch_size))
     np.testing.assert_array_equal(np.sort(np.concatenate(batches)), np.arange(n))
@@ -278,7 +274,7 @@ def test_without_a_length_window_batches_are_slices_and_draw_nothing():
     order = np.random.default_rng(0).permutation(10)
     rng = np.random.default_rng(1)
     before = rng.bit_generator.state
-    batches = CharGRUEncoder(batch_size=4)._batches(order, [[1]] * 10, rng)
+    batches = trainer.batches(order, [[1]] * 10, 4, None, rng)
     assert [b.tolist() for b in batches] == [order[:4].tolist(), order[4:8].tolist(), order[8:].tolist()]
     assert rng.bit_generator.state == before
 
