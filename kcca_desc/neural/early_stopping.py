@@ -27,7 +27,7 @@ class EarlyStopping:
 
     Examples
     --------
-    >>> stopping = EarlyStopping(patience=2, from_epoch=1)
+    >>> stopping = EarlyStopping(patience=2, from_epoch=2)
     >>> for epoch, rsum in enumerate([10.0, 10.0, 9.0, 9.5], start=1):
     ...     stopping.update(epoch, rsum)
     >>> stopping.waited, stopping.stop
