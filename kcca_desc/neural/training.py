@@ -88,12 +88,14 @@ def word_tokens(text: str) -> list[str]:
 
 
 class TrainableModel(ValidatedParams, BaseEstimator):
-    """Shared fitting loop; subclasses define the tokens, the network, the loss and the scores.
+    """The estimator base of the trainable models; subclasses define the tokens, the network,
+    the loss and the scores, and :meth:`fit` runs the epochs with a :class:`~.trainer.Trainer`.
 
     Hooks: :meth:`_tokens` (text → tokens), :meth:`_build_network` (feature dimension →
     ``torch.nn.Module``), :meth:`_initialise_network` (pre-trained weights of a fresh network),
     :meth:`_batch_loss`, :meth:`_pair_scores` (numpy scores of images × texts, for dev
-    selection) and :meth:`_lr_factor` (the learning-rate schedule).
+    selection), :meth:`_lr_factor` (the learning-rate schedule, :mod:`.schedules`),
+    :meth:`_is_snapshot_epoch` and :attr:`_patience_from_epoch`.
 
     Attributes
     ----------
