@@ -14,7 +14,6 @@ import contextlib
 import resource
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,9 +23,6 @@ from .checkpoints import CHECKPOINT_FORMAT, write_checkpoint
 from .dev import recall_sum
 from .early_stopping import EarlyStopping
 from .snapshots import SnapshotSelection, copy_weights
-
-if TYPE_CHECKING:
-    from .training import TrainableModel
 
 __all__ = ["Trainer", "batches"]
 
@@ -83,7 +79,8 @@ class Trainer:
         The checkpoint file; None: no checkpoint.
     """
 
-    def __init__(self, model: TrainableModel, network, optimiser, schedule, rng: np.random.Generator, *,
+    # model is not annotated: naming TrainableModel would import training.py, which imports this module.
+    def __init__(self, model, network, optimiser, schedule, rng: np.random.Generator, *,
                  stopping: EarlyStopping, selection: SnapshotSelection, path: Path | None):
         self.model, self.network, self.optimiser, self.schedule, self.rng = model, network, optimiser, schedule, rng
         self.stopping, self.selection, self.path = stopping, selection, path
