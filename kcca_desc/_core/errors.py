@@ -72,6 +72,7 @@ code  exception                         meaning
 ====  ================================  ===============================================================
 0                                       success
 1                                       an unexpected error (a bug): the traceback is printed
+1     :class:`NotFittedError`           a model was used before ``fit`` (library use; the message is printed)
 2     :class:`ParameterError`           a command-line option or estimator parameter is invalid
 65    :class:`DataError`                the data set is malformed (files, lines, items named)
 66    :class:`MissingDataFileError`     a data file or directory is missing
