@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+# The error tree's root module imports nothing, so this module stays neutral (pyproject.toml).
 from ..kernels.errors import DataError
 
 __all__ = ["DirectionalScores", "Scorer", "cosine_scores", "average_ranks"]
