@@ -37,30 +37,7 @@ Which class to raise
 
 ``tests/test_error_contract.py`` walks the source and holds every ``raise`` to these rules.
 
-The tree
---------
-::
-
-    KccaDescError
-    ├── ParameterError (ValueError, TypeError)
-    │   ├── InvalidParameterError (sklearn's InvalidParameterError)  kcca_desc._core.validation
-    │   └── UnknownNameError (KeyError)                              kcca_desc._core.registry
-    ├── DataError (ValueError)
-    │   ├── MissingDataFileError (FileNotFoundError)
-    │   ├── MissingSplitError (KeyError)                             kcca_desc.data.dataset
-    │   ├── DataFormatError                                          kcca_desc.data._textfiles
-    │   ├── ImageReadError                                           kcca_desc.data.images
-    │   ├── ReportDataError                                          kcca_desc.report.gallery
-    │   └── TooFewDescriptorsError                                   kcca_desc.kernels.image.codebook
-    ├── MissingModelFileError (FileNotFoundError)
-    ├── MissingDependencyError (ImportError)
-    │   └── WordNetUnavailableError (RuntimeError)                   kcca_desc.kernels.text.similarity
-    ├── NotFittedError (RuntimeError)
-    ├── InsufficientMemoryError (MemoryError)
-    ├── UnwritableOutputError (OSError)
-    │   └── CacheError
-    ├── DamagedEntryError (ValueError)                               kcca_desc._core.cache
-    └── ComparisonError (ValueError)                                 kcca_desc.report.compare
+The whole tree, generated from the code, is listed in ``docs/architecture.md`` (Errors).
 
 Exit codes
 ----------
