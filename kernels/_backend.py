@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import logging
 
+from .errors import ParameterError
+
 __all__ = ["BACKENDS", "cupy_available", "resolve_backend"]
 
 logger = logging.getLogger(__name__)
@@ -66,7 +68,7 @@ def resolve_backend(backend: str) -> str:
         If ``backend`` is not one of :data:`BACKENDS`, or is ``"cupy"`` while CuPy cannot run.
     """
     if not isinstance(backend, str) or backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
+        raise ParameterError(f"backend must be one of {BACKENDS}; got {backend!r}")
     if backend == "auto":
         reason = _probe_cupy()
         if reason is None:
@@ -74,5 +76,5 @@ def resolve_backend(backend: str) -> str:
         _log_cupy_fallback(reason)
         return "numba"
     if backend == "cupy" and not cupy_available():
-        raise ValueError(f"backend='cupy' requested but CuPy cannot run here ({_probe_cupy()})")
+        raise ParameterError(f"backend='cupy' requested but CuPy cannot run here ({_probe_cupy()})")
     return backend

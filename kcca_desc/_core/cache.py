@@ -38,7 +38,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 from filelock import FileLock
 
-from .errors import warn_user
+from .errors import CacheError, KccaDescError, ParameterError, warn_user
 
 __all__ = ["cache_root", "cache_dir", "cache_key", "cache_keys", "atomic_write_bytes", "atomic_write_text", "NpzCache",
            "PickleCache", "ChunkCache", "CacheWarning", "DamagedEntryError", "open_checked", "discard_damaged",
@@ -81,7 +81,7 @@ def _jsonable(obj: Any) -> Any:
         return obj
     if isinstance(obj, Path):
         return str(obj)
-    raise TypeError(f"cache_key: cannot key on a value of type {type(obj).__name__}")
+    raise ParameterError(f"cache_key: cannot key on a value of type {type(obj).__name__}")
 
 
 def cache_key(**params: Any) -> str:
@@ -99,7 +99,7 @@ def cache_keys(variants: Iterable[dict[str, Any]], **common: Any) -> list[str]:
     out = []
     for variant in variants:
         if clash := shared.keys() & variant.keys():
-            raise ValueError(f"cache_keys: {sorted(clash)} given both in common and in a variant")
+            raise ParameterError(f"cache_keys: {sorted(clash)} given both in common and in a variant")
         blob = json.dumps({**shared, **_jsonable(variant)}, sort_keys=True, separators=(",", ":"))
         out.append(hashlib.sha1(blob.encode()).hexdigest())
     return out
@@ -150,8 +150,10 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, lambda f: f.write(data))
 
 
-class DamagedEntryError(ValueError):
+class DamagedEntryError(KccaDescError, ValueError):
     """A cache entry's contents do not match the checksum stored with it."""
+
+    exit_code = CacheError.exit_code
 
 
 @contextlib.contextmanager

@@ -14,7 +14,30 @@ or of a library it called.
 Each class also derives from the built-in exception a caller would expect for that kind of
 problem (``ValueError`` for data and settings, ``ImportError`` for a missing package,
 ``FileNotFoundError`` for a missing model file, ``OSError`` for an unwritable path), so
-``except ValueError`` and the like keep working.
+``except ValueError`` and the like keep working.  The root class and the classes ``kernels/``
+raises are defined in :mod:`kcca_desc.kernels.errors` (``kernels/`` imports nothing else of the
+toolkit) and re-exported here, as is :func:`import_optional`, the one way to import an optional
+package.
+
+Which class to raise
+--------------------
+* A setting (keyword parameter, option, a name to look up) is invalid or of the wrong type:
+  :class:`ParameterError` (an argument of the wrong type is a setting of the wrong type, so
+  every ``TypeError`` of the toolkit is a :class:`ParameterError`); an unknown name is
+  :class:`~kcca_desc._core.registry.UnknownNameError`, also a ``KeyError``.
+* The data (arrays, items, files, results) are malformed: :class:`DataError` or a subclass.
+* A method that needs a fitted model is called before ``fit``: :class:`NotFittedError`.
+* Python's own protocols are not user errors and keep their built-in class: ``NotImplementedError``
+  as the whole body of a hook that subclasses override, ``AttributeError`` from a module's
+  ``__getattr__``, ``IndexError`` / ``KeyError`` from ``__getitem__``, and
+  ``argparse.ArgumentTypeError`` from an option's type function (argparse turns it into a usage
+  error).
+* A broken invariant (a library returning what its contract excludes) is a bug, not a user error:
+  it raises ``RuntimeError`` and keeps its traceback.
+
+``tests/test_error_contract.py`` walks the source and holds every ``raise`` to these rules.
+
+The whole tree, generated from the code, is listed in ``docs/architecture.md`` (Errors).
 
 Exit codes
 ----------
@@ -26,6 +49,7 @@ code  exception                         meaning
 ====  ================================  ===============================================================
 0                                       success
 1                                       an unexpected error (a bug): the traceback is printed
+1     :class:`NotFittedError`           a model was used before ``fit`` (library use; the message is printed)
 2     :class:`ParameterError`           a command-line option or estimator parameter is invalid
 65    :class:`DataError`                the data set is malformed (files, lines, items named)
 66    :class:`MissingDataFileError`     a data file or directory is missing
@@ -44,64 +68,18 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
+
+# The root of the tree and the classes kernels/ raises live in kernels/, which imports nothing of
+# the rest of the toolkit; they are re-exported here, so that this is the one place to import from.
+from ..kernels.errors import (DataError, KccaDescError, MissingDataFileError, MissingDependencyError, ParameterError,
+                              import_optional)
 
 __all__ = [
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
-    "MissingDependencyError", "UnwritableOutputError", "CacheError", "InsufficientMemoryError", "EXIT_CODES",
-    "warn_user",
+    "MissingDependencyError", "UnwritableOutputError", "CacheError", "InsufficientMemoryError", "NotFittedError",
+    "EXIT_CODES", "warn_user", "import_optional",
 ]
-
-
-class KccaDescError(Exception):
-    """Base of the problems a user can fix; :attr:`exit_code` is the command line's exit status."""
-
-    exit_code: int = 1
-
-
-class ParameterError(KccaDescError, ValueError, TypeError):
-    """A setting (command-line option or estimator parameter) is invalid.
-
-    Also a ``TypeError``, as scikit-learn's ``InvalidParameterError`` is, since a parameter can
-    be of the wrong type as well as out of range.
-    """
-
-    exit_code = 2
-
-
-class DataError(KccaDescError, ValueError):
-    """The data set has problems; :attr:`problems` lists every one found, each naming its item.
-
-    Parameters
-    ----------
-    message : str
-        What is wrong overall (``"3 problems in data set flickr8k"``).
-    problems : sequence of str, optional
-        One line per problem, each naming the file and line, JSON item or image.
-
-    Notes
-    -----
-    The message shows the first :attr:`shown` problems and counts the rest, so a data set with
-    thousands of bad files still gives a readable error; :attr:`problems` keeps them all.
-    """
-
-    exit_code = 65
-    shown = 50
-
-    def __init__(self, message: str, problems: Sequence[str] = ()):
-        self.problems = list(problems)
-        self.summary = message
-        lines = [message] + [f"  {p}" for p in self.problems[: self.shown]]
-        if len(self.problems) > self.shown:
-            lines.append(f"  ... and {len(self.problems) - self.shown} more")
-        super().__init__("\n".join(lines))
-
-
-class MissingDataFileError(DataError, FileNotFoundError):
-    """A data set's file or directory does not exist; the message says where the toolkit looked."""
-
-    exit_code = 66
 
 
 class MissingModelFileError(KccaDescError, FileNotFoundError):
@@ -110,27 +88,8 @@ class MissingModelFileError(KccaDescError, FileNotFoundError):
     exit_code = 66
 
 
-class MissingDependencyError(KccaDescError, ImportError):
-    """An optional package is not installed; the message names the package and the extra to install.
-
-    Parameters
-    ----------
-    package : str
-        The missing import (``"torch"``).
-    extra : str, optional
-        The ``setup.cfg`` extra that installs it (``"neural"``).
-    purpose : str, optional
-        What needs it (``"the CLIP encoder"``).
-    """
-
-    exit_code = 69
-
-    def __init__(self, package: str, extra: str | None = None, purpose: str | None = None):
-        needs = f"{purpose} needs" if purpose else "this needs"
-        how = f"pip install 'kcca_desc[{extra}]'" if extra else f"pip install {package}"
-        super().__init__(f"{needs} the optional package {package!r}, which is not installed; install it with `{how}`",
-                         name=package)
-        self.extra = extra
+class NotFittedError(KccaDescError, RuntimeError):
+    """A fitted model's method was called before :meth:`fit`."""
 
 
 class InsufficientMemoryError(KccaDescError, MemoryError):

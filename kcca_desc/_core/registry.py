@@ -24,16 +24,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Generic, TypeVar
 
+from .errors import ParameterError
+
 __all__ = ["Registry", "UnknownNameError"]
 
 T = TypeVar("T")
 
 
-class UnknownNameError(KeyError, ValueError):
+class UnknownNameError(ParameterError, KeyError):
     """A name that is not registered.
 
     A :class:`KeyError`, so that a registry behaves as a mapping (``in``, ``get``), and a
-    :class:`ValueError`, the error of a bad parameter value.
+    :class:`~kcca_desc._core.errors.ParameterError` (so a ``ValueError``), the error of a bad
+    parameter value.
     """
 
     def __str__(self) -> str:
@@ -90,9 +93,9 @@ class Registry(Mapping[str, T], Generic[T]):
             For an empty or non-string name, or a name already registered without ``replace``.
         """
         if not isinstance(name, str) or not name:
-            raise ValueError(f"a {self.kind} name must be a non-empty string; got {name!r}")
+            raise ParameterError(f"a {self.kind} name must be a non-empty string; got {name!r}")
         if name in self._entries and not replace:
-            raise ValueError(f"{self.kind} {name!r} is already registered; pass replace=True to replace it")
+            raise ParameterError(f"{self.kind} {name!r} is already registered; pass replace=True to replace it")
 
         def add(entry: T) -> T:
             self._entries[name] = entry

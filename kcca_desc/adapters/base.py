@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from .._core.cache import cache_key
+from .._core.errors import DataError, ParameterError
 from ..data.images import ImageSource
 from .._core.progress import progress
 from .store import EmbeddingStore
@@ -32,11 +33,11 @@ __all__ = ["Encoder", "PairScorer", "check_texts"]
 def check_texts(texts: Sequence[str]) -> list[str]:
     """Validate a list of texts: each must be a ``str`` (an empty one is allowed)."""
     if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not a single string")
+        raise ParameterError("texts must be a sequence of strings, not a single string")
     texts = list(texts)
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise TypeError(f"text {i} is a {type(t).__name__}, expected str")
+            raise ParameterError(f"text {i} is a {type(t).__name__}, expected str")
     return texts
 
 
@@ -96,7 +97,7 @@ class Encoder:
         """
         self._require("image")
         if not isinstance(images, ImageSource):
-            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
         keys = [images.key(i) for i in range(len(images))]
 
         def compute(positions: list[int]) -> np.ndarray:
@@ -124,7 +125,7 @@ class Encoder:
     # -------------------------------------------------------------- helpers
     def _require(self, modality: str) -> None:
         if modality not in self.modalities:
-            raise TypeError(f"encoder {self.name!r} does not embed {modality}s")
+            raise ParameterError(f"encoder {self.name!r} does not embed {modality}s")
 
     def _lookup(self, modality: str, keys: list[str], compute) -> np.ndarray:
         if not keys:
@@ -143,7 +144,7 @@ class Encoder:
 
     def _batched(self, positions: list[int], encode) -> np.ndarray:
         if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise ParameterError(f"batch_size must be >= 1, got {self.batch_size}")
         batches = progress(range(0, len(positions), self.batch_size), desc=f"{self.name} encoder", unit="batch")
         out = [np.asarray(encode(positions[s:s + self.batch_size]), dtype=np.float32) for s in batches]
         return np.concatenate(out, axis=0)
@@ -167,20 +168,20 @@ class PairScorer:
     def score(self, images: ImageSource, texts: Sequence[str]) -> np.ndarray:
         """Affinity of every image with every text, ``(len(images), len(texts))``."""
         if not isinstance(images, ImageSource):
-            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
         if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise ParameterError(f"batch_size must be >= 1, got {self.batch_size}")
         texts = check_texts(texts)
         rows = []
         for s in progress(range(0, len(images), self.batch_size), desc=f"{self.name} pair scores", unit="batch"):
             chunk = [images.load(i) for i in range(s, min(s + self.batch_size, len(images)))]
             block = np.asarray(self._score_batch(chunk, texts), dtype=np.float64)
             if block.shape != (len(chunk), len(texts)):
-                raise ValueError(
+                raise DataError(
                     f"pair scorer {self.name!r} returned shape {block.shape}, "
                     f"expected {(len(chunk), len(texts))}")
             rows.append(block)
         scores = np.concatenate(rows) if rows else np.zeros((0, len(texts)))
         if not np.all(np.isfinite(scores)):
-            raise ValueError(f"pair scorer {self.name!r} returned non-finite scores")
+            raise DataError(f"pair scorer {self.name!r} returned non-finite scores")
         return scores

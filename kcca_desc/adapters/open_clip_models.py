@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.errors import ParameterError
-from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, require_extra, to_pil
+from .._core.errors import ParameterError, import_optional
+from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, to_pil
 
 __all__ = ["OpenCLIPEncoder"]
 
@@ -44,7 +44,7 @@ class OpenCLIPEncoder(TorchEncoder):
     modalities = ("image", "text")
 
     def _load(self):
-        open_clip = require_extra("open_clip", self.extra, type(self).__name__)
+        open_clip = import_optional("open_clip", self.extra, type(self).__name__)
         if not self.weights:
             raise ParameterError(f"OpenCLIPEncoder({self.model_name!r}) needs weights: a pretrained tag such as "
                              "'laion2b_s34b_b79k', a local checkpoint file, or 'random'")
@@ -59,7 +59,7 @@ class OpenCLIPEncoder(TorchEncoder):
         return bundle[0]
 
     def _output_dims(self, bundle) -> dict[str, int]:
-        open_clip = require_extra("open_clip", self.extra, type(self).__name__)
+        open_clip = import_optional("open_clip", self.extra, type(self).__name__)
         d = open_clip.get_model_config(self.model_name)["embed_dim"]
         return {"image": d, "text": d}
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._core.cache import atomic_write_bytes
 from ..data.images import ImageSource
-from .._core.errors import DataError, MissingDataFileError
+from .._core.errors import DataError, MissingDataFileError, ParameterError
 from .base import Encoder
 from .onnx_models import _file_digest
 
@@ -102,7 +102,7 @@ class PrecomputedImageEncoder(Encoder):
         ndarray of shape (len(images), d), float32
         """
         if not isinstance(images, ImageSource):
-            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
         rows, features, _ = self._table
         absent = [image_id for image_id in images.ids if image_id not in rows]
         if absent:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.errors import ParameterError
-from .torch_base import TorchEncoder, require_extra
+from .._core.errors import ParameterError, import_optional
+from .torch_base import TorchEncoder
 
 __all__ = ["SentenceTransformerEncoder"]
 
@@ -40,7 +40,7 @@ class SentenceTransformerEncoder(TorchEncoder):
     modalities = ("text",)
 
     def _load(self):
-        st = require_extra("sentence_transformers", self.extra, type(self).__name__)
+        st = import_optional("sentence_transformers", self.extra, type(self).__name__)
         if self.weights:
             raise ParameterError(f"SentenceTransformerEncoder takes its weights from the model name or directory; "
                              f"got weights={self.weights!r} (use st:{self.weights})")

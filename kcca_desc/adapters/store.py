@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .._core.cache import ChunkCache, cache_key, cache_root
+from .._core.errors import DataError
 
 __all__ = ["EmbeddingStore", "item_digest"]
 
@@ -105,10 +106,10 @@ class EmbeddingStore:
             positions = [first_position[d] for d in missing_digests]
             vectors = np.asarray(compute(positions), dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(positions):
-                raise ValueError(
+                raise DataError(
                     f"encoder returned an array of shape {vectors.shape} for {len(positions)} items"
                 )
             if not np.all(np.isfinite(vectors)):
-                raise ValueError("encoder returned non-finite embeddings")
+                raise DataError("encoder returned non-finite embeddings")
             known.update(zip(missing_digests, vectors))
             self._shards.save(uuid.uuid4().hex, {"digests": np.array(missing_digests), "vectors": vectors})

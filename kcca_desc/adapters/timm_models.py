@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._core.errors import MissingModelFileError, ParameterError
-from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, require_extra, to_pil
+from .._core.errors import MissingModelFileError, ParameterError, import_optional
+from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, to_pil
 
 __all__ = ["TimmImageEncoder", "HUB_WEIGHTS"]
 
@@ -47,7 +47,7 @@ class TimmImageEncoder(TorchEncoder):
     modalities = ("image",)
 
     def _load(self):
-        timm = require_extra("timm", self.extra, type(self).__name__)
+        timm = import_optional("timm", self.extra, type(self).__name__)
         if not self.weights:
             raise ParameterError(f"TimmImageEncoder({self.model_name!r}) needs weights: a local weights file, "
                              f"{HUB_WEIGHTS!r} (timm's default weights from the hub) or {RANDOM_WEIGHTS!r}")

@@ -9,23 +9,22 @@ vectors.  Subclasses implement :meth:`TorchEncoder._load` and the batch hooks, a
 the model's own preprocessing as RGB :class:`PIL.Image.Image` objects (:func:`to_pil`).
 
 Each library is an optional extra; a missing one raises an :class:`ImportError` naming the extra
-(:func:`require_extra`).
+(:func:`~kcca_desc._core.errors.import_optional`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import logging
 from typing import Any
 
 import numpy as np
 
-from .._core.errors import MissingDependencyError, ParameterError
+from .._core.errors import DataError, ParameterError, import_optional
 from .base import Encoder
 
-__all__ = ["TorchEncoder", "require_extra", "to_pil", "state_dict_digest", "pooled_features", "TORCH_DTYPES",
+__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "TORCH_DTYPES",
            "RANDOM_WEIGHTS"]
 
 logger = logging.getLogger(__name__)
@@ -35,20 +34,6 @@ RANDOM_WEIGHTS = "random"
 
 #: The ``dtype`` names the adapters accept.
 TORCH_DTYPES = ("float32", "float16", "bfloat16")
-
-
-def require_extra(module: str, extra: str, user: str):
-    """Import ``module`` or raise :class:`~kcca_desc._core.errors.MissingDependencyError` naming the extra.
-
-    The error names the import that failed (``torchvision`` when ``timm`` cannot find it); a
-    package that is installed but fails to import (a torchvision built for another torch) is
-    reported the same way, with the original error chained.
-    """
-    try:
-        return importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failed import makes the extra unusable
-        package = getattr(exc, "name", None) or module
-        raise MissingDependencyError(package, extra, purpose=f"{user} (import {module!r}: {exc})") from exc
 
 
 def to_pil(image: np.ndarray):
@@ -62,14 +47,14 @@ def to_pil(image: np.ndarray):
     if a.ndim == 2:
         a = np.repeat(a[:, :, None], 3, axis=2)
     if a.ndim != 3 or a.shape[2] not in (3, 4) or min(a.shape[:2]) < 1:
-        raise ValueError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {a.shape}")
+        raise DataError(f"expected an (H, W), (H, W, 3) or (H, W, 4) image, got shape {a.shape}")
     a = a[:, :, :3]
     if a.dtype == np.uint16:
         a = (a.astype(np.float32) * (255.0 / 65535.0)).round()
     elif np.issubdtype(a.dtype, np.floating):
         a = np.clip(a, 0.0, 1.0) * 255.0
     elif a.dtype != np.uint8:
-        raise ValueError(f"unsupported image dtype {a.dtype}")
+        raise DataError(f"unsupported image dtype {a.dtype}")
     return Image.fromarray(np.ascontiguousarray(a.astype(np.uint8, copy=False)))
 
 
@@ -133,7 +118,7 @@ class TorchEncoder(Encoder):
 
     # ------------------------------------------------------------ loading
     def _torch(self):
-        return require_extra("torch", self.extra, type(self).__name__)
+        return import_optional("torch", self.extra, type(self).__name__)
 
     def _load(self) -> Any:
         """Load the model (float32, CPU) and whatever preprocessing it needs; return a bundle."""

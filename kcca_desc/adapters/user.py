@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.errors import ParameterError
 from .base import Encoder
 from .store import EmbeddingStore
 
@@ -48,7 +49,7 @@ class UserEncoder(Encoder):
         self.name = name or type(model).__name__
         modalities = tuple(m for m, method in _METHODS.items() if callable(getattr(model, method, None)))
         if not modalities:
-            raise TypeError(f"{type(model).__name__} has neither embed_texts(texts) nor embed_images(images); "
+            raise ParameterError(f"{type(model).__name__} has neither embed_texts(texts) nor embed_images(images); "
                             "a user encoder needs at least one of them")
         self.modalities = modalities
         self.joint_space = bool(getattr(model, "joint_space", False))
@@ -84,7 +85,7 @@ class UserEncoder(Encoder):
     def _checked(self, out, n: int, method: str) -> np.ndarray:
         out = np.asarray(out, dtype=np.float32)
         if out.ndim != 2 or out.shape[0] != n:
-            raise ValueError(f"{type(self.model).__name__}.{method} returned shape {out.shape} for {n} items; "
+            raise ParameterError(f"{type(self.model).__name__}.{method} returned shape {out.shape} for {n} items; "
                              f"expected ({n}, d)")
         return out
 

@@ -24,7 +24,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .._core.errors import DataError
+from .._core.errors import DataError, ParameterError
+from .._core.registry import UnknownNameError
 from .images import ImageSource
 
 __all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError"]
@@ -74,30 +75,30 @@ class Dataset:
         object.__setattr__(self, "captions", captions)
         n = len(self.images)
         if len(captions) != n:
-            raise ValueError(
+            raise DataError(
                 f"dataset {self.name!r}: {n} images but captions for {len(captions)}"
             )
         seen: dict[str, int] = {}
         for i, image_id in enumerate(self.images.ids):
             if image_id in seen:
-                raise ValueError(
+                raise DataError(
                     f"dataset {self.name!r}: duplicate image id {image_id!r} "
                     f"(items {seen[image_id]} and {i})"
                 )
             seen[image_id] = i
         for i, caps in enumerate(captions):
             if not caps:
-                raise ValueError(f"dataset {self.name!r}: image {self.images.ids[i]!r} has no caption")
+                raise DataError(f"dataset {self.name!r}: image {self.images.ids[i]!r} has no caption")
             for k, c in enumerate(caps):
                 if not isinstance(c, str) or not c.strip():
-                    raise ValueError(
+                    raise DataError(
                         f"dataset {self.name!r}: caption {self.images.ids[i]}#{k} is empty"
                     )
         splits = {}
         for split, idx in self.splits.items():
             idx = np.asarray(idx, dtype=np.int64)
             if idx.size and (idx.min() < 0 or idx.max() >= n):
-                raise ValueError(f"dataset {self.name!r}: split {split!r} has an index out of range")
+                raise DataError(f"dataset {self.name!r}: split {split!r} has an index out of range")
             splits[split] = idx
         object.__setattr__(self, "splits", splits)
 
@@ -114,7 +115,7 @@ class Dataset:
         try:
             return self._index[image_id]
         except KeyError:
-            raise KeyError(f"unknown image {image_id!r} in dataset {self.name!r}") from None
+            raise UnknownNameError(f"unknown image {image_id!r} in dataset {self.name!r}") from None
 
     @property
     def _index(self) -> dict[str, int]:
@@ -146,7 +147,7 @@ class Dataset:
     def view(self, split: str, protocol: str = "hodosh") -> "RetrievalView":
         """Retrieval pools and gold mappings for ``split`` under ``protocol``."""
         if protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {protocol!r}; available: {', '.join(PROTOCOLS)}")
+            raise ParameterError(f"unknown protocol {protocol!r}; available: {', '.join(PROTOCOLS)}")
         idx = self.split_indices(split)
         texts, cap_ids, cap_image = [], [], []
         for pool_i, i in enumerate(idx):

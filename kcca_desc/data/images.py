@@ -111,7 +111,7 @@ class FileImages(ImageSource):
         self.paths = tuple(Path(p) for p in paths)
         self.ids = tuple(ids) if ids is not None else tuple(p.name for p in self.paths)
         if len(self.ids) != len(self.paths):
-            raise ValueError("FileImages: ids and paths differ in length")
+            raise DataError("FileImages: ids and paths differ in length")
 
     def load(self, index: int) -> np.ndarray:
         return decode_image_file(self.paths[index])
@@ -189,7 +189,7 @@ class ArrayImages(ImageSource):
         self.arrays = tuple(arrays)
         self.ids = tuple(ids)
         if len(self.ids) != len(self.arrays):
-            raise ValueError("ArrayImages: ids and arrays differ in length")
+            raise DataError("ArrayImages: ids and arrays differ in length")
         self._keys: dict[int, str] = {}
 
     def load(self, index: int) -> np.ndarray:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from .._core.registry import Registry
 from .byod import load_karpathy_json
 from .dataset import Dataset, RetrievalView
@@ -76,7 +77,7 @@ class EvaluationPool:
         for name in ("pool_images", "n_folds", "captions_per_image"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"EvaluationPool.{name} must be a positive integer, got {value!r}")
+                raise ParameterError(f"EvaluationPool.{name} must be a positive integer, got {value!r}")
 
     def record(self) -> dict:
         """What a result records of the pool (protocol, pool size, captions, split, folds)."""
@@ -97,12 +98,12 @@ class EvaluationPool:
         idx = dataset.split_indices(self.split)
         expected = self.pool_images * self.n_folds
         if idx.size != expected:
-            raise ValueError(
+            raise DataError(
                 f"data set {dataset.name!r}: split {self.split!r} has {idx.size} images, but a pool of "
                 f"{self.n_folds} x {self.pool_images} images needs {expected}")
         wrong = [dataset.image_ids[i] for i in idx if len(dataset.captions[i]) != self.captions_per_image]
         if wrong:
-            raise ValueError(f"data set {dataset.name!r}: image {wrong[0]!r} (and {len(wrong) - 1} more) has "
+            raise DataError(f"data set {dataset.name!r}: image {wrong[0]!r} (and {len(wrong) - 1} more) has "
                              f"not {self.captions_per_image} captions")
         if self.n_folds == 1:
             return [dataset.view(self.split, "karpathy")]
@@ -137,7 +138,7 @@ def _load(path, image_root, name: str) -> Dataset:
     cut = sum(len(c) > CAPTIONS_PER_IMAGE for c in data.captions)
     short = [data.image_ids[i] for i, c in enumerate(data.captions) if len(c) < CAPTIONS_PER_IMAGE]
     if short:
-        raise ValueError(f"{path}: image {short[0]!r} (and {len(short) - 1} more) has fewer than "
+        raise DataError(f"{path}: image {short[0]!r} (and {len(short) - 1} more) has fewer than "
                          f"{CAPTIONS_PER_IMAGE} captions; the {name} protocol needs {CAPTIONS_PER_IMAGE} per image")
     captions = [[normalise_caption(c) for c in caps[:CAPTIONS_PER_IMAGE]] for caps in data.captions]
     metadata = {**data.metadata, "captions_per_image": CAPTIONS_PER_IMAGE, "images_with_captions_cut": cut,

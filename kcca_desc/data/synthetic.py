@@ -16,7 +16,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._core.errors import ParameterError
+from .._core.errors import DataError, ParameterError
 from .dataset import Dataset
 from .images import ArrayImages, ImageSource, array_key
 from .synthetic_captions import describe_scene
@@ -90,7 +90,7 @@ class RenderedImages(ImageSource):
         self.seed, self.image_size = seed, image_size
         self.indices, self.ids, self.keys = tuple(indices), tuple(ids), tuple(keys)
         if not len(self.indices) == len(self.ids) == len(self.keys):
-            raise ValueError("RenderedImages: indices, ids and keys differ in length")
+            raise DataError("RenderedImages: indices, ids and keys differ in length")
 
     def load(self, index: int) -> np.ndarray:
         rng = np.random.default_rng(_image_seed(self.seed, self.indices[index]))

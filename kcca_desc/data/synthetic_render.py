@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.errors import ParameterError
 from .synthetic_scenes import COLOURS, Scene, SceneObject
 
 __all__ = ["render_scene", "shape_mask", "texture_layer"]
@@ -62,7 +63,7 @@ def texture_layer(
         dy = (ys + phase_y) % scale - scale / 2
         pattern = dx * dx + dy * dy <= (0.3 * scale) ** 2
     else:
-        raise ValueError(f"unknown texture {texture!r}")
+        raise ParameterError(f"unknown texture {texture!r}")
     return np.where(pattern[..., None], second, rgb).astype(np.float32)
 
 
@@ -96,7 +97,7 @@ def shape_mask(obj: SceneObject, grid: tuple[np.ndarray, np.ndarray], side: int)
         sector = 2 * np.pi / 5
         t = ((np.arctan2(v, u) + np.pi / 2) / sector) % 1.0
         return np.sqrt(rho2) <= 0.42 + 0.58 * np.abs(2 * t - 1)
-    raise ValueError(f"unknown shape {obj.shape!r}")
+    raise ParameterError(f"unknown shape {obj.shape!r}")
 
 
 def _jittered(colour: str, rng: np.random.Generator) -> np.ndarray:

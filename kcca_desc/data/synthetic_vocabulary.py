@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._core.errors import ParameterError
 from .synthetic_scenes import COLOURS, SHAPES, Scene
 
 __all__ = ["ZipfVocabulary", "pseudo_word"]
@@ -31,7 +32,7 @@ _SYLLABLES = tuple(c + v for c in _CONSONANTS for v in _VOWELS)
 def pseudo_word(i: int) -> str:
     """The ``i``-th pseudo-word: ``i + 70`` written in base-70 syllables (two or more; distinct for distinct i)."""
     if i < 0:
-        raise ValueError(f"pseudo_word: index must be >= 0, got {i}")
+        raise ParameterError(f"pseudo_word: index must be >= 0, got {i}")
     code, syllables = i + len(_SYLLABLES), []
     while code:
         code, digit = divmod(code, len(_SYLLABLES))
@@ -60,11 +61,11 @@ class ZipfVocabulary:
 
     def __post_init__(self):
         if isinstance(self.n_types, bool) or not isinstance(self.n_types, (int, np.integer)) or self.n_types < 1:
-            raise ValueError(f"vocabulary must be a positive integer number of word types, got {self.n_types!r}")
+            raise ParameterError(f"vocabulary must be a positive integer number of word types, got {self.n_types!r}")
         if not np.isfinite(self.exponent) or self.exponent <= 0:
-            raise ValueError(f"Zipf exponent must be a positive number, got {self.exponent!r}")
+            raise ParameterError(f"Zipf exponent must be a positive number, got {self.exponent!r}")
         if not np.isfinite(self.words_per_caption) or self.words_per_caption < 0:
-            raise ValueError(f"words_per_caption must be a number >= 0, got {self.words_per_caption!r}")
+            raise ParameterError(f"words_per_caption must be a number >= 0, got {self.words_per_caption!r}")
         weights = np.arange(1, self.n_types + 1, dtype=np.float64) ** -float(self.exponent)
         object.__setattr__(self, "_cdf", np.cumsum(weights) / weights.sum())
 

@@ -48,6 +48,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from ..data.dataset import RetrievalView
 from .scores import DirectionalScores
 from .ranks import gold_ranks
@@ -69,16 +70,16 @@ def simple_tokenize(text: str) -> list[str]:
 
 def _check_view(scores, view: RetrievalView, what: str) -> tuple[np.ndarray, np.ndarray]:
     if view.protocol != "hodosh":
-        raise ValueError(f"{what}: judgments are defined on hodosh-protocol views, got {view.protocol!r}")
+        raise ParameterError(f"{what}: judgments are defined on hodosh-protocol views, got {view.protocol!r}")
     matrices = (scores.annotation, scores.search) if isinstance(scores, DirectionalScores) else (scores, scores)
     out = []
     for m in matrices:
         m = np.asarray(m)
         if m.shape != (view.n_images, view.n_captions):
-            raise ValueError(f"{what}: scores have shape {m.shape}, the view needs "
+            raise DataError(f"{what}: scores have shape {m.shape}, the view needs "
                              f"{(view.n_images, view.n_captions)}")
         if not np.isfinite(m).all():
-            raise ValueError(f"{what}: scores contain NaN or infinite values")
+            raise DataError(f"{what}: scores contain NaN or infinite values")
         out.append(m)
     return out[0], out[1]
 
@@ -96,7 +97,7 @@ def _pool_pairs(view: RetrievalView, pairs, what: str) -> tuple[np.ndarray, np.n
             cols.append(j)
             keys.append(key)
     if not keys:
-        raise ValueError(f"{what}: no judged pair lies in the pools of {view.dataset}:{view.split} "
+        raise DataError(f"{what}: no judged pair lies in the pools of {view.dataset}:{view.split} "
                          f"(judgments cover the Flickr8K test split)")
     return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), keys
 
@@ -179,14 +180,14 @@ def crowd_metrics(scores, view: RetrievalView, crowd: Mapping[tuple[str, str], S
 
 def _check_tokens(tokens, what: str) -> list[str]:
     if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
-        raise TypeError(f"{what} must be a list of token strings, got {tokens!r}")
+        raise ParameterError(f"{what} must be a list of token strings, got {tokens!r}")
     return list(tokens)
 
 
 def _clipped_counts(candidate: Sequence[str], references: Sequence[Sequence[str]], what: str):
     candidate = _check_tokens(candidate, f"{what}: candidate")
     if not references:
-        raise ValueError(f"{what}: no reference captions")
+        raise DataError(f"{what}: no reference captions")
     refs = [_check_tokens(r, f"{what}: reference {k}") for k, r in enumerate(references)]
     return Counter(candidate), [Counter(r) for r in refs], candidate, refs
 
@@ -205,7 +206,7 @@ def unigram_bleu(candidate: Sequence[str], references: Sequence[Sequence[str]]) 
     """
     counts, ref_counts, candidate, _ = _clipped_counts(candidate, references, "unigram_bleu")
     if not candidate:
-        raise ValueError("unigram_bleu: the candidate caption has no token")
+        raise DataError("unigram_bleu: the candidate caption has no token")
     clipped = sum(min(c, max(rc[w] for rc in ref_counts)) for w, c in counts.items())
     return clipped / len(candidate)
 
@@ -224,7 +225,7 @@ def rouge1_recall(candidate: Sequence[str], references: Sequence[Sequence[str]])
     counts, ref_counts, _, refs = _clipped_counts(candidate, references, "rouge1_recall")
     total = sum(len(r) for r in refs)
     if total == 0:
-        raise ValueError("rouge1_recall: the reference captions have no token")
+        raise DataError("rouge1_recall: the reference captions have no token")
     matched = sum(min(c, counts[w]) for rc in ref_counts for w, c in rc.items())
     return matched / total
 
@@ -279,7 +280,7 @@ def first_caption_metrics(scores, view: RetrievalView,
         pairs = list(zip(view.images.ids, (view.caption_ids[j] for j in top)))
         scored = np.array([p in expert for p in pairs])
         if not scored.any():
-            raise ValueError("first_caption_metrics: no top caption has an expert score "
+            raise DataError("first_caption_metrics: no top caption has an expert score "
                              "(expert judgments cover the Flickr8K test split)")
         values = np.array([np.mean(expert[p]) if ok else 0.0 for p, ok in zip(pairs, scored)])
         judged = values[scored]
@@ -291,12 +292,12 @@ def first_caption_metrics(scores, view: RetrievalView,
         out["expert_scored"] = scored
     if references is not None:
         if len(references) != view.n_images:
-            raise ValueError(f"first_caption_metrics: references for {len(references)} images, "
+            raise DataError(f"first_caption_metrics: references for {len(references)} images, "
                              f"the pool has {view.n_images}")
         if caption_tokens is None:
             caption_tokens = [simple_tokenize(c) for c in view.captions]
         elif len(caption_tokens) != view.n_captions:
-            raise ValueError(f"first_caption_metrics: tokens for {len(caption_tokens)} captions, "
+            raise DataError(f"first_caption_metrics: tokens for {len(caption_tokens)} captions, "
                              f"the pool has {view.n_captions}")
         bleu, rouge = np.empty(view.n_images), np.empty(view.n_images)
         for i, j in enumerate(top):
@@ -304,7 +305,7 @@ def first_caption_metrics(scores, view: RetrievalView,
                 bleu[i] = unigram_bleu(caption_tokens[j], references[i])
                 rouge[i] = rouge1_recall(caption_tokens[j], references[i])
             except ValueError as exc:
-                raise ValueError(f"first_caption_metrics: image {view.images.ids[i]!r}, top caption "
+                raise DataError(f"first_caption_metrics: image {view.images.ids[i]!r}, top caption "
                                  f"{view.caption_ids[j]!r}: {exc}") from None
         out["bleu1"] = float(100.0 * bleu.mean())
         out["rouge1_recall"] = float(100.0 * rouge.mean())

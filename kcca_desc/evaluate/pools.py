@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from ..data.dataset import Dataset
 from ..data.karpathy import EvaluationPool
 from .harness import result_from_scores
@@ -50,10 +51,10 @@ def fold_average(results: Sequence[Result], pool: EvaluationPool, split: str | N
         fold's metrics.
     """
     if len(results) != pool.n_folds:
-        raise ValueError(f"fold_average: {len(results)} results for a pool of {pool.n_folds} folds")
+        raise DataError(f"fold_average: {len(results)} results for a pool of {pool.n_folds} folds")
     systems = {r.system for r in results}
     if len(systems) != 1:
-        raise ValueError(f"fold_average: results of several systems {sorted(systems)}")
+        raise DataError(f"fold_average: results of several systems {sorted(systems)}")
     averaged = {}
     for task in TASKS:
         metrics = {}
@@ -139,10 +140,10 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRI
         Columns per task within each group.
     """
     if not results:
-        raise ValueError("a results table needs at least one result")
+        raise DataError("a results table needs at least one result")
     unknown = [m for m in metrics if m not in METRIC_KEYS]
     if unknown:
-        raise ValueError(f"side_by_side: unknown metric {unknown[0]!r}; available: {', '.join(METRIC_KEYS)}")
+        raise ParameterError(f"side_by_side: unknown metric {unknown[0]!r}; available: {', '.join(METRIC_KEYS)}")
     groups = list(dict.fromkeys(_pool_label(r) for r in results))
     systems = list(dict.fromkeys(r.system for r in results))
     cells = {(r.system, _pool_label(r)): r for r in results}

@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from ..data.dataset import RetrievalView
 from .scores import DirectionalScores
 
@@ -52,16 +53,16 @@ def _describe(method: str | None) -> str:
 def _flatten_gold(gold: Sequence, n_queries: int, n_candidates: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-query gold index arrays as (sorted unique columns, query offsets)."""
     if len(gold) != n_queries:
-        raise ValueError(f"{what}: {n_queries} queries but gold items for {len(gold)}")
+        raise DataError(f"{what}: {n_queries} queries but gold items for {len(gold)}")
     columns, offsets = [], np.zeros(n_queries + 1, dtype=np.int64)
     for q, g in enumerate(gold):
         g = np.unique(np.asarray(g).ravel())
         if g.size == 0:
-            raise ValueError(f"{what}: query {q} has no gold item")
+            raise DataError(f"{what}: query {q} has no gold item")
         if not np.issubdtype(g.dtype, np.integer):
-            raise TypeError(f"{what}: gold items of query {q} must be integer indices, got {g.dtype}")
+            raise ParameterError(f"{what}: gold items of query {q} must be integer indices, got {g.dtype}")
         if g[0] < 0 or g[-1] >= n_candidates:
-            raise ValueError(
+            raise DataError(
                 f"{what}: gold item of query {q} out of range [0, {n_candidates}): {g[0] if g[0] < 0 else g[-1]}"
             )
         columns.append(g)
@@ -118,15 +119,15 @@ def gold_ranks(scores, gold: Sequence, chunk_size: int | None = None, method: st
     if not hasattr(scores, "shape") or not hasattr(scores, "dtype"):
         scores = np.asarray(scores)
     if scores.ndim != 2:
-        raise ValueError(f"{what}: scores must be 2-D (queries x candidates), got shape {scores.shape}")
+        raise DataError(f"{what}: scores must be 2-D (queries x candidates), got shape {scores.shape}")
     if not (np.issubdtype(scores.dtype, np.floating) or np.issubdtype(scores.dtype, np.integer)):
-        raise TypeError(f"{what}: scores must be real numbers, got dtype {scores.dtype}")
+        raise ParameterError(f"{what}: scores must be real numbers, got dtype {scores.dtype}")
     n_queries, n_candidates = scores.shape
     columns, offsets = _flatten_gold(gold, n_queries, n_candidates, what)
     if chunk_size is None:
         chunk_size = _auto_chunk(n_candidates)
     elif int(chunk_size) < 1:
-        raise ValueError(f"{what}: chunk_size must be >= 1, got {chunk_size}")
+        raise ParameterError(f"{what}: chunk_size must be >= 1, got {chunk_size}")
     chunk_size = int(chunk_size)
     query_of_gold = np.repeat(np.arange(n_queries), np.diff(offsets))
     ranks = np.empty(n_queries, dtype=np.int64)
@@ -135,7 +136,7 @@ def gold_ranks(scores, gold: Sequence, chunk_size: int | None = None, method: st
         block = np.asarray(scores[start:stop])
         if not np.isfinite(block).all():
             bad = start + int(np.flatnonzero(~np.isfinite(block).all(axis=1))[0])
-            raise ValueError(f"{what}: scores of query {bad} contain NaN or infinite values")
+            raise DataError(f"{what}: scores of query {bad} contain NaN or infinite values")
         lo, hi = offsets[start], offsets[stop]
         gold_scores = block[query_of_gold[lo:hi] - start, columns[lo:hi]]
         best = np.maximum.reduceat(gold_scores, offsets[start:stop] - lo)
@@ -176,11 +177,11 @@ def top_candidates(scores, gold: Sequence, k: int = 10, chunk_size: int | None =
            [1, 0]])
     """
     if int(k) != k or k < 1:
-        raise ValueError(f"top_candidates: k must be a positive integer, got {k!r}")
+        raise ParameterError(f"top_candidates: k must be a positive integer, got {k!r}")
     if not hasattr(scores, "shape") or not hasattr(scores, "dtype"):
         scores = np.asarray(scores)
     if scores.ndim != 2:
-        raise ValueError(f"top_candidates: scores must be 2-D (queries x candidates), got shape {scores.shape}")
+        raise DataError(f"top_candidates: scores must be 2-D (queries x candidates), got shape {scores.shape}")
     n_queries, n_candidates = scores.shape
     columns, offsets = _flatten_gold(gold, n_queries, n_candidates, "top_candidates")
     k = min(int(k), n_candidates)
@@ -229,17 +230,17 @@ def retrieval_metrics(ranks, ks: Sequence[int] = (1, 5, 10)) -> dict[str, float 
     """
     ranks = np.asarray(ranks)
     if ranks.ndim != 1 or ranks.size == 0:
-        raise ValueError(f"retrieval_metrics: ranks must be a non-empty 1-D array, got shape {ranks.shape}")
+        raise DataError(f"retrieval_metrics: ranks must be a non-empty 1-D array, got shape {ranks.shape}")
     if not np.issubdtype(ranks.dtype, np.integer):
         if not (np.isfinite(ranks).all() and np.all(ranks == np.round(ranks))):
-            raise ValueError("retrieval_metrics: ranks must be whole numbers")
+            raise DataError("retrieval_metrics: ranks must be whole numbers")
         ranks = ranks.astype(np.int64)
     if ranks.min() < 1:
-        raise ValueError(f"retrieval_metrics: ranks are 1-based, got {ranks.min()}")
+        raise DataError(f"retrieval_metrics: ranks are 1-based, got {ranks.min()}")
     out: dict[str, float | int] = {}
     for k in ks:
         if int(k) != k or k < 1:
-            raise ValueError(f"retrieval_metrics: cut-off K must be a positive integer, got {k!r}")
+            raise ParameterError(f"retrieval_metrics: cut-off K must be a positive integer, got {k!r}")
         out[f"R@{int(k)}"] = float(100.0 * np.mean(ranks <= k))
     out["median_rank"] = float(np.median(ranks))
     out["mean_rank"] = float(np.mean(ranks))
@@ -294,7 +295,7 @@ def evaluate_scores(scores, view: RetrievalView, ks: Sequence[int] = (1, 5, 10),
         if not hasattr(matrix, "shape"):
             matrix = np.asarray(matrix)
         if tuple(matrix.shape) != shape:
-            raise ValueError(
+            raise DataError(
                 f"{_describe(method)}{task} scores have shape {tuple(matrix.shape)}, but the "
                 f"{view.protocol} view of {view.dataset}:{view.split} needs {shape} (images x captions)"
             )

@@ -49,6 +49,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._core.cache import atomic_write_text
+from .._core.errors import DataError, ParameterError
+from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
 from .ranks import METRIC_KEYS, TASKS
 
@@ -71,7 +73,7 @@ def _jsonable(value: Any, where: str) -> Any:
         value = value.item()
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{where}: {value} has no JSON form")
+            raise DataError(f"{where}: {value} has no JSON form")
         return value
     if isinstance(value, (str, int, bool)) or value is None:
         return value
@@ -90,17 +92,17 @@ def _jsonable(value: Any, where: str) -> Any:
 def _check_metrics(metrics: Mapping, task: str, system: str) -> dict:
     missing = [k for k in METRIC_KEYS if k not in metrics]
     if missing:
-        raise ValueError(f"result of {system!r}: {task} metrics lack {', '.join(missing)}")
+        raise DataError(f"result of {system!r}: {task} metrics lack {', '.join(missing)}")
     out = {k: metrics[k] for k in METRIC_KEYS}
     for k in METRIC_KEYS:
         value = out[k]
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"result of {system!r}: {task} {k} must be a number, got {value!r}")
+            raise ParameterError(f"result of {system!r}: {task} {k} must be a number, got {value!r}")
         if not math.isfinite(value):
-            raise ValueError(f"result of {system!r}: {task} {k} is {value}")
+            raise DataError(f"result of {system!r}: {task} {k} is {value}")
     for k in METRIC_KEYS[:3]:
         if not 0.0 <= out[k] <= 100.0:
-            raise ValueError(f"result of {system!r}: {task} {k} = {out[k]} is not a percentage in [0, 100]")
+            raise DataError(f"result of {system!r}: {task} {k} = {out[k]} is not a percentage in [0, 100]")
     out = {k: float(v) for k, v in out.items()}
     out["n_queries"] = int(out["n_queries"])
     return out
@@ -112,7 +114,7 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
         return {}
     unknown = set(queries) - {"images", "captions", "caption_image", "top"}
     if unknown:
-        raise ValueError(f"result of {system!r}: unknown per-query keys {sorted(unknown)}")
+        raise DataError(f"result of {system!r}: unknown per-query keys {sorted(unknown)}")
     out = {key: [str(v) for v in queries[key]] for key in ("images", "captions") if key in queries}
     if "caption_image" in queries:
         out["caption_image"] = np.asarray(queries["caption_image"], dtype=np.int64)
@@ -121,7 +123,7 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
     sizes = {"annotation": len(out.get("images", ())), "search": len(out.get("captions", ()))}
     for task, rows in [*((t, len(r)) for t, r in ranks.items()), *((t, len(r)) for t, r in out["top"].items())]:
         if task in sizes and sizes[task] and rows != sizes[task]:
-            raise ValueError(f"result of {system!r}: {rows} per-query {task} entries but "
+            raise DataError(f"result of {system!r}: {rows} per-query {task} entries but "
                              f"{sizes[task]} query ids")
     return out
 
@@ -168,16 +170,16 @@ class Result:
 
     def __post_init__(self):
         if self.protocol not in PROTOCOLS:
-            raise ValueError(f"result of {self.system!r}: unknown protocol {self.protocol!r}; "
+            raise DataError(f"result of {self.system!r}: unknown protocol {self.protocol!r}; "
                              f"available: {', '.join(PROTOCOLS)}")
         for name in ("system", "dataset", "split"):
             if not isinstance(getattr(self, name), str):
-                raise TypeError(f"result: {name} must be a string, got {getattr(self, name)!r}")
+                raise ParameterError(f"result: {name} must be a string, got {getattr(self, name)!r}")
         self.annotation = _check_metrics(self.annotation, "annotation", self.system)
         self.search = _check_metrics(self.search, "search", self.system)
         clash = set(self.extras) & set(_FIXED_KEYS)
         if clash:
-            raise ValueError(f"result of {self.system!r}: extras may not redefine {sorted(clash)}")
+            raise DataError(f"result of {self.system!r}: extras may not redefine {sorted(clash)}")
         self.params = _jsonable(dict(self.params), "params")
         self.timings_s = {str(k): float(v) for k, v in self.timings_s.items()}
         self.extras = _jsonable(dict(self.extras), "extras")
@@ -187,7 +189,7 @@ class Result:
     def metric(self, task: str, name: str) -> float:
         """One figure, e.g. ``result.metric("search", "R@5")``."""
         if task not in TASKS:
-            raise KeyError(f"unknown task {task!r}; available: {', '.join(TASKS)}")
+            raise UnknownNameError(f"unknown task {task!r}; available: {', '.join(TASKS)}")
         return getattr(self, task)[name]
 
     # ------------------------------------------------------------- JSON form
@@ -207,7 +209,7 @@ class Result:
     def from_dict(cls, data: Mapping) -> "Result":
         missing = [k for k in _FIXED_KEYS if k not in data]
         if missing:
-            raise ValueError(f"result {data.get('system', '?')!r} lacks {', '.join(missing)}")
+            raise DataError(f"result {data.get('system', '?')!r} lacks {', '.join(missing)}")
         extras = {k: v for k, v in data.items() if k not in _FIXED_KEYS and k not in ("ranks", "queries")}
         return cls(**{k: data[k] for k in _FIXED_KEYS}, extras=extras, ranks=data.get("ranks", {}),
                    queries=data.get("queries", {}))
@@ -253,14 +255,14 @@ def load_results(path: str | os.PathLike) -> list[Result]:
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON results file ({exc})") from None
+        raise DataError(f"{path}: not a JSON results file ({exc})") from None
     items = data if isinstance(data, list) else [data]
     results = []
     for i, item in enumerate(items):
         try:
             results.append(Result.from_dict(item))
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"{path}: result {i}: {exc}") from None
+            raise DataError(f"{path}: result {i}: {exc}") from None
     return results
 
 
@@ -286,7 +288,7 @@ def _cell(result: Result, task: str, metric: str, ci: bool, alpha: float, marker
 def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
           ci_format: str = " [{:.1f}, {:.1f}]") -> tuple[list[str], list[list[str]]]:
     if not results:
-        raise ValueError("a results table needs at least one result")
+        raise DataError("a results table needs at least one result")
     ident = _varying(results)
     header = ["System", *[k.capitalize() for k in ident]]
     header += [f"{task[:3].capitalize()}. {_HEADERS[m]}" for task in TASKS for m in TABLE_METRICS]
@@ -325,7 +327,7 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
     metric (empty where no interval was computed).
     """
     if not results:
-        raise ValueError("a results table needs at least one result")
+        raise DataError("a results table needs at least one result")
     columns = ["system", "dataset", "protocol", "split"]
     for task in TASKS:
         for m in METRIC_KEYS:

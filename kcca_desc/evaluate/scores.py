@@ -16,6 +16,9 @@ from typing import Any, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+# The error tree's root module imports nothing, so this module stays neutral (pyproject.toml).
+from ..kernels.errors import DataError
+
 __all__ = ["DirectionalScores", "Scorer", "cosine_scores", "average_ranks"]
 
 
@@ -54,7 +57,7 @@ def cosine_scores(a: np.ndarray, b: np.ndarray, eps: float = 1e-12) -> np.ndarra
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError(f"cosine_scores: incompatible shapes {a.shape} and {b.shape}")
+        raise DataError(f"cosine_scores: incompatible shapes {a.shape} and {b.shape}")
     na = np.linalg.norm(a, axis=1, keepdims=True)
     nb = np.linalg.norm(b, axis=1, keepdims=True)
     return (a / np.maximum(na, eps)) @ (b / np.maximum(nb, eps)).T

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.stats import binom, chi2, kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from .._core.errors import DataError, ParameterError
 from .ranks import TASKS, retrieval_metrics
 from .results import Result
 
@@ -62,7 +63,7 @@ class RandomizationResult(NamedTuple):
 def _same_shape(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 1 or a.shape != b.shape or a.size == 0:
-        raise ValueError(f"{name}: outcomes must be two non-empty 1-D arrays of one length, "
+        raise DataError(f"{name}: outcomes must be two non-empty 1-D arrays of one length, "
                          f"got shapes {a.shape} and {b.shape}")
     return a, b
 
@@ -71,13 +72,13 @@ def _paired(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
     a, b = _same_shape(a, b, name)
     a, b = a.astype(np.float64), b.astype(np.float64)
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError(f"{name}: outcomes contain NaN or infinite values")
+        raise DataError(f"{name}: outcomes contain NaN or infinite values")
     return a, b
 
 
 def _binary(x: np.ndarray, name: str, which: str) -> np.ndarray:
     if x.dtype != bool and not np.isin(x, (0, 1)).all():
-        raise ValueError(f"{name}: outcomes of {which} must be binary (0/1 or bool)")
+        raise DataError(f"{name}: outcomes of {which} must be binary (0/1 or bool)")
     return x.astype(bool)
 
 
@@ -132,7 +133,7 @@ def _statistic_of(statistic: Callable | str) -> Callable:
     named = {"mean": np.mean, "median": np.median}
     if isinstance(statistic, str):
         if statistic not in named:
-            raise ValueError(f"unknown statistic {statistic!r}; available: {', '.join(named)} or a callable")
+            raise ParameterError(f"unknown statistic {statistic!r}; available: {', '.join(named)} or a callable")
         return named[statistic]
     return statistic
 
@@ -178,7 +179,7 @@ def paired_randomization_test(a, b, statistic: Callable | str = "mean", n_permut
     a, b = _paired(a, b, "paired_randomization_test")
     stat = _statistic_of(statistic)
     if int(n_permutations) != n_permutations or n_permutations < 1:
-        raise ValueError(f"paired_randomization_test: n_permutations must be >= 1, got {n_permutations}")
+        raise ParameterError(f"paired_randomization_test: n_permutations must be >= 1, got {n_permutations}")
     observed = float(stat(a[None], axis=1)[0] - stat(b[None], axis=1)[0])
     differ = np.flatnonzero(a != b)
     d = differ.size
@@ -221,13 +222,13 @@ def _resampled(values: np.ndarray, statistic: Callable, n_resamples: int, seed: 
 def _check_bootstrap(values, n_resamples: int, confidence: float, name: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"{name}: values must be a non-empty 1-D array, got shape {values.shape}")
+        raise DataError(f"{name}: values must be a non-empty 1-D array, got shape {values.shape}")
     if not np.isfinite(values).all():
-        raise ValueError(f"{name}: values contain NaN or infinite values")
+        raise DataError(f"{name}: values contain NaN or infinite values")
     if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ValueError(f"{name}: n_resamples must be >= 1, got {n_resamples}")
+        raise ParameterError(f"{name}: n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"{name}: confidence must be in (0, 1), got {confidence}")
+        raise ParameterError(f"{name}: confidence must be in (0, 1), got {confidence}")
     return values
 
 
@@ -305,7 +306,7 @@ def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, c
     else:
         groups = np.asarray(groups)
         if groups.shape != ranks.shape:
-            raise ValueError(f"metric_cis: groups must give one label per query ({ranks.size}), "
+            raise DataError(f"metric_cis: groups must give one label per query ({ranks.size}), "
                              f"got shape {groups.shape}")
         draws = _cluster_draws(ranks, groups, ks, int(n_resamples), seed)
     q = [(1 - confidence) / 2, (1 + confidence) / 2]
@@ -366,9 +367,9 @@ def _cluster_draws(ranks: np.ndarray, groups: np.ndarray, ks: Sequence[int], n_r
 def _check_pair(x, y, name: str) -> tuple[np.ndarray, np.ndarray]:
     x, y = _paired(x, y, name)
     if x.size < 2:
-        raise ValueError(f"{name}: needs at least 2 systems")
+        raise DataError(f"{name}: needs at least 2 systems")
     if np.all(x == x[0]) or np.all(y == y[0]):
-        raise ValueError(f"{name}: undefined when one ranking gives every system the same value")
+        raise DataError(f"{name}: undefined when one ranking gives every system the same value")
     return x, y
 
 
@@ -416,10 +417,10 @@ def cohens_kappa(a, b) -> float:
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 1 or a.shape != b.shape or a.size == 0:
-        raise ValueError(f"cohens_kappa: labels must be two non-empty 1-D arrays of one length, "
+        raise DataError(f"cohens_kappa: labels must be two non-empty 1-D arrays of one length, "
                          f"got shapes {a.shape} and {b.shape}")
     if np.unique(np.concatenate([a, b])).size == 1:
-        raise ValueError("cohens_kappa: undefined when both raters use one and the same label throughout")
+        raise DataError("cohens_kappa: undefined when both raters use one and the same label throughout")
     return float(cohen_kappa_score(a, b))
 
 
@@ -433,11 +434,11 @@ def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence
     """
     missing = [t for t in TASKS if t not in result.ranks]
     if missing:
-        raise ValueError(f"result of {result.system!r} has no per-query ranks for {', '.join(missing)}")
+        raise DataError(f"result of {result.system!r} has no per-query ranks for {', '.join(missing)}")
     groups = dict(groups or {})
     unknown = set(groups) - set(TASKS)
     if unknown:
-        raise ValueError(f"groups: unknown task(s) {sorted(unknown)}; expected some of {list(TASKS)}")
+        raise ParameterError(f"groups: unknown task(s) {sorted(unknown)}; expected some of {list(TASKS)}")
     result.extras["ci"] = {
         task: {name: list(interval) for name, interval in
                metric_cis(result.ranks[task], n_resamples=n_resamples, confidence=confidence, seed=seed,
@@ -473,10 +474,10 @@ def paired_tests(result: Result, baseline: Result, n_permutations: int = 10_000,
     out: dict[str, dict[str, dict]] = {}
     for task in TASKS:
         if task not in result.ranks or task not in baseline.ranks:
-            raise ValueError(f"{result.system!r} vs {baseline.system!r}: per-query {task} ranks are missing")
+            raise DataError(f"{result.system!r} vs {baseline.system!r}: per-query {task} ranks are missing")
         ours, theirs = result.ranks[task], baseline.ranks[task]
         if ours.shape != theirs.shape:
-            raise ValueError(f"{result.system!r} vs {baseline.system!r}: {task} has {ours.size} and "
+            raise DataError(f"{result.system!r} vs {baseline.system!r}: {task} has {ours.size} and "
                              f"{theirs.size} queries; compare results of one view")
         ours_m, theirs_m = retrieval_metrics(ours), retrieval_metrics(theirs)
         tests = {}

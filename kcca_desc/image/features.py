@@ -43,7 +43,7 @@ from ..kernels.image.sift import dense_sift
 
 from .._core.cache import ChunkCache, NpzCache, cache_key
 from ..data.images import ImageReadError, ImageSource
-from .._core.errors import DataError, warn_user
+from .._core.errors import DataError, ParameterError, warn_user
 from .._core.progress import progress_bar
 from .._core.registry import Registry
 from .._core.validation import (
@@ -238,7 +238,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         self._validate_params()
         types, vocabulary = self._types(), self._vocabulary()
         if len(train_images) == 0:
-            raise ValueError("ImageFeaturizer.fit: no training images")
+            raise DataError("ImageFeaturizer.fit: no training images")
         subset = self._fit_subset(len(train_images))
         subset_keys = [train_images.key(int(i)) for i in subset]
         store = NpzCache("codebooks", enabled=self.cache)
@@ -342,7 +342,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         check_is_fitted(self, "codebooks_")
         types = self._types()
         if set(types) - set(self.codebooks_):
-            raise ValueError(f"feature types {sorted(set(types) - set(self.codebooks_))} were not fitted")
+            raise ParameterError(f"feature types {sorted(set(types) - set(self.codebooks_))} were not fitted")
         n_cells = n_pyramid_cells(self.levels)
         image_keys = [images.key(i) for i in range(len(images))]
         stores = {t: _HistogramStore(cache_key(kind="pyramid_histograms", features=self._feature_params(t),
@@ -408,7 +408,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         try:
             return self._extract(image, feature_type)
         except ValueError as exc:
-            raise ValueError(f"image {images.ids[index]!r} (item {index}): {exc}") from exc
+            raise DataError(f"image {images.ids[index]!r} (item {index}): {exc}") from exc
 
     def _map(self, func: Callable[[int], dict], n_items: int, bar) -> Iterator[dict]:
         """``func(0), ..., func(n_items - 1)`` in order, over worker threads.

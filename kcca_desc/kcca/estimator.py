@@ -16,6 +16,7 @@ from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_array, check_is_fitted, check_memory
 
 from .._core.cache import entry_lock
+from .._core.errors import DataError, ParameterError
 from .._core.resources import available_memory, require_memory
 from .._core.validation import (
     FINITE_REAL,
@@ -303,7 +304,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         name = view.upper()
         if isinstance(data, KernelColumns):
             if kernel != "precomputed":
-                raise ValueError(f"{name} is a KernelColumns oracle but kernel_{view}={kernel!r}")
+                raise ParameterError(f"{name} is a KernelColumns oracle but kernel_{view}={kernel!r}")
             return data
         if kernel != "precomputed":
             # A 1-D Y is one feature (as a regression target); X must be 2-D.
@@ -313,21 +314,21 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
             setattr(self, f"_{view}_fit", data)
             K = pairwise_kernels(data, metric=kernel, **(getattr(self, f"kernel_{view}_params") or {}))
             if not np.all(np.isfinite(K)):
-                raise ValueError(f"kernel_{view} produced NaN or infinite values on {name}")
+                raise DataError(f"kernel_{view} produced NaN or infinite values on {name}")
             return np.asarray(K, dtype=np.float64)
         K = check_array(data, dtype=np.float64, input_name=name)
         if K.shape[0] != K.shape[1]:
-            raise ValueError(f"precomputed training kernel {name} must be square, got shape {K.shape}")
+            raise DataError(f"precomputed training kernel {name} must be square, got shape {K.shape}")
         K, symmetric = symmetrised(np.ascontiguousarray(K), rtol=1e-6, atol=1e-8 * np.abs(K).max())
         if not symmetric:
-            raise ValueError(f"precomputed training kernel {name} is not symmetric")
+            raise DataError(f"precomputed training kernel {name} is not symmetric")
         return K
 
     def _resolve_method(self, kernels: Sequence[Any], n: int) -> str:
         oracle = any(isinstance(K, KernelColumns) for K in kernels)
         if self.method == "exact":
             if oracle:
-                raise ValueError("method='exact' needs explicit kernel matrices, not KernelColumns")
+                raise ParameterError("method='exact' needs explicit kernel matrices, not KernelColumns")
             require_memory(EXACT_PEAK_MATRICES * 8 * n * n, f"the exact KCCA solver on {n:,} items",
                            "use method='lowrank' with a rank (e.g. rank=2000), or fewer training items")
             return "exact"
@@ -399,15 +400,15 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         """
         self._validate_params()
         if Y is None:
-            raise ValueError("KCCA requires y to be passed, but the target y is None: it needs two views")
+            raise DataError("KCCA requires y to be passed, but the target y is None: it needs two views")
         Kx = self._training_kernel(X, "x")
         Ky = self._training_kernel(Y, "y")
         n_x = Kx.n_samples if isinstance(Kx, KernelColumns) else Kx.shape[0]
         n_y = Ky.n_samples if isinstance(Ky, KernelColumns) else Ky.shape[0]
         if n_x != n_y:
-            raise ValueError(f"X and Y must describe the same items, got {n_x} and {n_y} samples")
+            raise DataError(f"X and Y must describe the same items, got {n_x} and {n_y} samples")
         if n_x < 2:
-            raise ValueError(f"KCCA needs at least 2 training samples, got n_samples={n_x}")
+            raise DataError(f"KCCA needs at least 2 training samples, got n_samples={n_x}")
         self.n_features_in_ = self._x_fit.shape[1] if self.kernel_x != "precomputed" else n_x
         self.n_samples_fit_ = n_x
         self.method_ = self._resolve_method((Kx, Ky), n_x)
@@ -427,7 +428,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         dec = self._decomposition
         max_components = min(dec.spectrum_x.rank, dec.spectrum_y.rank)
         if self.n_components > max_components:
-            raise ValueError(
+            raise ParameterError(
                 f"n_components={self.n_components} exceeds the number of canonical pairs, "
                 f"min(rank of centred Kx, rank of centred Ky) = "
                 f"min({dec.spectrum_x.rank}, {dec.spectrum_y.rank}) = {max_components}"
@@ -456,7 +457,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         check_is_fitted(self)
         cheap = {"reg", "n_components", "weight_power"}
         if not set(params) <= cheap:
-            raise ValueError(
+            raise ParameterError(
                 f"with_params only changes {sorted(cheap)}; refit to change {sorted(set(params) - cheap)}"
             )
         model = copy.copy(self)
@@ -482,7 +483,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         if kernel == "precomputed":
             K = check_array(data, dtype=np.float64, input_name=name)
             if K.shape[1] != self.n_samples_fit_:
-                raise ValueError(
+                raise DataError(
                     f"{name} must hold kernel rows against the {self.n_samples_fit_} training items, "
                     f"got shape {K.shape}"
                 )
@@ -492,13 +493,13 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
             data = data[:, None]
         train = getattr(self, f"_{view}_fit")
         if data.shape[1] != train.shape[1]:
-            raise ValueError(
+            raise DataError(
                 f"{name} has {data.shape[1]} features, but KCCA is expecting "
                 f"{train.shape[1]} features as input"
             )
         K = pairwise_kernels(data, train, metric=kernel, **(getattr(self, f"kernel_{view}_params") or {}))
         if not np.all(np.isfinite(K)):
-            raise ValueError(f"kernel_{view} produced NaN or infinite values on {name}")
+            raise DataError(f"kernel_{view} produced NaN or infinite values on {name}")
         return K
 
     def _project(self, data, view: str, n_components: int) -> np.ndarray:
@@ -536,10 +537,10 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         """
         check_is_fitted(self)
         if X is None and Y is None:
-            raise ValueError("transform needs X, Y or both")
+            raise ParameterError("transform needs X, Y or both")
         k = self.n_components if n_components is None else n_components
         if not isinstance(k, numbers.Integral) or not 1 <= k <= self.alpha_.shape[1]:
-            raise ValueError(
+            raise ParameterError(
                 f"n_components must be an integer in [1, {self.alpha_.shape[1]}], got {n_components!r}"
             )
         scores = [self._project(data, view, k) for data, view in ((X, "x"), (Y, "y")) if data is not None]

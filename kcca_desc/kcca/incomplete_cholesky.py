@@ -19,6 +19,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from .._core.progress import progress_bar
 
 __all__ = [
@@ -167,20 +168,20 @@ def incomplete_cholesky(
     """
     n = int(kernel.n_samples)
     if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+        raise ParameterError(f"tol must be a finite number >= 0, got {tol!r}")
     if rank is not None and (int(rank) != rank or rank < 1):
-        raise ValueError(f"rank must be a positive integer or None, got {rank!r}")
+        raise ParameterError(f"rank must be a positive integer or None, got {rank!r}")
     if int(block_size) != block_size or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise ParameterError(f"block_size must be a positive integer, got {block_size!r}")
     max_rank = n if rank is None else min(int(rank), n)
 
     d = np.array(kernel.diagonal(), dtype=np.float64)
     if d.shape != (n,):
-        raise ValueError(f"kernel diagonal must have shape ({n},), got {d.shape}")
+        raise DataError(f"kernel diagonal must have shape ({n},), got {d.shape}")
     if not np.all(np.isfinite(d)):
-        raise ValueError("kernel diagonal contains NaN or infinite entries")
+        raise DataError("kernel diagonal contains NaN or infinite entries")
     if np.any(d < -np.sqrt(np.finfo(float).eps) * max(np.abs(d).max(), 1e-300)):
-        raise ValueError("kernel has a negative diagonal entry: it is not positive semi-definite")
+        raise DataError("kernel has a negative diagonal entry: it is not positive semi-definite")
     np.maximum(d, 0.0, out=d)
     floor = n * np.finfo(float).eps * max(d.max(), np.finfo(float).tiny)
     stop_trace = tol * d.sum()
@@ -200,11 +201,11 @@ def incomplete_cholesky(
             break
         residual = np.asarray(kernel.columns(candidates), dtype=np.float64)
         if residual.shape != (n, candidates.size):
-            raise ValueError(
+            raise DataError(
                 f"kernel columns must have shape ({n}, {candidates.size}), got {residual.shape}"
             )
         if not np.all(np.isfinite(residual)):
-            raise ValueError("kernel columns contain NaN or infinite entries")
+            raise DataError("kernel columns contain NaN or infinite entries")
         residual -= G[:, :k] @ G[candidates, :k].T
         position = {int(j): c for c, j in enumerate(candidates)}
         while k < max_rank:

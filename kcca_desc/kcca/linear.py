@@ -11,6 +11,7 @@ from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.errors import DataError
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, invalid_parameter
 
 __all__ = ["LinearCCA"]
@@ -76,9 +77,9 @@ class LinearCCA(ValidatedParams, BaseEstimator):
         X = self._check(X, "X")
         Y = self._check(Y, "Y")
         if X.shape[0] != Y.shape[0]:
-            raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
+            raise DataError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
         if X.shape[0] < 2:
-            raise ValueError("LinearCCA needs at least 2 paired samples")
+            raise DataError("LinearCCA needs at least 2 paired samples")
         k_max = min(X.shape[1], Y.shape[1])
         if self.n_components > k_max:
             raise invalid_parameter(self, "n_components", f"at most min(d_x, d_y) = {k_max}", self.n_components)
@@ -107,16 +108,16 @@ class LinearCCA(ValidatedParams, BaseEstimator):
     def _check(A, name: str) -> np.ndarray:
         A = np.asarray(A, dtype=np.float64)
         if A.ndim != 2 or A.shape[1] < 1:
-            raise ValueError(f"{name} must be a 2-D array with at least one column, got shape {A.shape}")
+            raise DataError(f"{name} must be a 2-D array with at least one column, got shape {A.shape}")
         if not np.all(np.isfinite(A)):
-            raise ValueError(f"{name} contains NaN or infinite values")
+            raise DataError(f"{name} contains NaN or infinite values")
         return A
 
     def _project(self, A, name: str, mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """Rows of view ``name``, centred by its training ``mean``, times its canonical ``weights``."""
         A = self._check(A, name)
         if A.shape[1] != mean.shape[0]:
-            raise ValueError(f"{name} has {A.shape[1]} columns, the model was fitted on {mean.shape[0]}")
+            raise DataError(f"{name} has {A.shape[1]} columns, the model was fitted on {mean.shape[0]}")
         return (A - mean) @ weights
 
     def transform_x(self, X: np.ndarray) -> np.ndarray:

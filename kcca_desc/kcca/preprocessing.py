@@ -18,6 +18,8 @@ import numbers
 import numba
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
+
 __all__ = ["kernel_power", "scale_diagonal", "symmetrised", "KernelCentering"]
 
 #: Side of the square tiles in which :func:`symmetrised` pairs ``K[i, j]`` with ``K[j, i]``.
@@ -27,13 +29,13 @@ _TILE = 64
 def _check_finite_matrix(K, name: str, *, square: bool) -> np.ndarray:
     K = np.asarray(K)
     if K.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D kernel matrix, got an array of shape {K.shape}")
+        raise DataError(f"{name} must be a 2-D kernel matrix, got an array of shape {K.shape}")
     if square and K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {K.shape}")
+        raise DataError(f"{name} must be square, got shape {K.shape}")
     if not np.issubdtype(K.dtype, np.number) or np.iscomplexobj(K):
-        raise ValueError(f"{name} must hold real numbers, got dtype {K.dtype}")
+        raise DataError(f"{name} must hold real numbers, got dtype {K.dtype}")
     if not np.all(np.isfinite(K)):
-        raise ValueError(f"{name} contains NaN or infinite entries")
+        raise DataError(f"{name} contains NaN or infinite entries")
     return K
 
 
@@ -74,7 +76,7 @@ def symmetrised(K: np.ndarray, rtol: float = 1e-6, atol: float = 0.0) -> tuple[n
     symmetric : bool
     """
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"symmetrised needs a square matrix, got shape {K.shape}")
+        raise DataError(f"symmetrised needs a square matrix, got shape {K.shape}")
     tiles_i, tiles_j = np.tril_indices(-(-K.shape[0] // _TILE))
     out = np.empty_like(K)
     symmetric = _symmetrise_tiles(K, float(rtol), float(atol), tiles_i, tiles_j, out)
@@ -107,11 +109,11 @@ def kernel_power(K, p: float) -> np.ndarray:
     """
     K = _check_finite_matrix(K, "K", square=False)
     if not isinstance(p, numbers.Real) or not np.isfinite(p) or p <= 0:
-        raise ValueError(f"kernel power p must be a positive finite number, got {p!r}")
+        raise ParameterError(f"kernel power p must be a positive finite number, got {p!r}")
     if float(p).is_integer():
         return np.power(K, int(p))
     if np.any(K < 0):
-        raise ValueError(f"kernel power p={p} is not an integer and K has negative entries")
+        raise DataError(f"kernel power p={p} is not an integer and K has negative entries")
     return np.power(K, float(p))
 
 
@@ -136,7 +138,7 @@ def scale_diagonal(K, d: float) -> np.ndarray:
     """
     K = _check_finite_matrix(K, "K", square=True)
     if not isinstance(d, numbers.Real) or not np.isfinite(d) or d < 1:
-        raise ValueError(f"diagonal multiplier d must be a finite number >= 1, got {d!r}")
+        raise ParameterError(f"diagonal multiplier d must be a finite number >= 1, got {d!r}")
     out = np.array(K, dtype=np.result_type(K.dtype, np.float64 if K.dtype.kind in "iub" else K.dtype))
     out[np.diag_indices_from(out)] *= d
     return out
@@ -183,7 +185,7 @@ class KernelCentering:
         K_new = _check_finite_matrix(K_new, "K_new", square=False)
         n = self.column_means_.shape[0]
         if K_new.shape[1] != n:
-            raise ValueError(
+            raise DataError(
                 f"K_new must have one column per training item ({n}), got shape {K_new.shape}"
             )
         row_means = K_new.mean(axis=1, dtype=np.float64)[:, None]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
+from .._core.errors import ParameterError
+
 __all__ = ["reference_kcca", "center_kernel"]
 
 
@@ -70,7 +72,7 @@ def reference_kcca(
     elif reg_form == "hardoon":
         Rx, Ry = (1 - reg) * Kx @ Kx + reg * Kx, (1 - reg) * Ky @ Ky + reg * Ky
     else:
-        raise ValueError(f"reg_form must be 'ridge' or 'hardoon', got {reg_form!r}")
+        raise ParameterError(f"reg_form must be 'ridge' or 'hardoon', got {reg_form!r}")
     zero = np.zeros((n, n))
     A = np.block([[zero, Kx @ Ky], [Ky @ Kx, zero]])
     B = np.block([[Rx, zero], [zero, Ry]])

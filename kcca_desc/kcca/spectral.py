@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from .._core.errors import warn_user
+from .._core.errors import ParameterError, warn_user
 
 __all__ = [
     "KernelSpectrum",
@@ -164,7 +164,7 @@ def regularised_norm(values: np.ndarray, reg: float, form: str) -> np.ndarray:
         return values * (values + reg)
     if form == "hardoon":
         return values * ((1.0 - reg) * values + reg)
-    raise ValueError(f"reg_form must be 'ridge' or 'hardoon', got {form!r}")
+    raise ParameterError(f"reg_form must be 'ridge' or 'hardoon', got {form!r}")
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import rbf_kernel
 
+from .._core.errors import DataError, NotFittedError, ParameterError
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..kcca import KCCA, CallableKernelColumns
@@ -55,7 +56,7 @@ def median_gamma(X: np.ndarray, n_sample: int = 1000, random_state: int = 0) -> 
     d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * S @ S.T, 0.0)
     med = np.median(d2[np.triu_indices(len(S), k=1)]) if len(S) > 1 else 0.0
     if not med > 0:
-        raise ValueError("median_gamma: all sampled feature vectors are identical; cannot set an RBF bandwidth")
+        raise DataError("median_gamma: all sampled feature vectors are identical; cannot set an RBF bandwidth")
     return 1.0 / med
 
 
@@ -198,10 +199,10 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
             ``self`` is unchanged.
         """
         if self.model != "cca" or not any(hasattr(self, a) for a in ("cca_", "kcca_")):
-            raise ValueError("with_params needs a fitted CCA bridge (model='cca')")
+            raise ParameterError("with_params needs a fitted CCA bridge (model='cca')")
         allowed = {"weight_power", "reg"} if self.kernel == "rbf" else {"weight_power"}
         if not set(params) <= allowed:
-            raise ValueError(f"with_params changes only {sorted(allowed)} of a {self.kernel}-kernel bridge; "
+            raise ParameterError(f"with_params changes only {sorted(allowed)} of a {self.kernel}-kernel bridge; "
                              f"refit to change {sorted(set(params) - allowed)}")
         clone = copy.copy(self)
         for name, value in params.items():
@@ -236,7 +237,7 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray | DirectionalScores:
         if not any(hasattr(self, a) for a in ("cca_", "kcca_", "train_images_")):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(train) first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(train) first")
         if self.model == "nn":
             return self._nn_scores(images, captions)
         return cosine_scores(self.project_images(images), self.project_texts(captions))

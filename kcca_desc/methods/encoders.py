@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._core.errors import ParameterError
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..adapters.base import Encoder, PairScorer
@@ -45,7 +46,7 @@ class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
     def fit(self, train: Dataset) -> "EncoderMethod":
         self._validate_params()
         if not getattr(self.encoder, "joint_space", False):
-            raise ValueError(
+            raise ParameterError(
                 f"EncoderMethod: encoder {self.encoder.name!r} embeds images and texts in different spaces "
                 "(joint_space=False); cosine scores between them are meaningless — use FeatureBridgeMethod")
         if hasattr(self.encoder, "fit"):

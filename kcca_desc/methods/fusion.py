@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from ..evaluate.scores import average_ranks
 
 __all__ = ["borda_fuse"]
@@ -33,24 +34,24 @@ def _as_query_rows(matrix: np.ndarray, axis: int) -> np.ndarray:
 
 def _check_inputs(matrices: Sequence, axis: int, kind: str) -> list[np.ndarray]:
     if kind not in ("scores", "ranks"):
-        raise ValueError(f"borda_fuse: kind must be 'scores' or 'ranks', got {kind!r}")
+        raise ParameterError(f"borda_fuse: kind must be 'scores' or 'ranks', got {kind!r}")
     if axis not in (0, 1, -1, -2):
-        raise ValueError(f"borda_fuse: axis must be 0 (rank each column) or 1 (rank each row), got {axis!r}")
+        raise ParameterError(f"borda_fuse: axis must be 0 (rank each column) or 1 (rank each row), got {axis!r}")
     arrays = [np.asarray(m) for m in matrices]
     if not arrays:
-        raise ValueError("borda_fuse: no matrices to fuse")
+        raise DataError("borda_fuse: no matrices to fuse")
     shape = arrays[0].shape
     for i, a in enumerate(arrays):
         if a.ndim != 2 or a.shape != shape:
-            raise ValueError(f"borda_fuse: matrix {i} has shape {a.shape}, expected 2-D {shape}")
+            raise DataError(f"borda_fuse: matrix {i} has shape {a.shape}, expected 2-D {shape}")
         if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-            raise TypeError(f"borda_fuse: matrix {i} must hold real numbers, got dtype {a.dtype}")
+            raise ParameterError(f"borda_fuse: matrix {i} must hold real numbers, got dtype {a.dtype}")
         if not np.isfinite(a).all():
-            raise ValueError(f"borda_fuse: matrix {i} contains NaN or infinite values")
+            raise DataError(f"borda_fuse: matrix {i} contains NaN or infinite values")
         if kind == "ranks":
             n = shape[axis]
             if a.min() < 1 or a.max() > n or not np.all(2 * a == np.round(2 * a)):
-                raise ValueError(
+                raise DataError(
                     f"borda_fuse: rank matrix {i} must hold ranks in [1, {n}] that are whole or half numbers"
                 )
     return arrays

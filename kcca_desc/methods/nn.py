@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.errors import DataError
 from ..kernels.text import document_idf
 
 from ..data.dataset import Dataset
@@ -89,7 +90,7 @@ def idf_f1_similarity(
         default = max(idf.values()) if idf else 1.0
         weights = np.array([idf.get(w, default) for w in words], dtype=np.float64)
         if np.any(weights < 0) or not np.all(np.isfinite(weights)):
-            raise ValueError("idf_f1_similarity: idf weights must be finite and non-negative")
+            raise DataError("idf_f1_similarity: idf weights must be finite and non-negative")
     q = _binary_term_matrix(queries, vocabulary)
     d = _binary_term_matrix(documents, vocabulary)
     overlap = (q.multiply(weights[None, :]).tocsr() @ d.T).toarray()

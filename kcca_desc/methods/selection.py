@@ -23,6 +23,7 @@ from typing import Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from ..data.dataset import RetrievalView
 from ..evaluate.ranks import TASKS, evaluate_scores
 from ..evaluate.scores import DirectionalScores
@@ -102,17 +103,17 @@ def select_models(dev_metrics: Sequence[tuple[Hashable, Mapping[str, float]]], k
         or has a non-finite value.
     """
     if not dev_metrics:
-        raise ValueError("select_models: no dev results to select from")
+        raise DataError("select_models: no dev results to select from")
     if int(k) != k or k < 1:
-        raise ValueError(f"select_models: k must be a positive integer, got {k!r}")
+        raise ParameterError(f"select_models: k must be a positive integer, got {k!r}")
     table = np.empty((len(dev_metrics), len(metrics)), dtype=np.float64)
     for i, (setting, values) in enumerate(dev_metrics):
         for j, name in enumerate(metrics):
             if name not in values:
-                raise ValueError(f"select_models: setting {setting!r} has no {name}")
+                raise DataError(f"select_models: setting {setting!r} has no {name}")
             table[i, j] = values[name]
             if not np.isfinite(table[i, j]):
-                raise ValueError(f"select_models: setting {setting!r} has {name} = {values[name]}")
+                raise DataError(f"select_models: setting {setting!r} has {name} = {values[name]}")
     settings = [setting for setting, _ in dev_metrics]
     position = np.arange(len(settings))
     selected = []
@@ -184,5 +185,5 @@ def select_best(candidates: Iterable[T], objective: Callable[[T], float]) -> tup
         if best is None or value > best[1]:
             best = (candidate, value)
     if best is None:
-        raise ValueError("select_best: no candidates to select from")
+        raise DataError("select_best: no candidates to select from")
     return best

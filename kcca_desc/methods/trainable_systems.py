@@ -13,6 +13,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from .._core.errors import ParameterError
 from ..neural import REI_ABLATION
 from ..data.dataset import Dataset
 from .base import RetrievalMethod
@@ -86,10 +87,10 @@ def trainable_model(system: str, config: str = "cpu", **overrides):
     from .. import neural
 
     if system not in TRAINABLE_CONFIGS:
-        raise ValueError(f"unknown trainable system {system!r}; known: {', '.join(TRAINABLE_CONFIGS)}")
+        raise ParameterError(f"unknown trainable system {system!r}; known: {', '.join(TRAINABLE_CONFIGS)}")
     entry = TRAINABLE_CONFIGS[system]
     if config not in entry["configs"]:
-        raise ValueError(f"{system}: unknown configuration {config!r}; known: {', '.join(entry['configs'])}")
+        raise ParameterError(f"{system}: unknown configuration {config!r}; known: {', '.join(entry['configs'])}")
     cls = getattr(neural, entry["model"])
     return cls(**{**entry["configs"][config], **entry["fixed"], **overrides})
 

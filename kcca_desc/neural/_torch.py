@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..adapters.onnx_models import require_package
+from .._core.errors import import_optional
 
 __all__ = ["torch_module"]
 
 
 def torch_module():
-    """``torch``, or an ImportError naming the ``torch`` extra."""
-    return require_package("torch", "torch", "the trainable models (pip install torch==2.13.0)")
+    """``torch``, or a :class:`~kcca_desc._core.errors.MissingDependencyError` naming the ``torch`` extra."""
+    return import_optional("torch", "torch", "the trainable models")

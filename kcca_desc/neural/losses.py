@@ -7,6 +7,8 @@ pair (the batch holds one caption per image, so none is a hidden positive).
 
 from __future__ import annotations
 
+from .._core.errors import ParameterError
+
 __all__ = ["hinge_loss", "bidirectional_hinge_loss", "softmax_cross_entropy_loss", "DIRECTIONS"]
 
 #: "annotation": an image ranks the texts (row i against its wrong texts);
@@ -36,7 +38,7 @@ def hinge_loss(scores, margin: float = 0.2, directions=DIRECTIONS, hardest: bool
 
     unknown = set(directions) - set(DIRECTIONS)
     if unknown or not directions:
-        raise ValueError(f"directions must be a non-empty subset of {DIRECTIONS}, got {tuple(directions)}")
+        raise ParameterError(f"directions must be a non-empty subset of {DIRECTIONS}, got {tuple(directions)}")
     positive = scores.diag()
     off_diagonal = ~torch.eye(len(scores), dtype=torch.bool, device=scores.device)
     total = scores.new_zeros(())

@@ -7,6 +7,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from .._core.errors import ParameterError
 from ..data.images import ImageSource
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, Interval, StrOptions
 from ..adapters.base import Encoder, PairScorer, check_texts
@@ -216,5 +217,5 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
         """Relevance of every image of ``images`` to every text, ``(len(images), len(texts))``."""
         self._check_fitted()
         if not isinstance(images, ImageSource):
-            raise TypeError(f"images must be an ImageSource, got {type(images).__name__}")
+            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
         return self._pair_scores(self.networks_, self._features(images), check_texts(texts))

@@ -55,6 +55,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._core.cache import cache_dir, cache_keys
+from .._core.errors import DataError, NotFittedError, ParameterError
 from ..data.dataset import Dataset
 from .._core.progress import LOGGER
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
@@ -234,7 +235,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "networks_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(train) first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(train) first")
 
     def checkpoint_key(self, train: Dataset, dev: Dataset | None = None) -> str:
         """The key of this model's checkpoint for ``train`` (and ``dev``): every parameter,
@@ -279,9 +280,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         try:
             device = torch.device(self.device)
         except RuntimeError as exc:
-            raise ValueError(f"{type(self).__name__}: device={self.device!r} is not a torch device ({exc})") from None
+            raise ParameterError(f"{type(self).__name__}: device={self.device!r} is not a torch device ({exc})") from None
         if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"{type(self).__name__}: device={self.device!r} but torch sees no CUDA device")
+            raise ParameterError(f"{type(self).__name__}: device={self.device!r} but torch sees no CUDA device")
         if self.n_threads is not None:
             torch.set_num_threads(self.n_threads)
         self.image_encoder_ = self._default_image_encoder()
@@ -301,7 +302,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         texts = [c for caps in train.captions for c in caps]
         image_of = np.array([i for i, caps in enumerate(train.captions) for _ in caps])
         if len(np.unique(image_of)) < 2:
-            raise ValueError(f"{type(self).__name__}.fit: training needs captions of at least 2 images, "
+            raise DataError(f"{type(self).__name__}.fit: training needs captions of at least 2 images, "
                              f"got {len(np.unique(image_of))}")
         features = self._tensor(self._features(train.images))
         dev_data = None

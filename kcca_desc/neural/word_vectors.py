@@ -23,6 +23,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.decomposition import PCA
 
+from .._core.errors import ParameterError
 from .._core.validation import ValidatedParams
 from ..adapters.base import Encoder
 from ..adapters.families import build_encoder
@@ -35,7 +36,7 @@ def text_encoder(spec: str) -> Encoder:
     """The encoder of ``spec``, checked to embed texts (its package is imported, no model loaded)."""
     encoder = build_encoder(spec)
     if "text" not in encoder.modalities:
-        raise ValueError(f"word_vectors={spec!r} embeds no texts (modalities: {', '.join(encoder.modalities)})")
+        raise ParameterError(f"word_vectors={spec!r} embeds no texts (modalities: {', '.join(encoder.modalities)})")
     return encoder
 
 
@@ -69,15 +70,15 @@ def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int, scale: f
     """
     encoder = text_encoder(spec)
     if not isinstance(dim, Integral) or not 1 <= dim <= min(encoder.dim["text"], len(vocabulary)):
-        raise ValueError(f"word_dim={dim!r}: word vectors from {spec!r} have at most "
+        raise ParameterError(f"word_dim={dim!r}: word vectors from {spec!r} have at most "
                          f"{min(encoder.dim['text'], len(vocabulary))} dimensions here "
                          f"({encoder.dim['text']}-d encoder, {len(vocabulary)} words)")
     if not scale > 0:
-        raise ValueError(f"word vector scale must be positive, got {scale!r}")
+        raise ParameterError(f"word vector scale must be positive, got {scale!r}")
     words = sorted(vocabulary, key=vocabulary.get)
     vectors = np.asarray(encoder.embed_texts(words), dtype=np.float64)
     if np.all(vectors == vectors[0]):
-        raise ValueError(f"word_vectors={spec!r} gives all {len(words)} words the same vector")
+        raise ParameterError(f"word_vectors={spec!r} gives all {len(words)} words the same vector")
     vectors = PCA(n_components=dim, svd_solver="full").fit_transform(vectors)
     vectors *= scale / np.sqrt(np.mean(vectors ** 2))
     matrix = np.zeros((max(vocabulary.values(), default=1) + 1, dim), np.float32)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.errors import DataError
 from .compare import Run
 from ..data.dataset import Dataset, RetrievalView
 from ..data.judgments import load_flickr8k_judgments
@@ -35,7 +36,7 @@ __all__ = ["ReportDataError", "resolve_dataset", "result_view", "Thumbnails", "t
 THUMBNAIL_SIZE = (240, 180)
 
 
-class ReportDataError(ValueError):
+class ReportDataError(DataError):
     """The data set of a result cannot be found or does not match the result's queries."""
 
 

@@ -24,6 +24,8 @@ import operator
 import os
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from .._core.errors import DataError, import_optional
+
 __all__ = ["SCHEDULER_ENV", "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "running_sum",
            "available_cores"]
 
@@ -57,7 +59,7 @@ def running_sum(values: Iterable[Any], combine: Callable[[Any, Any], Any] = oper
     iterator = iter(values)
     first = next(iterator, _NOTHING)
     if first is _NOTHING:
-        raise ValueError("running_sum: nothing to reduce")
+        raise DataError("running_sum: nothing to reduce")
     return functools.reduce(combine, iterator, first)
 
 
@@ -117,7 +119,7 @@ class DaskEngine:
         from distributed import wait
 
         if not tasks:
-            raise ValueError("map_reduce: no tasks")
+            raise DataError("map_reduce: no tasks")
         window = self.window
         total, unsummed = None, []
         for task in self._scattered(tasks):
@@ -171,13 +173,10 @@ def dask_engine(scheduler: str | None = None, n_workers: int | None = None, thre
     memory_limit : str, float or None, default="auto"
         Per-worker memory limit of the local cluster (Dask's meaning).
     """
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("the Dask engine needs dask and distributed: pip install 'kcca_desc[dask]'") from error
+    distributed = import_optional("distributed", "dask", "the Dask engine")
     address = scheduler or os.environ.get(SCHEDULER_ENV)
     if address:
-        with Client(address) as client:
+        with distributed.Client(address) as client:
             yield DaskEngine(client)
         return
     workers = n_workers or max(1, available_cores() // threads_per_worker)
@@ -185,7 +184,7 @@ def dask_engine(scheduler: str | None = None, n_workers: int | None = None, thre
     env = {name: str(threads_per_worker) for name in
            ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
     extra = {"env": env} if processes else {}
-    with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
-                      memory_limit=memory_limit, dashboard_address=None, **extra) as cluster, \
-            Client(cluster) as client:
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
+                                  memory_limit=memory_limit, dashboard_address=None, **extra) as cluster, \
+            distributed.Client(cluster) as client:
         yield DaskEngine(client)

@@ -32,6 +32,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import cache_key
+from .._core.errors import DataError, ParameterError
 from ..kcca.spectral import KernelSpectrum, solve_canonical, spectrum_from_gram
 from .._core.validation import (
     FINITE_REAL,
@@ -241,12 +242,12 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         self._validate_params()
         for name, view in (("X", X), ("Y", Y)):
             if not isinstance(view, KernelView):
-                raise TypeError(f"LandmarkKCCA.fit: {name} must be a KernelView, got {type(view).__name__}")
+                raise ParameterError(f"LandmarkKCCA.fit: {name} must be a KernelView, got {type(view).__name__}")
         n = X.n_samples
         if Y.n_samples != n:
-            raise ValueError(f"X and Y must describe the same pairs, got {n} and {Y.n_samples} rows")
+            raise DataError(f"X and Y must describe the same pairs, got {n} and {Y.n_samples} rows")
         if n < 2:
-            raise ValueError(f"LandmarkKCCA needs at least 2 training pairs, got {n}")
+            raise DataError(f"LandmarkKCCA needs at least 2 training pairs, got {n}")
         rng = np.random.default_rng(self.random_state)
         self.map_x_ = self._map(X, rng)
         self.map_y_ = self._map(Y, rng)
@@ -291,7 +292,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         spectrum_x, spectrum_y, cross = self._spectra
         limit = min(spectrum_x.rank, spectrum_y.rank)
         if self.n_components > limit:
-            raise ValueError(f"n_components={self.n_components} exceeds the number of canonical pairs, "
+            raise ParameterError(f"n_components={self.n_components} exceeds the number of canonical pairs, "
                              f"min(rank of centred Kx, rank of centred Ky) = {limit}")
         solution = solve_canonical(spectrum_x, spectrum_y, cross, self.reg, self.reg_form, self.n_components,
                                    np.dtype(self.solve_dtype))
@@ -313,7 +314,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         check_is_fitted(self, "weights_x_")
         cheap = {"reg", "n_components", "weight_power"}
         if not set(params) <= cheap:
-            raise ValueError(f"with_params only changes {sorted(cheap)}; refit to change "
+            raise ParameterError(f"with_params only changes {sorted(cheap)}; refit to change "
                              f"{sorted(set(params) - cheap)}")
         model = copy.copy(self)
         model.set_params(**params)
@@ -344,7 +345,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
                                 mean=mean, store=store, name=f"features_{name}", chunk_size=self.chunk_size)
             out.append(LandmarkFeatures(name, np.concatenate(blocks, axis=0)))
         if not out:
-            raise ValueError("features needs X, Y or both")
+            raise ParameterError("features needs X, Y or both")
         return out[0] if len(out) == 1 else tuple(out)
 
     def transform(self, X=None, Y=None, *, n_components: int | None = None):
@@ -357,10 +358,10 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         """
         check_is_fitted(self, "weights_x_")
         if X is None and Y is None:
-            raise ValueError("transform needs X, Y or both")
+            raise ParameterError("transform needs X, Y or both")
         k = self.n_components if n_components is None else n_components
         if not isinstance(k, numbers.Integral) or not 1 <= k <= self.weights_x_.shape[1]:
-            raise ValueError(f"n_components must be an integer in [1, {self.weights_x_.shape[1]}], "
+            raise ParameterError(f"n_components must be an integer in [1, {self.weights_x_.shape[1]}], "
                              f"got {n_components!r}")
         scores = []
         for name, data, weights in (("x", X, self.weights_x_), ("y", Y, self.weights_y_)):
@@ -369,7 +370,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
             if isinstance(data, KernelView):
                 data = self.features(**{name.upper(): data})
             if not isinstance(data, LandmarkFeatures) or data.view != name:
-                raise TypeError(f"transform: {name.upper()} must be a KernelView or the LandmarkFeatures of "
+                raise ParameterError(f"transform: {name.upper()} must be a KernelView or the LandmarkFeatures of "
                                 f"view {name!r}")
             projected = data.values @ weights[:, :k]
             if self.weight_power:

@@ -24,17 +24,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.cache import cache_dir
+from .._core.errors import import_optional
 from .views import SparseRows
 
 __all__ = ["ChunkStore"]
 
 
 def _zarr():
-    try:
-        import zarr
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("storing chunks needs zarr: pip install 'kcca_desc[dask]'") from error
-    return zarr
+    return import_optional("zarr", "dask", "storing chunks")
 
 
 class ChunkStore:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.errors import DataError, ParameterError
 from ..kernels.image.intersection import histogram_intersection
 
 __all__ = ["KernelView", "SparseRows", "take", "HistogramIntersection", "LinearKernel"]
@@ -96,7 +97,7 @@ def _length(items: Any) -> int:
     if isinstance(items, Mapping):
         lengths = {_length(v) for v in items.values()}
         if len(lengths) != 1:
-            raise ValueError(f"KernelView: the arrays of a mapping of items differ in length: {sorted(lengths)}")
+            raise DataError(f"KernelView: the arrays of a mapping of items differ in length: {sorted(lengths)}")
         return lengths.pop()
     shape = getattr(items, "shape", None)  # arrays, sparse matrices and Zarr arrays
     return int(shape[0]) if shape is not None else len(items)
@@ -128,14 +129,14 @@ class KernelView:
 
     def __post_init__(self):
         if not callable(self.kernel):
-            raise TypeError(f"KernelView: kernel must be callable, got {type(self.kernel).__name__}")
+            raise ParameterError(f"KernelView: kernel must be callable, got {type(self.kernel).__name__}")
         n_items = _length(self.items)
         if n_items < 1:
-            raise ValueError("KernelView: no items")
+            raise DataError("KernelView: no items")
         if self.index is not None:
             index = np.asarray(self.index, dtype=np.intp)
             if index.ndim != 1 or index.size == 0 or index.min() < 0 or index.max() >= n_items:
-                raise ValueError(f"KernelView: index must be a non-empty 1-D array of item numbers in [0, {n_items})")
+                raise ParameterError(f"KernelView: index must be a non-empty 1-D array of item numbers in [0, {n_items})")
             object.__setattr__(self, "index", index)
 
     @property
@@ -155,7 +156,7 @@ class KernelView:
     def _checked_kernel(self, items_a: Any, items_b: Any) -> np.ndarray:
         K = np.asarray(self.kernel(items_a, items_b), dtype=np.float64)
         if not np.all(np.isfinite(K)):
-            raise ValueError("KernelView: the kernel produced NaN or infinite values")
+            raise DataError("KernelView: the kernel produced NaN or infinite values")
         return K
 
     def block(self, rows: np.ndarray, other: Any) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.errors import DataError, ParameterError
 from ..data.dataset import RetrievalView
 from ..evaluate.scores import DirectionalScores, Scorer
 
@@ -25,14 +26,14 @@ def forced_choice_candidates(caption_image: np.ndarray, n_choices: int = 6, seed
     caption_image = np.asarray(caption_image)
     n_images = int(caption_image.max()) + 1 if caption_image.size else 0
     if n_choices < 2:
-        raise ValueError(f"n_choices must be >= 2, got {n_choices}")
+        raise ParameterError(f"n_choices must be >= 2, got {n_choices}")
     rng = np.random.default_rng(seed)
     out = np.empty((n_images, n_choices), dtype=np.int64)
     for i in range(n_images):
         own = np.flatnonzero(caption_image == i)
         others = np.flatnonzero(caption_image != i)
         if own.size == 0 or others.size < n_choices - 1:
-            raise ValueError(f"image {i} needs a caption and {n_choices - 1} captions of other images")
+            raise DataError(f"image {i} needs a caption and {n_choices - 1} captions of other images")
         out[i, 0] = own[0]
         out[i, 1:] = rng.choice(others, size=n_choices - 1, replace=False)
     return out
@@ -42,9 +43,9 @@ def forced_choice_metrics(candidate_scores: np.ndarray) -> dict:
     """Metrics from an (n_queries, N) score matrix whose column 0 is the gold item."""
     s = np.asarray(candidate_scores, dtype=np.float64)
     if s.ndim != 2 or s.shape[1] < 2:
-        raise ValueError(f"candidate_scores must be (n_queries, N >= 2), got shape {s.shape}")
+        raise DataError(f"candidate_scores must be (n_queries, N >= 2), got shape {s.shape}")
     if not np.all(np.isfinite(s)):
-        raise ValueError("candidate_scores contain NaN or infinite values")
+        raise DataError("candidate_scores contain NaN or infinite values")
     return {
         "accuracy": float(100 * np.mean(s[:, 0] > s[:, 1:].max(axis=1))),
         "mean_positive": float(s[:, 0].mean()),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import pearsonr
 
+from .._core.errors import DataError, ParameterError
+
 __all__ = ["average_precision", "precision_at_k", "optimal_threshold", "leave_one_out_threshold_accuracy",
            "pearson_r"]
 
@@ -13,11 +15,11 @@ def _check_binary(scores, labels, name: str) -> tuple[np.ndarray, np.ndarray]:
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels)
     if scores.ndim != 1 or scores.shape != labels.shape:
-        raise ValueError(f"{name}: scores and labels must be 1-D of one length, got {scores.shape} and {labels.shape}")
+        raise DataError(f"{name}: scores and labels must be 1-D of one length, got {scores.shape} and {labels.shape}")
     if not np.all(np.isfinite(scores)):
-        raise ValueError(f"{name}: scores contain NaN or infinite values")
+        raise DataError(f"{name}: scores contain NaN or infinite values")
     if not np.all(np.isin(labels, (0, 1))):
-        raise ValueError(f"{name}: labels must be 0 or 1")
+        raise DataError(f"{name}: labels must be 0 or 1")
     return scores, labels.astype(bool)
 
 
@@ -29,7 +31,7 @@ def average_precision(scores, labels) -> float:
     """
     scores, labels = _check_binary(scores, labels, "average_precision")
     if not labels.any():
-        raise ValueError("average_precision: there are no positive labels")
+        raise DataError("average_precision: there are no positive labels")
     ranked = labels[np.argsort(-scores, kind="stable")]
     hits = np.cumsum(ranked)
     return float(np.mean((hits / np.arange(1, len(ranked) + 1))[ranked]))
@@ -39,7 +41,7 @@ def precision_at_k(scores, labels, k: int) -> float:
     """Share of positives among the ``k`` highest-scoring items (stable ties)."""
     scores, labels = _check_binary(scores, labels, "precision_at_k")
     if not 1 <= k <= len(scores):
-        raise ValueError(f"precision_at_k: k must be in [1, {len(scores)}], got {k}")
+        raise ParameterError(f"precision_at_k: k must be in [1, {len(scores)}], got {k}")
     return float(labels[np.argsort(-scores, kind="stable")[:k]].mean())
 
 
@@ -78,7 +80,7 @@ def leave_one_out_threshold_accuracy(scores, labels) -> float:
     """
     scores, labels = _check_binary(scores, labels, "leave_one_out_threshold_accuracy")
     if len(scores) < 2:
-        raise ValueError("leave_one_out_threshold_accuracy needs at least 2 items")
+        raise DataError("leave_one_out_threshold_accuracy needs at least 2 items")
     keep = np.ones(len(scores), dtype=bool)
     correct = 0
     for k in range(len(scores)):
@@ -104,9 +106,9 @@ def pearson_r(x, y) -> float:
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape or len(x) < 2:
-        raise ValueError(f"pearson_r: need two 1-D samples of one length >= 2, got {x.shape} and {y.shape}")
+        raise DataError(f"pearson_r: need two 1-D samples of one length >= 2, got {x.shape} and {y.shape}")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("pearson_r: samples contain NaN or infinite values")
+        raise DataError("pearson_r: samples contain NaN or infinite values")
     if np.all(x == x[0]) or np.all(y == y[0]):
-        raise ValueError("pearson_r: a sample is constant; the correlation is undefined")
+        raise DataError("pearson_r: a sample is constant; the correlation is undefined")
     return float(pearsonr(x, y).statistic)

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._core.errors import DataError
 from ..data.images import ImageSource
 from ..evaluate.scores import DirectionalScores, Scorer
 from .metrics import average_precision, leave_one_out_threshold_accuracy, precision_at_k
@@ -33,7 +34,7 @@ def off_topic_pairs(n_items: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray
     seeded uniformly random image other than k.
     """
     if n_items < 2:
-        raise ValueError(f"off-topic detection needs at least 2 items, got {n_items}")
+        raise DataError(f"off-topic detection needs at least 2 items, got {n_items}")
     rng = np.random.default_rng(seed)
     shift = rng.integers(1, n_items, size=n_items)  # never 0: never the text's own image
     items = np.arange(n_items)
@@ -48,7 +49,7 @@ def mean_sentence_scores(sentence_scores: np.ndarray, sentence_text: np.ndarray,
     sentence_text = np.asarray(sentence_text)
     counts = np.bincount(sentence_text, minlength=n_texts)
     if np.any(counts == 0):
-        raise ValueError(f"text {int(np.flatnonzero(counts == 0)[0])} has no sentence")
+        raise DataError(f"text {int(np.flatnonzero(counts == 0)[0])} has no sentence")
     totals = np.zeros((sentence_scores.shape[0], n_texts))
     np.add.at(totals.T, sentence_text, sentence_scores.T)
     return totals / counts
@@ -69,7 +70,7 @@ def evaluate_off_topic(method: Scorer, images: ImageSource,
                        texts: Sequence[Sequence[str]], seed: int = 0, k: int = 50) -> dict:
     """Score the on- and off-topic pairs of ``images`` with their ``texts`` (lists of sentences)."""
     if len(texts) != len(images):
-        raise ValueError(f"{len(images)} images but {len(texts)} texts")
+        raise DataError(f"{len(images)} images but {len(texts)} texts")
     sentences = [s for sents in texts for s in sents]
     sentence_text = np.array([t for t, sents in enumerate(texts) for _ in sents])
     scores = method.score(images, sentences)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.neural_network import MLPRegressor
 
+from .._core.errors import DataError, MissingDataFileError, ParameterError
 from ..data.images import FileImages
 from .metrics import pearson_r
 
@@ -86,30 +87,30 @@ def load_vsts(root: str | os.PathLike, split: str = "all") -> VSTSPairs:
         column count or a similarity outside [0, 5].
     """
     if split not in SPLIT_FILES:
-        raise ValueError(f"unknown vSTS split {split!r}; available: {', '.join(SPLIT_FILES)}")
+        raise ParameterError(f"unknown vSTS split {split!r}; available: {', '.join(SPLIT_FILES)}")
     path = Path(root) / SPLIT_FILES[split]
     if not path.is_file():
-        raise FileNotFoundError(f"vSTS file not found: {path}")
+        raise MissingDataFileError(f"vSTS file not found: {path}")
     rows = []
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if tuple(header or ()) != COLUMNS:
-            raise ValueError(f"{path}: expected header {COLUMNS}, got {header}")
+            raise DataError(f"{path}: expected header {COLUMNS}, got {header}")
         for line_no, row in enumerate(reader, start=2):
             if not row:
                 continue
             if len(row) != len(COLUMNS):
-                raise ValueError(f"{path}:{line_no}: expected {len(COLUMNS)} tab-separated columns, got {len(row)}")
+                raise DataError(f"{path}:{line_no}: expected {len(COLUMNS)} tab-separated columns, got {len(row)}")
             try:
                 sim = float(row[6])
             except ValueError:
-                raise ValueError(f"{path}:{line_no}: similarity {row[6]!r} is not a number") from None
+                raise DataError(f"{path}:{line_no}: similarity {row[6]!r} is not a number") from None
             if not 0.0 <= sim <= 5.0:
-                raise ValueError(f"{path}:{line_no}: similarity {sim} outside [0, 5]")
+                raise DataError(f"{path}:{line_no}: similarity {sim} outside [0, 5]")
             rows.append((row[0], row[1], row[2], Path(row[3]).name, row[4], Path(row[5]).name, sim))
     if not rows:
-        raise ValueError(f"{path}: no pairs")
+        raise DataError(f"{path}: no pairs")
     ids, sources, s1, i1, s2, i2, sim = zip(*rows)
     return VSTSPairs(ids, sources, s1, s2, i1, i2, np.array(sim))
 
@@ -147,7 +148,7 @@ def siamese_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """[h_L ⊙ h_R, |h_L − h_R|] (Tai et al. 2015; Lopez de Lacalle et al. 2020, eq. 2–3)."""
     left, right = np.asarray(left, float), np.asarray(right, float)
     if left.shape != right.shape or left.ndim != 2:
-        raise ValueError(f"left and right representations must have one 2-D shape, got {left.shape} and {right.shape}")
+        raise DataError(f"left and right representations must have one 2-D shape, got {left.shape} and {right.shape}")
     return np.hstack([left * right, np.abs(left - right)])
 
 

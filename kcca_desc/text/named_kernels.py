@@ -53,6 +53,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import cache_dir
+from .._core.errors import ParameterError
 from ..kernels.text._items import check_items, document_idf, vocabulary_of
 from ..kernels.text.bow import bow_kernel
 from ..kernels.text.similarity import (
@@ -112,7 +113,7 @@ class TrainingText:
     def require_tags(self, what: str) -> list:
         """The tags, or a ValueError naming the kernel and the ``what`` that needs them."""
         if self.tags is None:
-            raise ValueError(f"text kernel {self.kernel!r} needs train_items_tags (POS tags) for its {what}")
+            raise ParameterError(f"text kernel {self.kernel!r} needs train_items_tags (POS tags) for its {what}")
         return self.tags
 
     def external_sentences(self) -> list[list[str]]:

@@ -32,7 +32,8 @@ from functools import lru_cache
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from kcca_desc._core.cache import PickleCache
-from kcca_desc._core.errors import MissingDependencyError, warn_user
+from kcca_desc._core.errors import ParameterError, import_optional, warn_user
+
 
 __all__ = ["Preprocessor", "COMPOUNDS", "KEPT_WORDS", "STOP_WORDS"]
 
@@ -104,14 +105,6 @@ def _lemma(word: str, penn_tag: str | None) -> str:
         return word
     lemmas = getLemma(word, upos, lemmatize_oov=True)
     return lemmas[0] if lemmas and lemmas[0] else word
-
-
-def _require(module: str, extra: str):
-    try:
-        return __import__(module)
-    except ImportError as exc:
-        package = module if module != "spellchecker" else "pyspellchecker"
-        raise MissingDependencyError(package, purpose=f"the Preprocessor's {extra}") from exc
 
 
 def _warn_empty(texts: list[str], tokens: list[list[str]]) -> None:
@@ -200,10 +193,10 @@ class Preprocessor:
             ``tags[i][j]`` is the tag of ``tokens[i][j]``; None when ``pos_tags=False``.
         """
         if isinstance(texts, str):
-            raise TypeError("Preprocessor.process: texts must be a sequence of strings, not one string")
+            raise ParameterError("Preprocessor.process: texts must be a sequence of strings, not one string")
         for i, text in enumerate(texts):
             if not isinstance(text, str):
-                raise TypeError(f"Preprocessor.process: texts[{i}] is a {type(text).__name__}, not a str")
+                raise ParameterError(f"Preprocessor.process: texts[{i}] is a {type(text).__name__}, not a str")
         texts = list(texts)
         if self.cache and len(texts) > 1000:
             # Only large batches go to disk: small ones are cheaper to recompute than to hash and load.
@@ -302,7 +295,7 @@ class Preprocessor:
 
 @lru_cache(maxsize=1)
 def _pattern_tagger():
-    _require("textblob", "POS tags (pos_tags=True)")
+    import_optional("textblob", None, "the Preprocessor's POS tags (pos_tags=True)")
     from textblob.en.taggers import PatternTagger
 
     return PatternTagger()
@@ -310,7 +303,7 @@ def _pattern_tagger():
 
 @lru_cache(maxsize=None)
 def _spelling_correction(word: str) -> str:
-    _require("spellchecker", "spelling correction (spelling=True)")
+    import_optional("spellchecker", "spelling", "the Preprocessor's spelling correction (spelling=True)")
     return _spell_checker().correction(word) or word
 
 

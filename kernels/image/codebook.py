@@ -10,6 +10,8 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
+from ..errors import DataError, ParameterError
+
 __all__ = ["Codebook", "nearest_centres", "TooFewDescriptorsError"]
 
 # Rows per block in nearest_centres: bounds the (rows x n_words) distance block
@@ -22,7 +24,7 @@ _FUSED_MAX_DIM = 16
 _CAP_STREAM = 2**32 - 1
 
 
-class TooFewDescriptorsError(ValueError):
+class TooFewDescriptorsError(DataError):
     """The sample holds fewer distinct descriptors than the codebook has words.
 
     Attributes
@@ -58,11 +60,11 @@ def nearest_centres(X: np.ndarray, centres: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     centres = np.asarray(centres, dtype=np.float32)
     if X.ndim != 2 or centres.ndim != 2 or X.shape[1] != centres.shape[1]:
-        raise ValueError(
+        raise DataError(
             f"descriptors of shape {X.shape} do not match centres of shape {centres.shape}"
         )
     if not np.all(np.isfinite(X)):
-        raise ValueError("descriptors contain NaN or infinite values")
+        raise DataError("descriptors contain NaN or infinite values")
     half_sq_norms = 0.5 * np.einsum("ij,ij->i", centres, centres)
     if X.shape[1] <= _FUSED_MAX_DIM:
         return _nearest_centres_fused(np.ascontiguousarray(X), np.ascontiguousarray(centres), half_sq_norms)
@@ -145,9 +147,9 @@ class Codebook(BaseEstimator):
         for name in ("n_words", "max_samples_per_image", "max_samples", "max_iter"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"Codebook: {name} must be a positive integer; got {value!r}")
+                raise ParameterError(f"Codebook: {name} must be a positive integer; got {value!r}")
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)):
-            raise ValueError(f"Codebook: random_state must be an integer seed; got {self.random_state!r}")
+            raise ParameterError(f"Codebook: random_state must be an integer seed; got {self.random_state!r}")
 
     def subsample(self, descriptors: np.ndarray, image_index: int) -> np.ndarray:
         """The descriptors of training image ``image_index`` that ``fit`` keeps.
@@ -161,7 +163,7 @@ class Codebook(BaseEstimator):
         self._check_params()
         descriptors = np.asarray(descriptors, dtype=np.float32)
         if descriptors.ndim != 2:
-            raise ValueError(f"descriptors of image {image_index} must be 2-d; got shape {descriptors.shape}")
+            raise DataError(f"descriptors of image {image_index} must be 2-d; got shape {descriptors.shape}")
         if len(descriptors) <= self.max_samples_per_image:
             return descriptors
         rng = np.random.default_rng([int(self.random_state), int(image_index)])
@@ -185,13 +187,13 @@ class Codebook(BaseEstimator):
         self._check_params()
         samples = [self.subsample(d, i) for i, d in enumerate(descriptors)]
         if not samples:
-            raise ValueError("Codebook.fit: no training images given")
+            raise DataError("Codebook.fit: no training images given")
         dims = {s.shape[1] for s in samples}
         if len(dims) != 1:
-            raise ValueError(f"Codebook.fit: descriptor dimensions differ across images: {sorted(dims)}")
+            raise DataError(f"Codebook.fit: descriptor dimensions differ across images: {sorted(dims)}")
         sample = np.concatenate(samples)
         if not np.all(np.isfinite(sample)):
-            raise ValueError("Codebook.fit: descriptors contain NaN or infinite values")
+            raise DataError("Codebook.fit: descriptors contain NaN or infinite values")
         if len(sample) > self.max_samples:
             rng = np.random.default_rng([int(self.random_state), _CAP_STREAM])
             sample = sample[np.sort(rng.choice(len(sample), self.max_samples, replace=False))]
@@ -213,7 +215,7 @@ class Codebook(BaseEstimator):
         check_is_fitted(self, "cluster_centers_")
         descriptors = np.asarray(descriptors)
         if descriptors.ndim != 2 or descriptors.shape[1] != self.n_features_in_:
-            raise ValueError(
+            raise DataError(
                 f"Codebook.assign: expected descriptors of shape (k, {self.n_features_in_}); "
                 f"got {descriptors.shape}"
             )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ..errors import DataError, ParameterError
+
 __all__ = ["as_float_rgb", "as_float_grey", "grid_positions", "colour_features"]
 
 
@@ -52,24 +54,24 @@ def as_float_rgb(image: np.ndarray) -> np.ndarray:
     elif image.ndim == 2:
         channels = 1
     else:
-        raise ValueError(
+        raise DataError(
             f"image must have shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4); got {image.shape}"
         )
     if image.shape[0] == 0 or image.shape[1] == 0:
-        raise ValueError(f"image is empty: shape {image.shape}")
+        raise DataError(f"image is empty: shape {image.shape}")
     if image.dtype == np.uint8:
         scaled = image.astype(np.float32) / np.float32(255)
     elif image.dtype == np.uint16:
         scaled = image.astype(np.float32) / np.float32(65535)
     elif np.issubdtype(image.dtype, np.floating):
         if not np.all(np.isfinite(image)):
-            raise ValueError("float image contains NaN or infinite values")
+            raise DataError("float image contains NaN or infinite values")
         low, high = float(image.min()), float(image.max())
         if low < 0.0 or high > 1.0:
-            raise ValueError(f"float image values must lie in [0, 1]; got range [{low:g}, {high:g}]")
+            raise DataError(f"float image values must lie in [0, 1]; got range [{low:g}, {high:g}]")
         scaled = image.astype(np.float32)
     else:
-        raise ValueError(f"image dtype must be uint8, uint16 or float in [0, 1]; got {image.dtype}")
+        raise DataError(f"image dtype must be uint8, uint16 or float in [0, 1]; got {image.dtype}")
     if channels == 1:
         grey = scaled.reshape(image.shape[0], image.shape[1], 1)
         return np.ascontiguousarray(np.repeat(grey, 3, axis=2))
@@ -96,7 +98,7 @@ def as_float_grey(image: np.ndarray) -> np.ndarray:
 
 def _check_step(step: int, name: str) -> int:
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 1:
-        raise ValueError(f"{name} must be a positive integer; got {step!r}")
+        raise ParameterError(f"{name} must be a positive integer; got {step!r}")
     return int(step)
 
 

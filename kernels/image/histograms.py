@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import DataError, ParameterError
+
 __all__ = ["pyramid_histograms", "n_pyramid_cells"]
 
 
@@ -57,25 +59,25 @@ def pyramid_histograms(words: np.ndarray, positions: np.ndarray, image_shape: tu
     """
     for name, value in (("n_words", n_words), ("levels", levels)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an integer; got {value!r}")
+            raise ParameterError(f"{name} must be an integer; got {value!r}")
     if n_words < 1 or levels < 0:
-        raise ValueError(f"need n_words >= 1 and levels >= 0; got n_words={n_words}, levels={levels}")
+        raise ParameterError(f"need n_words >= 1 and levels >= 0; got n_words={n_words}, levels={levels}")
     height, width = (int(v) for v in image_shape)
     if height < 1 or width < 1:
-        raise ValueError(f"image_shape must be positive; got {tuple(image_shape)}")
+        raise DataError(f"image_shape must be positive; got {tuple(image_shape)}")
     words = np.asarray(words)
     positions = np.asarray(positions, dtype=np.float64)
     if words.ndim != 1 or positions.shape != (len(words), 2):
-        raise ValueError(
+        raise DataError(
             f"words must have shape (n,) and positions (n, 2); got {words.shape} and {positions.shape}"
         )
     if len(words) and not np.issubdtype(words.dtype, np.integer):
-        raise ValueError(f"words must be integers; got dtype {words.dtype}")
+        raise DataError(f"words must be integers; got dtype {words.dtype}")
     if len(words) and (words.min() < 0 or words.max() >= n_words):
-        raise ValueError(f"words must lie in [0, {n_words}); got range [{words.min()}, {words.max()}]")
+        raise DataError(f"words must lie in [0, {n_words}); got range [{words.min()}, {words.max()}]")
     if not np.all(np.isfinite(positions)) or np.any(positions < 0) or \
             np.any(positions[:, 0] >= height) or np.any(positions[:, 1] >= width):
-        raise ValueError(f"positions must lie within the image [0, {height}) x [0, {width})")
+        raise DataError(f"positions must lie within the image [0, {height}) x [0, {width})")
 
     n_cells = n_pyramid_cells(levels)
     if len(words) == 0:

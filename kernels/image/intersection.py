@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._backend import resolve_backend
+from ..errors import DataError, ParameterError
 
 __all__ = ["histogram_intersection"]
 
@@ -45,13 +46,13 @@ def check_histograms(X, name: str, dtype=np.float32, *,
     try:
         X = np.ascontiguousarray(X, dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array; {exc}") from None
+        raise DataError(f"{name} must be a numeric array; {exc}") from None
     if X.ndim != len(axes):
-        raise ValueError(f"{name} must be {len(axes)}-D ({', '.join(axes)}); got shape {X.shape}")
+        raise DataError(f"{name} must be {len(axes)}-D ({', '.join(axes)}); got shape {X.shape}")
     for bad, what in ((~np.isfinite(X), "a non-finite value"), (X < 0, "a negative value")):
         if bad.any():
             index = tuple(int(k) for k in np.argwhere(bad)[0])
-            raise ValueError(f"{name} has {what} ({X[index]!r}) at index {index} "
+            raise DataError(f"{name} has {what} ({X[index]!r}) at index {index} "
                              f"({', '.join(axes)}); histograms must be finite and non-negative")
     return X
 
@@ -59,13 +60,13 @@ def check_histograms(X, name: str, dtype=np.float32, *,
 def _check_dtype(dtype) -> np.dtype:
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64; got {dtype}")
+        raise ParameterError(f"dtype must be float32 or float64; got {dtype}")
     return dtype
 
 
 def _check_block_size(block_size) -> int:
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer; got {block_size!r}")
+        raise ParameterError(f"block_size must be a positive integer; got {block_size!r}")
     return int(block_size)
 
 
@@ -140,7 +141,7 @@ def histogram_intersection(A, B=None, *, backend: str = "auto", block_size: int 
     if B is not None:
         B = check_histograms(B, "B", dtype)
         if B.shape[1] != A.shape[1]:
-            raise ValueError(f"A and B must have the same number of features; "
+            raise DataError(f"A and B must have the same number of features; "
                              f"got {A.shape[1]} and {B.shape[1]}")
     return intersection_validated(A, B, backend, block_size)
 

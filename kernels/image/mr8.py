@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.fft
 
+from ..errors import DataError, ParameterError
 from .features import _check_step, _grid_points, as_float_grey, grid_positions
 
 __all__ = ["rfs_filter_bank", "mr8_responses", "texture_features"]
@@ -78,7 +79,7 @@ def rfs_filter_bank(support: int = 49) -> np.ndarray:
        texture classification from single images. IJCV 62(1/2), 61-81.
     """
     if isinstance(support, bool) or not isinstance(support, (int, np.integer)) or support < 3 or support % 2 == 0:
-        raise ValueError(f"support must be an odd integer >= 3; got {support!r}")
+        raise ParameterError(f"support must be an odd integer >= 3; got {support!r}")
     half = support // 2
     # x to the right, y upwards, as in makeRFSfilters.m.
     x, y = np.meshgrid(np.arange(-half, half + 1), np.arange(half, -half - 1, -1))
@@ -200,7 +201,7 @@ def mr8_responses(grey: np.ndarray, pixel_step: int = 1, support: int = 49) -> n
     """
     grey = np.asarray(grey)
     if grey.ndim != 2 or grey.size == 0:
-        raise ValueError(f"grey must be a non-empty 2-d array; got shape {grey.shape}")
+        raise DataError(f"grey must be a non-empty 2-d array; got shape {grey.shape}")
     grey = grey.astype(np.float64)
     spread = grey.std()
     # Below a 16-bit grey level the image is flat; dividing by a rounding-error

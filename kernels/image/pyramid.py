@@ -7,6 +7,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .._backend import resolve_backend
+from ..errors import DataError, ParameterError
 from .intersection import check_histograms, intersection_validated
 
 __all__ = ["pyramid_cell_weights", "whole_image_cell_weights", "pyramid_kernel", "image_kernel"]
@@ -16,7 +17,7 @@ _PYRAMID_AXES = ("n_samples", "n_cells", "n_words")
 
 def _check_levels(levels) -> int:
     if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 0:
-        raise ValueError(f"levels must be a non-negative integer; got {levels!r}")
+        raise ParameterError(f"levels must be a non-negative integer; got {levels!r}")
     return int(levels)
 
 
@@ -80,11 +81,11 @@ def _cell_weights(kind, levels: int) -> np.ndarray:
     """The weights of ``kind`` (a name of :data:`_KINDS` or a callable) for ``levels``, checked."""
     weigh = _KINDS.get(kind) if isinstance(kind, str) else kind
     if not callable(weigh):
-        raise ValueError(f"kind must be one of {tuple(_KINDS)} or a callable levels -> cell weights; got {kind!r}")
+        raise ParameterError(f"kind must be one of {tuple(_KINDS)} or a callable levels -> cell weights; got {kind!r}")
     weights = np.asarray(weigh(levels), dtype=np.float64)
     if weights.ndim != 1 or not 1 <= len(weights) <= _n_cells(levels) \
             or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(f"kind(levels={levels}) must return between 1 and {_n_cells(levels)} non-negative "
+        raise ParameterError(f"kind(levels={levels}) must return between 1 and {_n_cells(levels)} non-negative "
                          f"finite cell weights; got {weights!r}")
     return weights
 
@@ -96,7 +97,7 @@ def _n_cells(levels: int) -> int:
 def _check_pyramid(P, name: str, levels: int) -> np.ndarray:
     P = check_histograms(P, name, np.float32, axes=_PYRAMID_AXES)
     if P.shape[1] != _n_cells(levels):
-        raise ValueError(f"{name} has {P.shape[1]} cells but a pyramid with levels={levels} has "
+        raise DataError(f"{name} has {P.shape[1]} cells but a pyramid with levels={levels} has "
                          f"(4^(L+1) - 1) / 3 = {_n_cells(levels)}")
     return P
 
@@ -127,7 +128,7 @@ def _weighted_intersection(pyramids_a: list[np.ndarray], pyramids_b: list[np.nda
 
 def _check_same_words(PA: np.ndarray, PB: np.ndarray, what: str) -> None:
     if PA.shape[2] != PB.shape[2]:
-        raise ValueError(f"{what}: the first set has {PA.shape[2]} words per cell, the second "
+        raise DataError(f"{what}: the first set has {PA.shape[2]} words per cell, the second "
                          f"{PB.shape[2]}")
 
 
@@ -186,12 +187,12 @@ def pyramid_kernel(PA, PB=None, levels: int = 2, *, backend: str = "auto") -> np
 
 def _check_features(features, name: str, levels: int) -> dict[str, np.ndarray]:
     if not isinstance(features, Mapping) or not features:
-        raise ValueError(f"{name} must be a non-empty dict of feature type -> (n_samples, "
+        raise DataError(f"{name} must be a non-empty dict of feature type -> (n_samples, "
                          f"n_cells, n_words) array; got {type(features).__name__}")
     checked = {key: _check_pyramid(value, f"{name}[{key!r}]", levels) for key, value in features.items()}
     sizes = {key: len(value) for key, value in checked.items()}
     if len(set(sizes.values())) > 1:
-        raise ValueError(f"{name}: feature types disagree on the number of samples: {sizes}")
+        raise DataError(f"{name}: feature types disagree on the number of samples: {sizes}")
     return checked
 
 
@@ -251,7 +252,7 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
     """
     if isinstance(power, bool) or not isinstance(power, (int, float, np.number)) \
             or not np.isfinite(power) or power <= 0:
-        raise ValueError(f"power must be a positive finite number; got {power!r}")
+        raise ParameterError(f"power must be a positive finite number; got {power!r}")
     levels = _check_levels(levels)
     cell_weights = _cell_weights(kind, levels)
     backend = resolve_backend(backend)
@@ -259,7 +260,7 @@ def image_kernel(features_a: Mapping[str, np.ndarray], features_b: Mapping[str, 
     if features_b is not None:
         features_b = _check_features(features_b, "features_b", levels)
         if set(features_b) != set(features_a):
-            raise ValueError(f"features_a and features_b must have the same feature types; got "
+            raise DataError(f"features_a and features_b must have the same feature types; got "
                              f"{sorted(features_a)} and {sorted(features_b)}")
         for key in features_a:
             _check_same_words(features_a[key], features_b[key], f"feature type {key!r}")

@@ -7,6 +7,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from ..errors import ParameterError
 from .features import _check_step, as_float_grey
 
 __all__ = ["dense_sift", "SIFT_DIM", "OPENCV_SIFT_SIZE_PER_PIXEL"]
@@ -89,7 +90,7 @@ def dense_sift(image: np.ndarray, step: int = 8, patch_size: float = 16.0) -> tu
     """
     step = _check_step(step, "step")
     if not np.isfinite(patch_size) or patch_size <= 0:
-        raise ValueError(f"patch_size must be a positive number of pixels; got {patch_size!r}")
+        raise ParameterError(f"patch_size must be a positive number of pixels; got {patch_size!r}")
     grey = as_float_grey(image)
     keypoints, positions = _keypoints(grey.shape, step, float(patch_size))
     if not keypoints:

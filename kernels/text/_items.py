@@ -11,24 +11,26 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..errors import DataError, ParameterError
+
 Items = Sequence[Sequence[Sequence[str]]]
 
 
 def check_items(items: Items, name: str) -> list[list[list[str]]]:
     """Validate ``items`` (a sequence of items, each a sequence of token lists) and copy them to lists."""
     if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
-        raise TypeError(f"{name} must be a sequence of items (lists of sentences), got {type(items).__name__}")
+        raise ParameterError(f"{name} must be a sequence of items (lists of sentences), got {type(items).__name__}")
     checked = []
     for i, item in enumerate(items):
         if isinstance(item, (str, bytes)) or not isinstance(item, Sequence):
-            raise TypeError(f"{name}[{i}] must be a list of sentences, got {type(item).__name__}")
+            raise ParameterError(f"{name}[{i}] must be a list of sentences, got {type(item).__name__}")
         sentences = []
         for j, sentence in enumerate(item):
             if isinstance(sentence, (str, bytes)) or not isinstance(sentence, Sequence):
-                raise TypeError(f"{name}[{i}][{j}] must be a list of tokens, got {type(sentence).__name__}")
+                raise ParameterError(f"{name}[{i}][{j}] must be a list of tokens, got {type(sentence).__name__}")
             for k, token in enumerate(sentence):
                 if not isinstance(token, str) or not token:
-                    raise TypeError(f"{name}[{i}][{j}][{k}] must be a non-empty str, got {token!r}")
+                    raise ParameterError(f"{name}[{i}][{j}][{k}] must be a non-empty str, got {token!r}")
             sentences.append(list(sentence))
         checked.append(sentences)
     return checked
@@ -67,7 +69,7 @@ def document_idf(items: Items) -> dict[str, float]:
     """
     items = check_items(items, "items")
     if not items:
-        raise ValueError("document_idf: items is empty; idf needs at least one document")
+        raise DataError("document_idf: items is empty; idf needs at least one document")
     document_frequency: dict[str, int] = {}
     for item in items:
         for word in {token for sentence in item for token in sentence}:
@@ -84,7 +86,7 @@ def idf_vector(vocabulary: Sequence[str], idf: Mapping[str, float]) -> np.ndarra
     """
     values = np.fromiter(idf.values(), dtype=np.float64, count=len(idf))
     if values.size and not (np.all(np.isfinite(values)) and np.all(values >= 0)):
-        raise ValueError("idf values must be finite and non-negative")
+        raise DataError("idf values must be finite and non-negative")
     unknown = float(values.max()) if values.size else 1.0
     return np.array([idf.get(word, unknown) for word in vocabulary], dtype=np.float64)
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import ParameterError
 from ._items import Items, check_pair, document_idf, idf_vector, normalise_gram, vocabulary_of
 
 __all__ = ["bow_kernel", "document_idf", "WEIGHTINGS"]
@@ -70,9 +71,9 @@ def bow_kernel(
        data, models and evaluation metrics", JAIR 47, 853-899.
     """
     if weighting not in WEIGHTINGS:
-        raise ValueError(f"bow_kernel: weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+        raise ParameterError(f"bow_kernel: weighting must be one of {WEIGHTINGS}, got {weighting!r}")
     if weighting != "none" and idf is None:
-        raise ValueError(f"bow_kernel: weighting={weighting!r} needs idf (see document_idf)")
+        raise ParameterError(f"bow_kernel: weighting={weighting!r} needs idf (see document_idf)")
     items_a, items_b, symmetric = check_pair(items_a, items_b)
     vocabulary = vocabulary_of(items_a, items_b)
     column = {word: j for j, word in enumerate(vocabulary)}

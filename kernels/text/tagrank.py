@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ..errors import DataError, ParameterError
 from ._items import Items, check_items, check_pair
 
 __all__ = ["TagRank", "tagrank_kernel"]
@@ -64,10 +65,10 @@ class TagRank(BaseEstimator):
         self : TagRank
         """
         if isinstance(self.n_pairs, bool) or not isinstance(self.n_pairs, (int, np.integer)) or self.n_pairs < 1:
-            raise ValueError(f"TagRank: n_pairs must be a positive int, got {self.n_pairs!r}")
+            raise ParameterError(f"TagRank: n_pairs must be a positive int, got {self.n_pairs!r}")
         sentences = check_items([sentences], "sentences")[0]
         if len(sentences) < 2:
-            raise ValueError("TagRank.fit: needs at least two training sentences")
+            raise DataError("TagRank.fit: needs at least two training sentences")
         self.vocabulary_ = {w: v for v, w in enumerate(sorted({t for s in sentences for t in s}))}
         longest = max(len(s) for s in sentences)
         counts = np.zeros((len(self.vocabulary_), max(longest, 1)))
@@ -83,7 +84,7 @@ class TagRank(BaseEstimator):
         chi_a, chi_r = _chi2_pairs(ids, absolute, relative, ptr, _sentence_sums(absolute, ptr),
                                    _sentence_sums(relative, ptr), first, second)
         if chi_a.mean() <= 0 or chi_r.mean() <= 0:
-            raise ValueError("TagRank.fit: the training sentences have identical rank vectors; "
+            raise DataError("TagRank.fit: the training sentences have identical rank vectors; "
                              "chi-squared bandwidths would be 0")
         self.alpha_ = float(chi_a.mean())
         self.beta_ = float(chi_r.mean())
@@ -241,7 +242,7 @@ def tagrank_kernel(items_a: Items, items_b: Items | None = None, *, model: TagRa
     for name, items in (("items_a", items_a), ("items_b", items_b)):
         for i, item in enumerate(items):
             if not item:
-                raise ValueError(f"tagrank_kernel: {name}[{i}] has no sentences; the kernel averages over them")
+                raise DataError(f"tagrank_kernel: {name}[{i}] has no sentences; the kernel averages over them")
     sentences = [s for item in items_a for s in item] + ([] if symmetric else [s for item in items_b for s in item])
     ids, absolute, relative, ptr = model._rank_vectors(sentences)
     item_ptr_a = np.cumsum([0] + [len(item) for item in items_a]).astype(np.int64)

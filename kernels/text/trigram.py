@@ -19,6 +19,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import DataError, ParameterError
 from ._items import Items, check_pair, idf_vector, normalise_gram, vocabulary_of
 
 __all__ = ["trigram_kernel", "subsequence_features"]
@@ -26,9 +27,9 @@ __all__ = ["trigram_kernel", "subsequence_features"]
 
 def _check_params(lam: float, max_len: int) -> None:
     if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)) or max_len < 1:
-        raise ValueError(f"trigram_kernel: max_len must be a positive int, got {max_len!r}")
+        raise ParameterError(f"trigram_kernel: max_len must be a positive int, got {max_len!r}")
     if not (isinstance(lam, (int, float, np.number)) and np.isfinite(lam) and lam > 0):
-        raise ValueError(f"trigram_kernel: lam must be a finite number > 0, got {lam!r}")
+        raise ParameterError(f"trigram_kernel: lam must be a finite number > 0, got {lam!r}")
 
 
 @lru_cache(maxsize=None)
@@ -60,7 +61,7 @@ def subsequence_features(
     """
     n_words = max(len(word_weight), 1)
     if max_len * np.log(n_words + 1) >= np.log(2.0**62):
-        raise ValueError(f"trigram_kernel: {n_words} words and max_len={max_len} overflow int64 sequence codes")
+        raise DataError(f"trigram_kernel: {n_words} words and max_len={max_len} overflow int64 sequence codes")
     log_weight = np.log(np.where(word_weight > 0, word_weight, 1.0))
     zero_weight = word_weight <= 0
     # Group sentences by length so that each group enumerates its index tuples at once.
@@ -324,10 +325,10 @@ def _similarity_matrix(similarity, words_a: list[str], words_b: list[str] | None
     name = getattr(similarity, "name", type(similarity).__name__)
     shape = (len(words_a), len(words_a if words_b is None else words_b))
     if sim.shape != shape:
-        raise ValueError(f"trigram_kernel: similarity {name!r} returned shape {sim.shape} for {shape[0]} x "
+        raise ParameterError(f"trigram_kernel: similarity {name!r} returned shape {sim.shape} for {shape[0]} x "
                          f"{shape[1]} words")
     if not np.all(np.isfinite(sim)) or sim.min(initial=0.0) < 0 or sim.max(initial=0.0) > 1:
-        raise ValueError(f"trigram_kernel: similarity {name!r} returned values outside [0, 1] or NaN")
+        raise ParameterError(f"trigram_kernel: similarity {name!r} returned values outside [0, 1] or NaN")
     return np.ascontiguousarray(sim, dtype=np.float32)
 
 

@@ -279,10 +279,10 @@ needs_neural = pytest.mark.skipif(
 
 
 def test_missing_package_error_names_it(monkeypatch):
-    from kcca_desc.adapters import onnx_models
+    from kcca_desc._core.errors import import_optional
 
-    with pytest.raises(ImportError, match="'no-such-pkg'.*neural"):
-        onnx_models.require_package("no_such_module_xyz", "no-such-pkg", "MiniLMTextEncoder")
+    with pytest.raises(ImportError, match="'no_such_module_xyz'.*neural"):
+        import_optional("no_such_module_xyz", "neural", "MiniLMTextEncoder")
 
 
 @needs_neural

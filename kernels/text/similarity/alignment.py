@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
+from ...errors import DataError, ParameterError
 from .base import VectorSimilarity, check_words
 
 __all__ = ["AlignmentSimilarity", "ibm_model1"]
@@ -78,16 +79,16 @@ def ibm_model1(
        parameter estimation. Computational Linguistics 19(2), 263-311.
     """
     if not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
-        raise ValueError(f"ibm_model1: n_iter must be an int >= 1, got {n_iter!r}")
+        raise ParameterError(f"ibm_model1: n_iter must be an int >= 1, got {n_iter!r}")
     caption_items = np.asarray(caption_items)
     if len(caption_items) != len(captions):
-        raise ValueError(f"ibm_model1: {len(captions)} captions but {len(caption_items)} caption_items")
+        raise DataError(f"ibm_model1: {len(captions)} captions but {len(caption_items)} caption_items")
     if np.any(caption_items[1:] < caption_items[:-1]):
-        raise ValueError("ibm_model1: captions of one item must be contiguous (caption_items sorted)")
+        raise DataError("ibm_model1: captions of one item must be contiguous (caption_items sorted)")
     lengths = np.array([len(c) for c in captions], dtype=np.int64)
     words = np.concatenate([np.asarray(c, dtype=np.int64) for c in captions] + [np.empty(0, np.int64)])
     if words.size and (words.min() < 0 or words.max() >= n_words):
-        raise ValueError(f"ibm_model1: word ids must lie in [0, {n_words})")
+        raise DataError(f"ibm_model1: word ids must lie in [0, {n_words})")
     starts = np.cumsum(lengths) - lengths
 
     # Source captions are the target captions with NULL prepended.
@@ -214,11 +215,11 @@ class AlignmentSimilarity(VectorSimilarity):
         for name in ("min_noun_count", "min_verb_count"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"AlignmentSimilarity: {name} must be an int >= 1, got {value!r}")
+                raise ParameterError(f"AlignmentSimilarity: {name} must be an int >= 1, got {value!r}")
         for name in ("min_noun_share", "min_verb_share"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.floating)) and 0.0 <= value <= 1.0):
-                raise ValueError(f"AlignmentSimilarity: {name} must be a number in [0, 1], got {value!r}")
+                raise ParameterError(f"AlignmentSimilarity: {name} must be a number in [0, 1], got {value!r}")
 
     def fit(
         self, items: Sequence[Sequence[Sequence[str]]], tags: Sequence[Sequence[Sequence[str]]]
@@ -252,7 +253,7 @@ class AlignmentSimilarity(VectorSimilarity):
         is_verb_word = (n_verb >= self.min_verb_count) & (verb_share >= self.min_verb_share)
         vocab_ids = np.flatnonzero(is_noun_word | is_verb_word)
         if vocab_ids.size == 0:
-            raise ValueError(
+            raise DataError(
                 "AlignmentSimilarity: no word passes the noun/verb vocabulary thresholds "
                 f"(min_noun_count={self.min_noun_count}, min_verb_count={self.min_verb_count})"
             )
@@ -278,21 +279,21 @@ class AlignmentSimilarity(VectorSimilarity):
 def _flatten_tagged(items, tags) -> tuple[list[list[str]], list[list[str]], np.ndarray]:
     """Captions, their tags and the item of each caption; checks that tags parallel tokens."""
     if len(items) != len(tags):
-        raise ValueError(f"AlignmentSimilarity: {len(items)} items but tags for {len(tags)}")
+        raise DataError(f"AlignmentSimilarity: {len(items)} items but tags for {len(tags)}")
     captions, caption_tags, caption_items = [], [], []
     for i, (item, item_tags) in enumerate(zip(items, tags)):
         if len(item) != len(item_tags):
-            raise ValueError(f"AlignmentSimilarity: item {i} has {len(item)} captions but {len(item_tags)} tag lists")
+            raise DataError(f"AlignmentSimilarity: item {i} has {len(item)} captions but {len(item_tags)} tag lists")
         for k, (caption, caption_tag) in enumerate(zip(item, item_tags)):
             caption = check_words(caption, f"items[{i}][{k}]")
             caption_tag = check_words(caption_tag, f"tags[{i}][{k}]")
             if len(caption) != len(caption_tag):
-                raise ValueError(
+                raise DataError(
                     f"AlignmentSimilarity: items[{i}][{k}] has {len(caption)} tokens but {len(caption_tag)} tags"
                 )
             captions.append(caption)
             caption_tags.append(caption_tag)
             caption_items.append(i)
     if not any(captions):
-        raise ValueError("AlignmentSimilarity: items contain no tokens")
+        raise DataError("AlignmentSimilarity: items contain no tokens")
     return captions, caption_tags, np.array(caption_items, dtype=np.int64)

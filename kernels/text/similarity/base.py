@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ...errors import DataError, ParameterError
+
 __all__ = ["WordSimilarity", "VectorSimilarity", "check_words", "check_sentences"]
 
 _BLOCK_ROWS = 2048
@@ -24,23 +26,23 @@ _BLOCK_ROWS = 2048
 def check_words(words: Sequence[str], name: str) -> list[str]:
     """Validate a sequence of words (strings) and return it as a list."""
     if isinstance(words, str):
-        raise TypeError(f"{name} must be a sequence of words, not a single string {words!r}")
+        raise ParameterError(f"{name} must be a sequence of words, not a single string {words!r}")
     words = list(words)
     for i, w in enumerate(words):
         if not isinstance(w, str):
-            raise TypeError(f"{name}[{i}] must be a str, got {type(w).__name__} {w!r}")
+            raise ParameterError(f"{name}[{i}] must be a str, got {type(w).__name__} {w!r}")
         if not w:
-            raise ValueError(f"{name}[{i}] is an empty string, not a word")
+            raise DataError(f"{name}[{i}] is an empty string, not a word")
     return words
 
 
 def check_sentences(sentences: Sequence[Sequence[str]], name: str = "sentences") -> list[list[str]]:
     """Validate a corpus of tokenised sentences (each a list of str)."""
     if isinstance(sentences, str):
-        raise TypeError(f"{name} must be a sequence of tokenised sentences, not a string")
+        raise ParameterError(f"{name} must be a sequence of tokenised sentences, not a string")
     checked = [check_words(s, f"{name}[{i}]") for i, s in enumerate(sentences)]
     if not any(checked):
-        raise ValueError(f"{name} contains no tokens")
+        raise DataError(f"{name} contains no tokens")
     return checked
 
 
@@ -119,7 +121,7 @@ class VectorSimilarity(WordSimilarity):
 
     def _check_threshold(self) -> None:
         if not (isinstance(self.threshold, (int, float, np.floating)) and 0.0 <= self.threshold <= 1.0):
-            raise ValueError(f"{type(self).__name__}: threshold must be a number in [0, 1], got {self.threshold!r}")
+            raise ParameterError(f"{type(self).__name__}: threshold must be a number in [0, 1], got {self.threshold!r}")
 
     def _similarity(self, words_a: list[str], words_b: list[str]) -> np.ndarray:
         check_is_fitted(self, ["vocabulary_", "vectors_"])

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ...errors import ParameterError
 from .base import WordSimilarity
 
 __all__ = ["AverageSimilarity", "MaxSimilarity"]
@@ -22,10 +23,10 @@ class _Combination(WordSimilarity):
     def _components(self) -> list[WordSimilarity]:
         components = list(self.similarities)
         if not components:
-            raise ValueError(f"{type(self).__name__}: similarities must name at least one WordSimilarity")
+            raise ParameterError(f"{type(self).__name__}: similarities must name at least one WordSimilarity")
         for i, s in enumerate(components):
             if not isinstance(s, WordSimilarity):
-                raise TypeError(
+                raise ParameterError(
                     f"{type(self).__name__}: similarities[{i}] is a {type(s).__name__}, not a WordSimilarity"
                 )
         return components

