@@ -19,9 +19,8 @@ from kcca_desc.kernels.text.similarity import (AlignmentSimilarity, AverageSimil
                                                MaxSimilarity)
 from kcca_desc.data import make_synthetic
 from kcca_desc.methods import ImageSentenceRanker, NearestNeighbour
-from kcca_desc.methods.registry import SYSTEMS, System
+from kcca_desc.methods.registry import SYSTEMS, Setting, System
 from kcca_desc._core.registry import Registry, UnknownNameError
-from kcca_desc._core.settings import Setting
 from kcca_desc.tasks import TASKS
 from kcca_desc.text import TEXT_KERNELS, Preprocessor, TextKernelSpec, make_text_kernel
 from kcca_desc.text.named_kernels import WORD_SIMILARITIES

@@ -51,7 +51,7 @@ from .scalable import ScalableRanker
 from .trainable_systems import (TRAINABLE_CONFIGS, TRAINING_SETTINGS, WRAPPERS, TrainableSystem, fit_with_dev,
                                 training_params)
 
-__all__ = ["System", "SYSTEMS", "fit_on_train"]
+__all__ = ["System", "SYSTEMS", "Setting", "fit_on_train"]
 
 
 def fit_on_train(method: RetrievalMethod, dataset: Dataset, protocol: str) -> RetrievalMethod:
