@@ -41,8 +41,8 @@ class Setting:
     help : str or callable, default=""
         What the setting does; a callable ``help() -> str`` is called when the text is needed,
         for a help that lists a registry's entries as they are then.
-    choices : sequence of str, optional
-        The only values allowed.
+    choices : sequence, optional
+        The only values allowed, as :attr:`parse` returns them.
     metavar : str, optional
         The value's name in usage texts (by default derived from :attr:`name`).
     """
@@ -51,7 +51,7 @@ class Setting:
     parse: Callable[[str], Any] = str
     default: Any = None
     help: str | Callable[[], str] = ""
-    choices: Sequence[str] | None = None
+    choices: Sequence[Any] | None = None
     metavar: str | None = None
 
     @property
