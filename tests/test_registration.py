@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass
 from typing import ClassVar
@@ -20,7 +19,7 @@ from kcca_desc.kernels.text.similarity import (AlignmentSimilarity, AverageSimil
                                                MaxSimilarity)
 from kcca_desc.data import make_synthetic
 from kcca_desc.methods import ImageSentenceRanker, NearestNeighbour
-from kcca_desc.methods.registry import SYSTEMS, System
+from kcca_desc.methods.registry import SYSTEMS, Setting, System
 from kcca_desc._core.registry import Registry, UnknownNameError
 from kcca_desc.tasks import TASKS
 from kcca_desc.text import TEXT_KERNELS, Preprocessor, TextKernelSpec, make_text_kernel
@@ -191,10 +190,6 @@ class TextToItem(BaseEstimator):
         return self.offset + self.text_kernel_.cross_gram([[t] for t in tokens])[:, :len(images)].T
 
 
-def _toy_options(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--toy-offset", type=float, default=0.0, help="added to every score")
-
-
 def toy_task(method, view, *, seed=0) -> dict:
     """Toy task: the sum of the system's scores over the view."""
     return {"score_sum": float(np.sum(method.score(view.images, view.captions))), "seed": seed}
@@ -203,7 +198,8 @@ def toy_task(method, view, *, seed=0) -> dict:
 @pytest.fixture
 def toys():
     TEXT_KERNELS.register("toy_shared_words", SharedWords())
-    SYSTEMS.register("toy", System(TextToItem, _toy_options, lambda args: {"offset": args.toy_offset}),
+    SYSTEMS.register("toy", System(TextToItem, (Setting("toy_offset", float, 0.0, help="added to every score"),),
+                                   lambda settings: {"offset": settings["toy_offset"]}),
                      help="toy text-to-item scores")
     TASKS.register("toy_task", toy_task)
     yield

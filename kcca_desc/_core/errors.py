@@ -41,8 +41,8 @@ The whole tree, generated from the code, is listed in ``docs/architecture.md`` (
 
 Exit codes
 ----------
-The codes follow BSD ``sysexits.h`` where it has one for the kind of problem, and argparse's
-``2`` for a bad setting (argparse exits with ``2`` for a malformed command line already):
+The codes follow BSD ``sysexits.h`` where it has one for the kind of problem, and ``2`` for a
+bad setting (the status a malformed command line already exits with, a usage error):
 
 ====  ================================  ===============================================================
 code  exception                         meaning

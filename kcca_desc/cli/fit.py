@@ -38,6 +38,7 @@ from ..image.features import FEATURE_TYPES, ImageFeaturizer
 from ..image.kernel import IMAGE_KERNELS
 from .._core.progress import set_stage
 from .interrupts import run_command
+from .options import add_system_options, command_parser
 from ..methods.registry import SYSTEMS
 from .preflight import add_options as add_preflight_options
 from .preflight import prepare_run
@@ -71,12 +72,9 @@ def _task_list(value: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m kcca_desc.fit",
-        description="Fit an image-sentence ranking system (Hodosh, Young & Hockenmaier 2013), "
-                    "evaluate it on a retrieval protocol and print a results table.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
+    p = command_parser("python -m kcca_desc.fit",
+                       "Fit an image-sentence ranking system (Hodosh, Young & Hockenmaier 2013), "
+                       "evaluate it on a retrieval protocol and print a results table.")
     g = p.add_argument_group("data")
     g.add_argument("--data", type=_choice("data set", DATASETS), default="synthetic",
                    help="data set: " + DATASETS.describe())
@@ -104,8 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sift-step", type=int, default=_SAMPLING["sift_step"], help="dense SIFT grid spacing in pixels")
     g.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk cache")
-    for name, system in SYSTEMS.items():
-        system.add_options(p.add_argument_group(f"{name} system"))
+    add_system_options(p, SYSTEMS.items())
 
     g = p.add_argument_group("output")
     g.add_argument("--task", type=_task_list, default=[RETRIEVAL],
@@ -134,7 +131,8 @@ def _make_method(args):
     shared = {"image_kernel": args.image_kernel, "text_kernel": args.text_kernel,
               "image_kernel_params": image_params, "random_state": args.seed, "cache": not args.no_cache}
     # With an encoder named, kcca and nn run over its features (System.over_features).
-    return SYSTEMS[args.method].resolve(args).build(args, shared)
+    settings = vars(args)
+    return SYSTEMS[args.method].resolve(settings).build(settings, shared)
 
 
 def _check_report_option(parser: argparse.ArgumentParser, directory: Path) -> None:
@@ -157,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s")
     protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
-    system = SYSTEMS[args.method].resolve(args)
+    system = SYSTEMS[args.method].resolve(vars(args))
     # Settings, outputs, cache and every image and caption are checked before any work.
     method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
     t0 = time.perf_counter()

