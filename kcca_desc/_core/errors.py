@@ -29,8 +29,8 @@ Which class to raise
 * A method that needs a fitted model is called before ``fit``: :class:`NotFittedError`.
 * Python's own protocols are not user errors and keep their built-in class: ``NotImplementedError``
   as the whole body of a hook that subclasses override, ``AttributeError`` from a module's
-  ``__getattr__``, ``IndexError`` / ``KeyError`` from ``__getitem__``, and
-  ``argparse.ArgumentTypeError`` from an option's type function (argparse turns it into a usage
+  ``__getattr__``, ``IndexError`` / ``KeyError`` from ``__getitem__``, and, in the command line only, the
+  option parser's own error from an option's type function (the parser turns it into a usage
   error).
 * A broken invariant (a library returning what its contract excludes) is a bug, not a user error:
   it raises ``RuntimeError`` and keeps its traceback.
