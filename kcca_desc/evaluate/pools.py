@@ -22,8 +22,9 @@ from .._core.errors import DataError, ParameterError
 from ..data.dataset import Dataset
 from ..data.karpathy import EvaluationPool
 from .harness import result_from_scores
+from .metrics import METRICS
 from .ranks import METRIC_KEYS, TASKS
-from .results import TABLE_METRICS, Result, _HEADERS
+from .results import TABLE_METRICS, Result
 
 __all__ = ["evaluate_pool", "evaluate_pool_folds", "fold_average", "side_by_side"]
 
@@ -128,6 +129,12 @@ def _pool_label(result: Result) -> str:
     return f"{result.dataset} {pool['pool_images']} images{folds}"
 
 
+def _header(metric: str) -> str:
+    # The table metrics by their short label, as in every results table; any other key of
+    # ``retrieval_metrics`` (mean rank, number of queries) as named in the results file.
+    return METRICS[metric].label if metric in TABLE_METRICS else metric
+
+
 def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRICS) -> str:
     """A Markdown table with one row per system and one column group per data set and pool.
 
@@ -147,7 +154,7 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRI
     groups = list(dict.fromkeys(_pool_label(r) for r in results))
     systems = list(dict.fromkeys(r.system for r in results))
     cells = {(r.system, _pool_label(r)): r for r in results}
-    header = ["System"] + [f"{g}: {task[:3].capitalize()}. {_HEADERS.get(m, m)}"
+    header = ["System"] + [f"{g}: {task[:3].capitalize()}. {_header(m)}"
                            for g in groups for task in TASKS for m in metrics]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for system in systems:

@@ -52,6 +52,7 @@ from .._core.cache import atomic_write_text
 from .._core.errors import DataError, ParameterError
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
+from .metrics import METRICS
 from .ranks import METRIC_KEYS, TASKS
 
 __all__ = [
@@ -61,7 +62,6 @@ __all__ = [
 
 # The columns of every table, per task.
 TABLE_METRICS = ("R@1", "R@5", "R@10", "median_rank")
-_HEADERS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r"}
 _FIXED_KEYS = ("system", "dataset", "protocol", "split", "annotation", "search", "params", "timings_s")
 
 
@@ -275,7 +275,7 @@ def _varying(results: Sequence[Result]) -> list[str]:
 def _cell(result: Result, task: str, metric: str, ci: bool, alpha: float, marker: str,
           ci_format: str) -> str:
     value = result.metric(task, metric)
-    text = f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
+    text = METRICS[metric].format(value)
     p = result.extras.get("significance", {}).get(task, {}).get(metric)
     if p is not None and p < alpha:
         text += marker
@@ -291,7 +291,7 @@ def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
         raise DataError("a results table needs at least one result")
     ident = _varying(results)
     header = ["System", *[k.capitalize() for k in ident]]
-    header += [f"{task[:3].capitalize()}. {_HEADERS[m]}" for task in TASKS for m in TABLE_METRICS]
+    header += [f"{task[:3].capitalize()}. {METRICS[m].label}" for task in TASKS for m in TABLE_METRICS]
     rows = [
         [r.system, *[getattr(r, k) for k in ident],
          *[_cell(r, task, m, ci, alpha, marker, ci_format) for task in TASKS for m in TABLE_METRICS]]
@@ -371,7 +371,7 @@ def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
         + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
         rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
         rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
-        " & ".join(header[:n_ident] + [_HEADERS[m] for m in TABLE_METRICS] * 2) + r" \\",
+        " & ".join(header[:n_ident] + [METRICS[m].label for m in TABLE_METRICS] * 2) + r" \\",
         r"\midrule",
     ]
     for row in rows:

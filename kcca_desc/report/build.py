@@ -13,22 +13,17 @@ import matplotlib
 
 from .. import __version__
 from .._core.cache import atomic_write_text
-from .compare import METRICS, Comparison, Run, compare_runs, format_p
+from .compare import Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
 from .._core.errors import ParameterError
+from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result
+from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
 from .._core.progress import stage
 from . import figures, gallery
 
 __all__ = ["build_report"]
-
-_HEADERS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r", "mean_rank": "mean r"}
-
-
-def _number(value: float, metric: str) -> str:
-    return f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
-
 
 def _p_text(p: float) -> str:
     text = format_p(p)
@@ -44,8 +39,8 @@ def _tables(comparison: Comparison) -> list[dict]:
             "reference": comparison.reference[row["protocol"]] == row["system"], "cells": {}})
         is_ref = row["p_value"] is None
         entry["cells"][(row["task"], row["metric"])] = {
-            "value": _number(row["value"], row["metric"]), "marker": row["marker"],
-            "ci": f"{_number(row['ci_low'], '')}–{_number(row['ci_high'], '')}",
+            "value": METRICS[row["metric"]].format(row["value"]), "marker": row["marker"],
+            "ci": f"{format_bound(row['ci_low'])}–{format_bound(row['ci_high'])}",
             "delta": "" if is_ref else f"{row['difference']:+.1f}", "p": "" if is_ref else _p_text(row["p_value"]),
         }
     return list(rows.values())
@@ -102,7 +97,7 @@ def _error_analysis(runs: Sequence[Run], comparison: Comparison, dataset: Datase
 def build_report(results: Sequence[Result | Run], out: str | os.PathLike, dataset: Dataset | None = None,
                  data: str | None = None, data_root: str | None = None, image_root: str | None = None,
                  reference: str | None = None, n_gallery: int = 6, n_worst: int = 5, seed: int = 0,
-                 n_resamples: int = 2000, n_permutations: int = 10_000, title: str | None = None) -> Path:
+                 n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS, title: str | None = None) -> Path:
     """Write the report of ``results`` into the directory ``out``; return the page's path.
 
     Parameters
@@ -156,7 +151,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
         title=title or f"Retrieval results: {first.dataset}, {first.split} split",
         runs=runs, table=_tables(comparison), comparison=comparison,
         several=max(Counter(run.result.protocol for run in runs).values()) > 1,
-        tasks=TASKS, metrics=METRICS, headers=_HEADERS, figures=made, analysis=analysis,
+        tasks=TASKS, metrics=METRICS, figures=made, analysis=analysis,
         version=__version__, generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     path = out / "report.html"
     atomic_write_text(path, page)
