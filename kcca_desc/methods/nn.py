@@ -32,13 +32,16 @@ from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
 from ..evaluate.scores import DirectionalScores
+from .._core.registry import Registry
 from .._core.validation import SEED, Registered, StrOptions, ValidatedParams
 from .base import RetrievalMethod
 
 __all__ = ["idf_f1_similarity", "nearest_neighbour_scores", "NearestNeighbour"]
 
-#: The word-set similarities of the paper's NN5 baselines, by name, with their system names.
-WORD_SET_SIMILARITIES = {"idf_f1": "NN5 idf F1", "f1": "NN5 F1"}
+#: The word-set similarities of the paper's NN5 baselines, by name; each entry is its system name.
+WORD_SET_SIMILARITIES: Registry[str] = Registry("word-set similarity")
+WORD_SET_SIMILARITIES.register("idf_f1", "NN5 idf F1", help="F1 of idf-weighted word-set precision and recall")
+WORD_SET_SIMILARITIES.register("f1", "NN5 F1", help="F1 of word-set precision and recall")
 
 
 def _binary_term_matrix(documents: Sequence[Sequence[str]], vocabulary: Mapping[str, int]) -> sp.csr_matrix:

@@ -23,10 +23,10 @@ from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from .._core.errors import ParameterError
 from ..image.kernel import ImageKernel
-from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, ChunkStore, KernelView, LandmarkFeatures, LandmarkKCCA,
-                     LocalEngine, map_chunks)
+from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, ChunkStore, KernelView, LandmarkFeatures,
+                     LandmarkKCCA, LocalEngine, map_chunks)
 from ..evaluate.scores import DirectionalScores
-from .._core.validation import POSITIVE_INT, HasMethods, StrOptions, invalid_parameter
+from .._core.validation import POSITIVE_INT, HasMethods, Registered, StrOptions, invalid_parameter
 from .fusion import borda_fuse
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 
@@ -106,7 +106,7 @@ class ScalableRanker(ImageSentenceRanker):
     _parameter_constraints = {
         **ImageSentenceRanker._parameter_constraints,
         "rank": [POSITIVE_INT],
-        "landmarks": [StrOptions({"pivots", "uniform"})],
+        "landmarks": [Registered(LANDMARKS, "landmark choice")],
         "chunk_size": [POSITIVE_INT],
         "pairs": [StrOptions({"image", "caption"})],
         "engine": [HasMethods(["map", "map_reduce", "share"]), None],
