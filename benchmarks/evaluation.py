@@ -129,8 +129,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ranks_a, ranks_b = rng.integers(1, 1000, n), rng.integers(1, 1000, n)
     for stat in ("mean", "median"):
         key = f"randomization_{N_PERMUTATIONS}_perms_{n}_queries_{stat}_s"
-        figures[key] = median_time(lambda: paired_randomization_test(ranks_a, ranks_b, stat), repeats)
-        print(f"paired randomisation test, {N_PERMUTATIONS:,} permutations, {n:,} queries, {stat}: {figures[key]:.2f} s")
+        figures[key] = median_time(lambda: paired_randomization_test(ranks_a, ranks_b, statistic=stat), repeats)
+        print(f"paired randomisation test, {N_PERMUTATIONS:,} permutations, {n:,} queries, {stat}: "
+              f"{figures[key]:.2f} s")
     n = size["ci_queries"]
     ranks = rng.integers(1, 1000, n)
     key = f"metric_cis_{N_RESAMPLES}_resamples_{n}_queries_s"

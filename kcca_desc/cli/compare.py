@@ -27,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 @exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    comparison = compare_runs(selected_runs(args), args.reference, args.n_resamples, args.n_permutations,
-                              args.confidence, args.seed)
+    comparison = compare_runs(selected_runs(args), reference=args.reference, n_resamples=args.n_resamples,
+                              n_permutations=args.n_permutations, confidence=args.confidence, seed=args.seed)
     print(comparison.to_markdown())
     if args.out:
         written = comparison.write(args.out)

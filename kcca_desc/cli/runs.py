@@ -29,4 +29,4 @@ def runs_parser(prog: str, description: str) -> argparse.ArgumentParser:
 def selected_runs(args: argparse.Namespace) -> list[Run]:
     """The runs the options of :func:`runs_parser` pick (raises :class:`ComparisonError`)."""
     systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
-    return load_runs(args.results, systems, args.protocol)
+    return load_runs(args.results, systems=systems, protocol=args.protocol)

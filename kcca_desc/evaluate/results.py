@@ -216,7 +216,7 @@ class Result:
 
     def to_json(self, include_ranks: bool = False, indent: int | None = 2) -> str:
         """The JSON text of the result (ranks only with ``include_ranks``)."""
-        return dumps_json(self.to_dict(include_ranks), indent)
+        return dumps_json(self.to_dict(include_ranks), indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> "Result":
@@ -232,7 +232,7 @@ class Result:
 _NUMBER_LIST = re.compile(r"\[\n\s*(-?[\d.eE+-]+(?:,\n\s*-?[\d.eE+-]+)*)\n\s*\]")
 
 
-def dumps_json(data: Any, indent: int | None = 2, default: Any = None, allow_nan: bool = False) -> str:
+def dumps_json(data: Any, *, indent: int | None = 2, default: Any = None, allow_nan: bool = False) -> str:
     """Indented JSON with every list of numbers on one line (``default``, ``allow_nan`` as in json.dumps).
 
     Per-query ranks and top-K lists are thousands of numbers: one per line, they made a results
@@ -244,7 +244,7 @@ def dumps_json(data: Any, indent: int | None = 2, default: Any = None, allow_nan
     return _NUMBER_LIST.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
 
 
-def save_results(results: Sequence[Result], path: str | os.PathLike, include_ranks: bool = False) -> None:
+def save_results(results: Sequence[Result], path: str | os.PathLike, *, include_ranks: bool = False) -> None:
     """Write a JSON list of results to ``path`` atomically."""
     atomic_write_text(path, dumps_json([r.to_dict(include_ranks) for r in results]) + "\n")
 
@@ -300,7 +300,7 @@ def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
     return header, rows
 
 
-def to_markdown(results: Sequence[Result], ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
+def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
     """A Markdown table, one row per result.
 
     Parameters
@@ -357,7 +357,7 @@ def _latex_escape(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
-def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
+def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05,
              marker: str = r"$^{*}$") -> str:
     """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups."""
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
@@ -381,7 +381,7 @@ def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
     return "\n".join(lines) + "\n"
 
 
-def format_table(results: Iterable[Result], ci: bool = False, alpha: float = 0.05) -> str:
+def format_table(results: Iterable[Result], *, ci: bool = False, alpha: float = 0.05) -> str:
     """A plain-text table for the terminal (aligned columns), as the CLI prints it."""
     header, rows = _rows(list(results), ci, alpha, "*")
     widths = [max(len(x) for x in column) for column in zip(header, *rows)]

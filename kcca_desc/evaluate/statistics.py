@@ -93,7 +93,7 @@ def _binary(x: np.ndarray, name: str, which: str) -> np.ndarray:
     return x.astype(bool)
 
 
-def mcnemar_test(a, b, exact_threshold: int = 25) -> McNemarResult:
+def mcnemar_test(a, b, *, exact_threshold: int = 25) -> McNemarResult:
     """McNemar's test of paired binary outcomes (two-sided).
 
     With ``n_a`` queries where only system A succeeds and ``n_b`` where only
@@ -149,7 +149,7 @@ def _statistic_of(statistic: Callable | str) -> Callable:
     return statistic
 
 
-def paired_randomization_test(a, b, statistic: Callable | str = "mean", n_permutations: int = N_PERMUTATIONS,
+def paired_randomization_test(a, b, *, statistic: Callable | str = "mean", n_permutations: int = N_PERMUTATIONS,
                               seed: int = 0, exact_max: int = 16) -> RandomizationResult:
     """Fisher's paired randomisation test of ``statistic(a) - statistic(b)`` (two-sided).
 
@@ -243,7 +243,7 @@ def _check_bootstrap(values, n_resamples: int, confidence: float, name: str) -> 
     return values
 
 
-def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = N_RESAMPLES,
+def bootstrap_ci(values, *, statistic: Callable | str = "mean", n_resamples: int = N_RESAMPLES,
                  confidence: float = CONFIDENCE, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of a per-query statistic.
 
@@ -277,7 +277,7 @@ def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = 
     return float(low), float(high)
 
 
-def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
+def metric_cis(ranks, *, ks: Sequence[int] = (1, 5, 10), n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
                seed: int = 0, groups: Sequence | np.ndarray | None = None) -> dict[str, tuple[float, float]]:
     """Bootstrap intervals of R@K (percent), median and mean rank from per-query ranks.
 
@@ -435,7 +435,7 @@ def cohens_kappa(a, b) -> float:
     return float(cohen_kappa_score(a, b))
 
 
-def add_confidence_intervals(result: Result, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
+def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
                              seed: int = 0, groups: Mapping[str, Sequence] | None = None) -> Result:
     """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``).
 
@@ -462,7 +462,7 @@ def add_confidence_intervals(result: Result, n_resamples: int = N_RESAMPLES, con
     return result
 
 
-def paired_tests(result: Result, baseline: Result, n_permutations: int = N_PERMUTATIONS,
+def paired_tests(result: Result, baseline: Result, *, n_permutations: int = N_PERMUTATIONS,
                  seed: int = 0) -> dict[str, dict[str, dict]]:
     """Paired tests of ``result`` against ``baseline`` on their per-query ranks.
 
@@ -493,21 +493,23 @@ def paired_tests(result: Result, baseline: Result, n_permutations: int = N_PERMU
                 k = int(metric[2:])
                 p = mcnemar_test(ours <= k, theirs <= k).pvalue
             else:
-                p = paired_randomization_test(ours, theirs, metric.split("_")[0], n_permutations=n_permutations,
-                                              seed=seed).pvalue
+                p = paired_randomization_test(ours, theirs, statistic=metric.split("_")[0],
+                                              n_permutations=n_permutations, seed=seed).pvalue
             tests[metric] = {"p_value": p, "test": entry.paired_test, "difference": ours_m[metric] - theirs_m[metric]}
         out[task] = tests
     return out
 
 
-def add_significance(result: Result, baseline: Result, n_permutations: int = N_PERMUTATIONS, seed: int = 0) -> Result:
+def add_significance(result: Result, baseline: Result, *, n_permutations: int = N_PERMUTATIONS,
+                     seed: int = 0) -> Result:
     """Store p-values of ``result`` against ``baseline`` in ``result.extras["significance"]``.
 
     The p-values of :func:`paired_tests` (McNemar for R@K, paired randomisation for median
     and mean rank), by task and metric.  Both results must come from the same view (same
     queries in the same order).
     """
-    result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in tests.items()}
-                                     for task, tests in paired_tests(result, baseline, n_permutations, seed).items()}
+    tests = paired_tests(result, baseline, n_permutations=n_permutations, seed=seed)
+    result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in by_metric.items()}
+                                     for task, by_metric in tests.items()}
     result.extras["significance_baseline"] = baseline.system
     return result

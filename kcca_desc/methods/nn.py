@@ -57,6 +57,7 @@ def _binary_term_matrix(documents: Sequence[Sequence[str]], vocabulary: Mapping[
 def idf_f1_similarity(
     queries: Sequence[Sequence[str]],
     documents: Sequence[Sequence[str]],
+    *,
     idf: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """F1 of idf-weighted word-set precision and recall (Hodosh et al. 2013, NN5 idf F1).
@@ -106,7 +107,7 @@ def idf_f1_similarity(
 
 
 def nearest_neighbour_scores(image_to_train: np.ndarray, caption_to_train: np.ndarray,
-                             caption_to_texts: np.ndarray | None = None,
+                             *, caption_to_texts: np.ndarray | None = None,
                              text_item: np.ndarray | None = None) -> DirectionalScores:
     """Scores of the nearest-neighbour rule (Hodosh et al. 2013, Section 3.1).
 
@@ -178,6 +179,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     def __init__(
         self,
+        *,
         text_similarity: str = "idf_f1",
         image_kernel: str = "pyramid",
         image_kernel_params: dict | None = None,
@@ -226,7 +228,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
     def _text_to_train(self, caption_tokens: list[list[str]]) -> np.ndarray:
         """(n_captions, n_train) text similarity of single captions to training items."""
         if self.text_kernel_ is None:
-            return idf_f1_similarity(caption_tokens, self.train_documents_, self.idf_)
+            return idf_f1_similarity(caption_tokens, self.train_documents_, idf=self.idf_)
         return np.asarray(self.text_kernel_.cross_gram([[s] for s in caption_tokens]))
 
     def score(self, images: ImageSource, captions: Sequence[str]) -> DirectionalScores:

@@ -73,31 +73,32 @@ def _error_analysis(runs: Sequence[Run], comparison: Comparison, dataset: Datase
     first = next(run for run in group if run.label == comparison.reference[protocol])
     second = next((run for run in group if run is not first), None)
     try:
-        data = gallery.resolve_dataset(first.result, dataset, **options)
+        data = gallery.resolve_dataset(first.result, dataset=dataset, **options)
         view = gallery.result_view(first.result, data)
     except gallery.ReportDataError as exc:
         return {"error": str(exc), "run": first.label, "protocol": protocol}
     thumbs = gallery.Thumbnails(view)
     judgments = gallery.load_judgments(data, options.get("data_root") or
                                        (first.result.extras.get("data_source") or {}).get("root"))
-    images = gallery.image_gallery(first, view, thumbs, n_gallery, seed, judgments=judgments)
+    images = gallery.image_gallery(first, view, thumbs, n=n_gallery, seed=seed, judgments=judgments)
     out = {
         "run": first.label, "protocol": protocol, "dataset": f"{view.dataset}:{view.split}",
         "has_top": bool(first.result.queries.get("top")),
-        "captions": gallery.caption_gallery(first, view, thumbs, n_gallery, seed),
+        "captions": gallery.caption_gallery(first, view, thumbs, n=n_gallery, seed=seed),
         "images": images, "judged": gallery.judged(images),
-        "worst": {task: gallery.worst_queries(first, view, thumbs, task, n_worst) for task in TASKS},
+        "worst": {task: gallery.worst_queries(first, view, thumbs, task, n=n_worst) for task in TASKS},
     }
     if second is not None:
         out["other"] = second.label
-        out["disagree"] = {task: gallery.disagreements(first, second, view, thumbs, task, n_worst) for task in TASKS}
+        out["disagree"] = {task: gallery.disagreements(first, second, view, thumbs, task, n=n_worst) for task in TASKS}
     return out
 
 
-def build_report(results: Sequence[Result | Run], out: str | os.PathLike, dataset: Dataset | None = None,
+def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dataset: Dataset | None = None,
                  data: str | None = None, data_root: str | None = None, image_root: str | None = None,
                  reference: str | None = None, n_gallery: int = 6, n_worst: int = 5, seed: int = 0,
-                 n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS, title: str | None = None) -> Path:
+                 n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS,
+                 title: str | None = None) -> Path:
     """Write the report of ``results`` into the directory ``out``; return the page's path.
 
     Parameters
@@ -135,7 +136,8 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with stage(f"report: comparing {len(runs)} runs"):
-        comparison = compare_runs(runs, reference, n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+        comparison = compare_runs(runs, reference=reference, n_resamples=n_resamples, n_permutations=n_permutations,
+                                  seed=seed)
         comparison.write(out / "comparison")
     with stage("report: figures"), matplotlib.rc_context(figures.STYLE):
         made = _figures(runs, comparison, out / "figures")

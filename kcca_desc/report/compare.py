@@ -97,7 +97,7 @@ def _result_dicts(data: Any) -> list[Mapping]:
     return []
 
 
-def load_runs(paths: Sequence[str | os.PathLike], systems: Sequence[str] | None = None,
+def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | None = None,
               protocol: str | None = None) -> list[Run]:
     """The results in ``paths`` (results files or benchmark tables), optionally filtered.
 
@@ -244,8 +244,8 @@ class Comparison:
         return buffer.getvalue()
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
-        header = ["Protocol", "Task", "Metric", "System", "Value", f"{self.settings.get('confidence', CONFIDENCE):.0%} CI",
-                  "Δ vs ref.", "p", "Test"]
+        confidence = self.settings.get("confidence", CONFIDENCE)
+        header = ["Protocol", "Task", "Metric", "System", "Value", f"{confidence:.0%} CI", "Δ vs ref.", "p", "Test"]
         body = []
         for row in self.rows:
             metric = METRICS[row["metric"]]
@@ -312,7 +312,7 @@ def _pick_reference(runs: Sequence[Run], reference: str | None) -> Run:
     return matches[0]
 
 
-def compare_runs(runs: Sequence[Run], reference: str | None = None, n_resamples: int = N_RESAMPLES,
+def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resamples: int = N_RESAMPLES,
                  n_permutations: int = N_PERMUTATIONS, confidence: float = CONFIDENCE, seed: int = 0) -> Comparison:
     """Figures, bootstrap intervals and paired tests of ``runs`` against a reference.
 
@@ -350,7 +350,8 @@ def compare_runs(runs: Sequence[Run], reference: str | None = None, n_resamples:
             cis = {task: metric_cis(run.result.ranks[task], n_resamples=n_resamples, confidence=confidence,
                                     seed=seed, groups=groups.get(task)) for task in TASKS}
             try:
-                tests = None if run is ref else paired_tests(run.result, ref.result, n_permutations, seed)
+                tests = None if run is ref else paired_tests(run.result, ref.result, n_permutations=n_permutations,
+                                                             seed=seed)
             except ValueError as exc:
                 raise ComparisonError(str(exc)) from None
             stats[run.label] = (retrieval_metrics(run.result.ranks["annotation"]),

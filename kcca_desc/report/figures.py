@@ -156,7 +156,7 @@ def training_curves(runs: Sequence[Run]) -> Figure | None:
     return fig
 
 
-def save_figure(fig: Figure, directory: str | Path, name: str, dpi: int = 150) -> str:
+def save_figure(fig: Figure, directory: str | Path, name: str, *, dpi: int = 150) -> str:
     """Save ``fig`` as ``directory/name.png`` and ``.pdf``; return the PNG as a ``data:`` URI."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
