@@ -66,7 +66,7 @@ def worker(n: int) -> dict:
     for reg in DEFAULT_REGS:
         start = time.perf_counter()
         solution = solve_canonical(spectra["image"], spectra["text"], cross, reg, "ridge",
-                                   min(N_COMPONENTS, n // 4), np.float32)
+                                   min(N_COMPONENTS, n // 4), dtype=np.float32)
         times[f"solve_reg_{reg:g}"] = time.perf_counter() - start
         correlations[f"{reg:g}"] = solution.correlations.tolist()
     # numpy and scipy each bundle an OpenBLAS (opencv a third, unused here): name each one's kernel.

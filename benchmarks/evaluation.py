@@ -29,7 +29,8 @@ from scipy.stats import rankdata
 
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
 from kcca_desc.evaluate.ranks import gold_ranks
-from kcca_desc.evaluate.statistics import mcnemar_test, metric_cis, paired_randomization_test
+from kcca_desc.evaluate.statistics import (N_PERMUTATIONS, N_RESAMPLES, mcnemar_test, metric_cis,
+                                           paired_randomization_test)
 from kcca_desc.methods.fusion import borda_fuse
 from kcca_desc.evaluate.scores import average_ranks
 
@@ -127,14 +128,15 @@ def main(argv: Sequence[str] | None = None) -> dict:
     figures[f"mcnemar_{n}_s"] = median_time(lambda: mcnemar_test(a, b), repeats)
     ranks_a, ranks_b = rng.integers(1, 1000, n), rng.integers(1, 1000, n)
     for stat in ("mean", "median"):
-        key = f"randomization_10000_perms_{n}_queries_{stat}_s"
-        figures[key] = median_time(lambda: paired_randomization_test(ranks_a, ranks_b, stat), repeats)
-        print(f"paired randomisation test, 10,000 permutations, {n:,} queries, {stat}: {figures[key]:.2f} s")
+        key = f"randomization_{N_PERMUTATIONS}_perms_{n}_queries_{stat}_s"
+        figures[key] = median_time(lambda: paired_randomization_test(ranks_a, ranks_b, statistic=stat), repeats)
+        print(f"paired randomisation test, {N_PERMUTATIONS:,} permutations, {n:,} queries, {stat}: "
+              f"{figures[key]:.2f} s")
     n = size["ci_queries"]
     ranks = rng.integers(1, 1000, n)
-    key = f"metric_cis_2000_resamples_{n}_queries_s"
+    key = f"metric_cis_{N_RESAMPLES}_resamples_{n}_queries_s"
     figures[key] = median_time(lambda: metric_cis(ranks), repeats)
-    print(f"metric_cis, 2,000 resamples of {n:,} queries: {figures[key]:.2f} s")
+    print(f"metric_cis, {N_RESAMPLES:,} resamples of {n:,} queries: {figures[key]:.2f} s")
 
     write_results(output_path(args, __file__), figures)
     return figures

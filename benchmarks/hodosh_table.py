@@ -124,7 +124,7 @@ def judgment_significance(result: Result, baseline: Result, seed: int = 0) -> di
             if key in ours and key in theirs:
                 a, b = np.asarray(ours[key], float), np.asarray(theirs[key], float)
                 keep = np.isfinite(a) & np.isfinite(b)
-                p[key] = paired_randomization_test(a[keep], b[keep], "mean", seed=seed).pvalue
+                p[key] = paired_randomization_test(a[keep], b[keep], statistic="mean", seed=seed).pvalue
         out[task] = p
     return out
 

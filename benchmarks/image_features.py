@@ -57,7 +57,7 @@ def per_type_costs(featurizer: ImageFeaturizer, images: ImageSource, n_sample: i
                 positions, descriptors = featurizer._extract(image, name)
                 middle = time.perf_counter()
                 pyramid_histograms(nearest_centres(descriptors, codebook.cluster_centers_), positions,
-                                   image.shape[:2], codebook.n_words, featurizer.levels)
+                                   image.shape[:2], codebook.n_words, levels=featurizer.levels)
                 end = time.perf_counter()
                 totals[f"{name}_extract"] = totals.get(f"{name}_extract", 0.0) + middle - start
                 totals[f"{name}_assign_pyramid"] = totals.get(f"{name}_assign_pyramid", 0.0) + end - middle

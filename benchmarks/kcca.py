@@ -65,10 +65,10 @@ def compare_with_cca_zoo(Kx, Ky, shrinkage: float, rank: int) -> dict:
     reg = shrinkage * (n - 1) / (1 - shrinkage)
     row = {"n": n, "cca_zoo_shrinkage": shrinkage, "reg": reg, "rank": rank}
     exact, row["exact_s"], row["exact_peak_gib"] = timed(
-        lambda: KCCA(N_COMPONENTS, reg=reg, method="exact").fit(Kx, Ky)
+        lambda: KCCA(n_components=N_COMPONENTS, reg=reg, method="exact").fit(Kx, Ky)
     )
     lowrank, row["lowrank_s"], row["lowrank_peak_gib"] = timed(
-        lambda: KCCA(N_COMPONENTS, reg=reg, method="lowrank", rank=rank).fit(Kx, Ky)
+        lambda: KCCA(n_components=N_COMPONENTS, reg=reg, method="lowrank", rank=rank).fit(Kx, Ky)
     )
     row["exact_correlations"] = exact.canonical_correlations_.tolist()
     row["lowrank_correlations"] = lowrank.canonical_correlations_.tolist()
@@ -109,7 +109,7 @@ def caption_level(histograms: np.ndarray, bow: sp.csr_matrix, captions_per_image
         n, lambda idx: (bow @ bow[idx].T).toarray(), lambda: np.asarray(bow.multiply(bow).sum(axis=1)).ravel()
     )
     model, seconds, peak = timed(
-        lambda: KCCA(N_COMPONENTS, reg=reg, method="lowrank", rank=rank).fit(image_view, text_view)
+        lambda: KCCA(n_components=N_COMPONENTS, reg=reg, method="lowrank", rank=rank).fit(image_view, text_view)
     )
     return {
         "n": n, "rank": rank, "reg": reg, "fit_s": seconds, "peak_gib": peak,
@@ -120,7 +120,7 @@ def caption_level(histograms: np.ndarray, bow: sp.csr_matrix, captions_per_image
 
 
 def reg_path_cost(Kx, Ky, regs: Sequence[float], method: str, rank: int | None) -> dict:
-    base, fit_s, _ = timed(lambda: KCCA(100, reg=regs[0], method=method, rank=rank).fit(Kx, Ky))
+    base, fit_s, _ = timed(lambda: KCCA(n_components=100, reg=regs[0], method=method, rank=rank).fit(Kx, Ky))
     _, path_s, _ = timed(lambda: base.path(regs, n_components=100))
     return {"n": Kx.shape[0], "method": method, "rank": rank, "fit_s": fit_s,
             "per_reg_s": path_s / len(regs), "n_regs": len(regs)}
@@ -158,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print("reg path:", results["reg_path"])
     large = {}
     for method, rank in (("lowrank", big_rank), ("exact", None)):
-        model, seconds, peak = timed(lambda: KCCA(N_COMPONENTS, reg=reg_big, method=method, rank=rank).fit(Kx_all, Ky_all))
+        model, seconds, peak = timed(lambda: KCCA(n_components=N_COMPONENTS, reg=reg_big, method=method, rank=rank)
+                                     .fit(Kx_all, Ky_all))
         large[method] = {"n": big, "rank": rank, "fit_s": seconds, "peak_gib": peak,
                          "explained_trace": [model.explained_trace_x_, model.explained_trace_y_],
                          "correlations": model.canonical_correlations_.tolist()}

@@ -71,7 +71,8 @@ def rank_sweep(
     for rank in ranks:
         method = "exact" if rank is None else "lowrank"
         model, seconds, _ = timed_with_peak_memory(
-            lambda: KCCA(n_components, reg=reg, method=method, rank=rank, weight_power=weight_power).fit(Kx, Ky)
+            lambda: KCCA(n_components=n_components, reg=reg, method=method, rank=rank,
+                         weight_power=weight_power).fit(Kx, Ky)
         )
         scores = cosine_scores(*model.transform(Kx_dev, Ky_dev))
         params = {"rank": rank, "n_components": n_components, "reg": reg, "weight_power": weight_power}

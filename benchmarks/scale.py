@@ -122,8 +122,8 @@ def landmark_fit(pairs: Pairs, rank: int, chunk_size: int, engine=None, landmark
                  oversample: float = 4.0) -> dict:
     """Fit and dev projection of the landmark KCCA: seconds, peak memory, dev figures."""
     def run():
-        model = LandmarkKCCA(n_components(rank), reg=1.0, rank=rank, landmarks=landmarks, oversample=oversample,
-                             chunk_size=chunk_size, engine=engine).fit(pairs.X, pairs.Y)
+        model = LandmarkKCCA(n_components=n_components(rank), reg=1.0, rank=rank, landmarks=landmarks,
+                             oversample=oversample, chunk_size=chunk_size, engine=engine).fit(pairs.X, pairs.Y)
         return model, model.transform(pairs.X_dev, pairs.Y_dev)
 
     (model, projections), seconds, memory = timed_with_memory(run)
@@ -150,7 +150,7 @@ def incomplete_cholesky_fit(pairs: Pairs, rank: int) -> dict:
                                            lambda: pairs.X.diagonal(np.arange(n)))
         text_view = CallableKernelColumns(n, lambda idx: (bow @ bow[idx].T).toarray(),
                                           lambda: np.asarray(bow.multiply(bow).sum(axis=1)).ravel())
-        model = KCCA(n_components(rank), reg=1.0, method="lowrank", rank=rank).fit(image_view, text_view)
+        model = KCCA(n_components=n_components(rank), reg=1.0, method="lowrank", rank=rank).fit(image_view, text_view)
         K_images = pairs.X.kernel(pairs.X_dev.items, hist)[:, image_of]
         K_captions = (pairs.Y_dev.items @ bow.T).toarray()
         return model, model.transform(K_images, K_captions)

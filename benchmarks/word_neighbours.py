@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                    "neighbours": neighbour_lists(similarities, words, vocabulary, args.k),
                    "fit_seconds": {"preprocess captions": prepare_s, **seconds}, "unavailable": unavailable})
 
-    print(neighbour_table(similarities, words, vocabulary, args.k))
+    print(neighbour_table(similarities, words, vocabulary, k=args.k))
     for name, reason in unavailable.items():
         print(f"{name}: not run: {reason}")
     print("fit seconds: " + ", ".join(f"{name} {s:.1f}" for name, s in record["fit_seconds"].items()))

@@ -90,6 +90,6 @@ def neighbour_lists(
     similarities: Mapping[str, WordSimilarity], words: Sequence[str], vocabulary: Sequence[str], k: int = 5
 ) -> dict[str, dict[str, list[list]]]:
     """``{word: {source: [[neighbour, σ rounded to 4 places], ...]}}``, the top ``k`` of each (JSON-able)."""
-    return {word: {name: [[w, round(float(v), 4)] for w, v in top_neighbours(sim, word, vocabulary, k)]
+    return {word: {name: [[w, round(float(v), 4)] for w, v in top_neighbours(sim, word, vocabulary, k=k)]
                    for name, sim in similarities.items()}
             for word in words}

@@ -111,7 +111,7 @@ class PrecomputedImageEncoder(Encoder):
 
 
 def save_image_features(path: str | os.PathLike, encoder: Encoder, images: ImageSource,
-                        dtype: type = np.float32) -> Path:
+                        *, dtype: type = np.float32) -> Path:
     """Write ``encoder``'s features of ``images`` to a features file, atomically.
 
     Parameters

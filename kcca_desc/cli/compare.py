@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..evaluate.statistics import CONFIDENCE
 from ..report.compare import compare_runs
 from .errors import exits_cleanly
 from .runs import runs_parser, selected_runs
@@ -18,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Compare retrieval runs on the same queries: every figure with its bootstrap interval and "
                     "paired tests against a reference (McNemar for R@K, Fisher's randomisation test for median "
                     "and mean rank).")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of the intervals")
+    p.add_argument("--confidence", type=float, default=CONFIDENCE, help="confidence level of the intervals")
     p.add_argument("--out", default=None, help="write the table to this path with suffixes .json, .md, .csv, .tex")
     return p
 
@@ -26,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 @exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    comparison = compare_runs(selected_runs(args), args.reference, args.n_resamples, args.n_permutations,
-                              args.confidence, args.seed)
+    comparison = compare_runs(selected_runs(args), reference=args.reference, n_resamples=args.n_resamples,
+                              n_permutations=args.n_permutations, confidence=args.confidence, seed=args.seed)
     print(comparison.to_markdown())
     if args.out:
         written = comparison.write(args.out)

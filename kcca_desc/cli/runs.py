@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
 from ..report.compare import Run, load_runs
 from .options import command_parser
 
@@ -18,8 +19,8 @@ def runs_parser(prog: str, description: str) -> argparse.ArgumentParser:
                                                           "(none: the first run)")
     parser.add_argument("--systems", default=None, help="comma-separated system names to keep (none: all)")
     parser.add_argument("--protocol", default=None, choices=("hodosh", "karpathy"), help="keep only this protocol")
-    parser.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples")
-    parser.add_argument("--n-permutations", type=int, default=10_000,
+    parser.add_argument("--n-resamples", type=int, default=N_RESAMPLES, help="bootstrap resamples")
+    parser.add_argument("--n-permutations", type=int, default=N_PERMUTATIONS,
                         help="random assignments of the randomisation tests")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the randomisation tests")
     return parser
@@ -28,4 +29,4 @@ def runs_parser(prog: str, description: str) -> argparse.ArgumentParser:
 def selected_runs(args: argparse.Namespace) -> list[Run]:
     """The runs the options of :func:`runs_parser` pick (raises :class:`ComparisonError`)."""
     systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
-    return load_runs(args.results, systems, args.protocol)
+    return load_runs(args.results, systems=systems, protocol=args.protocol)

@@ -56,7 +56,7 @@ def _make_dataset(path: Path, image_root: Path, name: str, items: dict[str, tupl
 
 
 def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
-                       problems: ProblemLog | None = None) -> Dataset:
+                       *, problems: ProblemLog | None = None) -> Dataset:
     """Load a data set described by a Karpathy-style JSON file.
 
     The format of Karpathy & Fei-Fei's ``dataset_{flickr8k,flickr30k,coco}.json``::
@@ -158,7 +158,7 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
     return _make_dataset(path, image_root, name, items, log, raise_problems=problems is None, empty="no images")
 
 
-def load_tsv(path: str | os.PathLike, image_root: str | os.PathLike | None = None,
+def load_tsv(path: str | os.PathLike, *, image_root: str | os.PathLike | None = None,
              problems: ProblemLog | None = None) -> Dataset:
     """Load a data set from a tab-separated file ``image_path<TAB>caption<TAB>split``.
 

@@ -28,7 +28,7 @@ from .problems import ProblemLog
 __all__ = ["check_images", "check_dataset", "drop_items", "settle_problems"]
 
 
-def check_images(images: ImageSource, indices: Iterable[int] | None = None,
+def check_images(images: ImageSource, *, indices: Iterable[int] | None = None,
                  n_jobs: int | None = None) -> list[tuple[int, str]]:
     """``(index, what is wrong)`` of every image (of ``indices``) that cannot be decoded.
 
@@ -47,7 +47,7 @@ def check_images(images: ImageSource, indices: Iterable[int] | None = None,
         return [(i, problem) for i, problem in zip(indices, found) if problem is not None]
 
 
-def check_dataset(dataset: Dataset, problems: ProblemLog, splits: Mapping[str, str] = (),
+def check_dataset(dataset: Dataset, problems: ProblemLog, *, splits: Mapping[str, str] = (),
                   views: Sequence[tuple[str, str]] = (), images: bool = True) -> None:
     """Record in ``problems`` everything about ``dataset`` that would stop a run.
 
@@ -86,7 +86,7 @@ def check_dataset(dataset: Dataset, problems: ProblemLog, splits: Mapping[str, s
     if images:
         needed = [dataset.splits[s] for s in splits if s in dataset.splits]
         indices = np.unique(np.concatenate(needed)) if needed else np.arange(len(dataset))
-        for i, problem in check_images(dataset.images, indices.tolist()):
+        for i, problem in check_images(dataset.images, indices=indices.tolist()):
             problems.add(dataset.images.location(i), None, problem, item=dataset.image_ids[i])
 
 
@@ -105,7 +105,7 @@ def drop_items(dataset: Dataset, image_ids: Iterable[str]) -> Dataset:
                    hodosh_caption=dataset.hodosh_caption, metadata=dataset.metadata)
 
 
-def settle_problems(dataset: Dataset, problems: ProblemLog, skip_bad_items: bool = False) -> Dataset:
+def settle_problems(dataset: Dataset, problems: ProblemLog, *, skip_bad_items: bool = False) -> Dataset:
     """Raise every problem in one error, or drop the bad items with one warning.
 
     Parameters

@@ -135,7 +135,7 @@ def _read_split(path: Path, split: str, index: dict[str, int], split_of: dict[st
     return listed
 
 
-def load_flickr8k(root: str | os.PathLike | None = None, captions: str = "raw",
+def load_flickr8k(root: str | os.PathLike | None = None, *, captions: str = "raw",
                   problems: ProblemLog | None = None) -> Dataset:
     """Load Flickr8K: 8,091 images with 5 captions each and the official splits.
 

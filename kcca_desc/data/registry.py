@@ -95,7 +95,7 @@ DATASETS.register("tsv", DataSetLoader(_file_loader(load_tsv, "tsv"), ("image_ro
                   help="a TSV file of image path, caption and split per line")
 
 
-def load_dataset(name: str, root: str | os.PathLike | None = None, seed: int = 0,
+def load_dataset(name: str, root: str | os.PathLike | None = None, *, seed: int = 0,
                  problems: ProblemLog | None = None, **options: Any) -> Dataset:
     """Load or generate the data set called ``name``.
 

@@ -109,6 +109,7 @@ class RenderedImages(ImageSource):
 
 
 def make_synthetic(
+    *,
     n_images: int = 1000,
     seed: int = 0,
     image_size: int = 96,

@@ -12,6 +12,7 @@ from .judgments import (
     simple_tokenize,
     unigram_bleu,
 )
+from .metrics import METRICS, Metric
 from .pools import evaluate_pool, evaluate_pool_folds, fold_average, side_by_side
 from .ranks import METRIC_KEYS, TASKS, evaluate_scores, gold_ranks, retrieval_metrics
 from .results import Result, format_table, load_results, save_results, to_csv, to_latex, to_markdown
@@ -28,7 +29,7 @@ from .statistics import (
 )
 
 __all__ = [
-    "gold_ranks", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS",
+    "gold_ranks", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS", "METRICS", "Metric",
     "evaluate_method", "evaluate_fitted", "result_from_scores", "evaluate_pool", "evaluate_pool_folds", "fold_average",
     "side_by_side",
     "Result", "to_markdown", "to_csv", "to_latex", "format_table", "save_results", "load_results",

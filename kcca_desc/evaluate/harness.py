@@ -31,7 +31,7 @@ def _method_params(method, params: Mapping | None) -> dict:
     return dict(get_params()) if callable(get_params) else {}
 
 
-def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping | None = None,
+def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapping | None = None,
                        timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
                        judgments=None, references=None, top_k: int = 10) -> Result:
     """A :class:`Result` of a score matrix already computed over ``view``.
@@ -87,7 +87,7 @@ def result_from_scores(scores, view: RetrievalView, system: str, params: Mapping
     )
 
 
-def evaluate_fitted(method, view: RetrievalView, system: str | None = None, params: Mapping | None = None,
+def evaluate_fitted(method, view: RetrievalView, *, system: str | None = None, params: Mapping | None = None,
                     timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
                     judgments=None, references=None, top_k: int = 10) -> Result:
     """Score ``view`` with an already fitted method and measure both tasks.
@@ -120,11 +120,12 @@ def evaluate_fitted(method, view: RetrievalView, system: str | None = None, para
     start = time.perf_counter()
     scores = method.score(view.images, view.captions)
     score_s = time.perf_counter() - start
-    return result_from_scores(scores, view, name, _method_params(method, params),
-                              {**(timings or {}), "score": score_s}, ks, judgments, references, top_k)
+    return result_from_scores(scores, view, name, params=_method_params(method, params),
+                              timings={**(timings or {}), "score": score_s}, ks=ks, judgments=judgments,
+                              references=references, top_k=top_k)
 
 
-def evaluate_method(method, train: Dataset, view: RetrievalView, system: str | None = None,
+def evaluate_method(method, train: Dataset, view: RetrievalView, *, system: str | None = None,
                     params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
                     judgments=None, references=None) -> Result:
     """Fit ``method`` on ``train``, score ``view`` and measure both tasks.
@@ -140,4 +141,5 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, system: str | N
     method.fit(train)
     fit_s = time.perf_counter() - start
     timings = {**getattr(method, "timings_s_", {}), "fit": fit_s}
-    return evaluate_fitted(method, view, system, params, timings, ks, judgments, references)
+    return evaluate_fitted(method, view, system=system, params=params, timings=timings, ks=ks, judgments=judgments,
+                           references=references)

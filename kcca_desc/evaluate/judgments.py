@@ -103,7 +103,7 @@ def _pool_pairs(view: RetrievalView, pairs, what: str) -> tuple[np.ndarray, np.n
 
 
 def crowd_relevance(view: RetrievalView, crowd: Mapping[tuple[str, str], Sequence[float]],
-                    threshold: float = RELEVANCE_THRESHOLD) -> np.ndarray:
+                    *, threshold: float = RELEVANCE_THRESHOLD) -> np.ndarray:
     """Boolean relevance matrix ``(n_images, n_captions)`` of a hodosh view.
 
     ``relevant[i, j]`` is true when the crowd judged pair (i, j) with
@@ -136,7 +136,7 @@ def _r_precision(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
 
 
 def crowd_metrics(scores, view: RetrievalView, crowd: Mapping[tuple[str, str], Sequence[float]],
-                  ks: Sequence[int] = (1, 5, 10), threshold: float = RELEVANCE_THRESHOLD) -> dict[str, dict]:
+                  *, ks: Sequence[int] = (1, 5, 10), threshold: float = RELEVANCE_THRESHOLD) -> dict[str, dict]:
     """S@K and R-precision of both tasks from crowd relevance judgments.
 
     ``S@K = 100 * #{q : a relevant item in the top K} / n_queries`` and
@@ -163,7 +163,7 @@ def crowd_metrics(scores, view: RetrievalView, crowd: Mapping[tuple[str, str], S
         ``"r_precision"`` (0-1).
     """
     annotation, search = _check_view(scores, view, "crowd_metrics")
-    relevant = crowd_relevance(view, crowd, threshold)
+    relevant = crowd_relevance(view, crowd, threshold=threshold)
     out = {}
     for task, s, rel in (("annotation", annotation, relevant), ("search", search.T, relevant.T)):
         ranks = gold_ranks(s, [np.flatnonzero(row) for row in rel])
@@ -231,7 +231,7 @@ def rouge1_recall(candidate: Sequence[str], references: Sequence[Sequence[str]])
 
 
 def first_caption_metrics(scores, view: RetrievalView,
-                          expert: Mapping[tuple[str, str], Sequence[int]] | None = None,
+                          *, expert: Mapping[tuple[str, str], Sequence[int]] | None = None,
                           references: Sequence[Sequence[Sequence[str]]] | None = None,
                           caption_tokens: Sequence[Sequence[str]] | None = None,
                           thresholds: Sequence[float] = EXPERT_THRESHOLDS) -> dict[str, object]:
@@ -315,7 +315,7 @@ def first_caption_metrics(scores, view: RetrievalView,
 
 
 def judgment_metrics(scores, view: RetrievalView,
-                     crowd: Mapping[tuple[str, str], Sequence[float]] | None = None,
+                     *, crowd: Mapping[tuple[str, str], Sequence[float]] | None = None,
                      expert: Mapping[tuple[str, str], Sequence[int]] | None = None,
                      references: Sequence[Sequence[Sequence[str]]] | None = None,
                      ks: Sequence[int] = (1, 5, 10)) -> tuple[dict, dict]:
@@ -348,10 +348,10 @@ def judgment_metrics(scores, view: RetrievalView,
             target[task][key] = value
 
     if crowd is not None:
-        for task, metrics in crowd_metrics(scores, view, crowd, ks).items():
+        for task, metrics in crowd_metrics(scores, view, crowd, ks=ks).items():
             split(task, metrics)
     if expert is not None or references is not None:
-        first = first_caption_metrics(scores, view, expert, references)
+        first = first_caption_metrics(scores, view, expert=expert, references=references)
         first.pop("n_queries")
         split("annotation", first)
     return summary, per_query

@@ -22,13 +22,14 @@ from .._core.errors import DataError, ParameterError
 from ..data.dataset import Dataset
 from ..data.karpathy import EvaluationPool
 from .harness import result_from_scores
+from .metrics import METRICS
 from .ranks import METRIC_KEYS, TASKS
-from .results import TABLE_METRICS, Result, _HEADERS
+from .results import TABLE_METRICS, Result
 
 __all__ = ["evaluate_pool", "evaluate_pool_folds", "fold_average", "side_by_side"]
 
 
-def fold_average(results: Sequence[Result], pool: EvaluationPool, split: str | None = None) -> Result:
+def fold_average(results: Sequence[Result], pool: EvaluationPool, *, split: str | None = None) -> Result:
     """The mean over folds of every metric of ``results`` (one per fold, same system).
 
     ``R@K``, median rank and mean rank of each task are the arithmetic means of the folds'
@@ -77,7 +78,7 @@ def fold_average(results: Sequence[Result], pool: EvaluationPool, split: str | N
                                     for r in results]})
 
 
-def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, system: str | None = None,
+def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, *, system: str | None = None,
                         params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10)) -> list[Result]:
     """Score every fold of ``pool`` with a fitted method: one result per fold, with its ranks.
 
@@ -103,20 +104,20 @@ def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, system: 
     for view in pool.views(dataset):
         start = time.perf_counter()
         scores = method.score(view.images, view.captions)
-        result = result_from_scores(scores, view, name, params, {"score": time.perf_counter() - start}, ks,
-                                    top_k=0)
+        result = result_from_scores(scores, view, name, params=params, timings={"score": time.perf_counter() - start},
+                                    ks=ks, top_k=0)
         result.extras = {**result.extras, "pool": pool.record()}
         results.append(result)
     return results
 
 
-def evaluate_pool(method, dataset: Dataset, pool: EvaluationPool, system: str | None = None,
+def evaluate_pool(method, dataset: Dataset, pool: EvaluationPool, *, system: str | None = None,
                   params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
     """The figure a paper reports for ``pool``: its one fold's result, or the mean over its folds.
 
     See :func:`evaluate_pool_folds` for the parameters and :func:`fold_average` for the mean.
     """
-    results = evaluate_pool_folds(method, dataset, pool, system, params, ks)
+    results = evaluate_pool_folds(method, dataset, pool, system=system, params=params, ks=ks)
     return results[0] if pool.n_folds == 1 else fold_average(results, pool)
 
 
@@ -126,6 +127,12 @@ def _pool_label(result: Result) -> str:
         return f"{result.dataset} {result.split} ({result.protocol})"
     folds = f", mean of {pool['n_folds']} folds" if pool["n_folds"] > 1 else ""
     return f"{result.dataset} {pool['pool_images']} images{folds}"
+
+
+def _header(metric: str) -> str:
+    # The table metrics by their short label, as in every results table; any other key of
+    # ``retrieval_metrics`` (mean rank, number of queries) as named in the results file.
+    return METRICS[metric].label if metric in TABLE_METRICS else metric
 
 
 def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRICS) -> str:
@@ -147,7 +154,7 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRI
     groups = list(dict.fromkeys(_pool_label(r) for r in results))
     systems = list(dict.fromkeys(r.system for r in results))
     cells = {(r.system, _pool_label(r)): r for r in results}
-    header = ["System"] + [f"{g}: {task[:3].capitalize()}. {_HEADERS.get(m, m)}"
+    header = ["System"] + [f"{g}: {task[:3].capitalize()}. {_header(m)}"
                            for g in groups for task in TASKS for m in metrics]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for system in systems:

@@ -74,7 +74,7 @@ def _auto_chunk(n_candidates: int) -> int:
     return max(1, _CHUNK_BYTES // (8 * max(n_candidates, 1)))
 
 
-def gold_ranks(scores, gold: Sequence, chunk_size: int | None = None, method: str | None = None) -> np.ndarray:
+def gold_ranks(scores, gold: Sequence, *, chunk_size: int | None = None, method: str | None = None) -> np.ndarray:
     """Rank of the best-ranked gold item of each query (pessimistic ties).
 
     ``rank(q) = 1 + #{c not in gold[q] : scores[q, c] >= max_{g in gold[q]} scores[q, g]}``
@@ -147,7 +147,7 @@ def gold_ranks(scores, gold: Sequence, chunk_size: int | None = None, method: st
     return ranks
 
 
-def top_candidates(scores, gold: Sequence, k: int = 10, chunk_size: int | None = None) -> np.ndarray:
+def top_candidates(scores, gold: Sequence, *, k: int = 10, chunk_size: int | None = None) -> np.ndarray:
     """The ``k`` best-scored candidates of each query, best first, ties broken as :func:`gold_ranks`.
 
     Candidates are sorted by decreasing score; among equal scores the non-gold ones come first
@@ -254,7 +254,7 @@ def _task_scores(scores) -> tuple[object, object]:
     return scores, scores
 
 
-def evaluate_scores(scores, view: RetrievalView, ks: Sequence[int] = (1, 5, 10),
+def evaluate_scores(scores, view: RetrievalView, *, ks: Sequence[int] = (1, 5, 10),
                     method: str | None = None, chunk_size: int | None = None, top_k: int = 0) -> dict[str, dict]:
     """Annotation and search metrics of a score matrix over a retrieval view.
 
@@ -300,8 +300,8 @@ def evaluate_scores(scores, view: RetrievalView, ks: Sequence[int] = (1, 5, 10),
                 f"{view.protocol} view of {view.dataset}:{view.split} needs {shape} (images x captions)"
             )
         queries, gold = (matrix, view.annotation_gold) if task == "annotation" else (matrix.T, view.search_gold)
-        ranks = gold_ranks(queries, gold, chunk_size, method)
+        ranks = gold_ranks(queries, gold, chunk_size=chunk_size, method=method)
         out[task] = {**retrieval_metrics(ranks, ks), "ranks": ranks}
         if top_k:
-            out[task]["top"] = top_candidates(queries, gold, top_k, chunk_size)
+            out[task]["top"] = top_candidates(queries, gold, k=top_k, chunk_size=chunk_size)
     return out

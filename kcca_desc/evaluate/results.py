@@ -52,6 +52,7 @@ from .._core.cache import atomic_write_text
 from .._core.errors import DataError, ParameterError
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
+from .metrics import METRICS
 from .ranks import METRIC_KEYS, TASKS
 
 __all__ = [
@@ -61,7 +62,6 @@ __all__ = [
 
 # The columns of every table, per task.
 TABLE_METRICS = ("R@1", "R@5", "R@10", "median_rank")
-_HEADERS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r"}
 _FIXED_KEYS = ("system", "dataset", "protocol", "split", "annotation", "search", "params", "timings_s")
 
 
@@ -216,7 +216,7 @@ class Result:
 
     def to_json(self, include_ranks: bool = False, indent: int | None = 2) -> str:
         """The JSON text of the result (ranks only with ``include_ranks``)."""
-        return dumps_json(self.to_dict(include_ranks), indent)
+        return dumps_json(self.to_dict(include_ranks), indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> "Result":
@@ -232,7 +232,7 @@ class Result:
 _NUMBER_LIST = re.compile(r"\[\n\s*(-?[\d.eE+-]+(?:,\n\s*-?[\d.eE+-]+)*)\n\s*\]")
 
 
-def dumps_json(data: Any, indent: int | None = 2, default: Any = None, allow_nan: bool = False) -> str:
+def dumps_json(data: Any, *, indent: int | None = 2, default: Any = None, allow_nan: bool = False) -> str:
     """Indented JSON with every list of numbers on one line (``default``, ``allow_nan`` as in json.dumps).
 
     Per-query ranks and top-K lists are thousands of numbers: one per line, they made a results
@@ -244,7 +244,7 @@ def dumps_json(data: Any, indent: int | None = 2, default: Any = None, allow_nan
     return _NUMBER_LIST.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
 
 
-def save_results(results: Sequence[Result], path: str | os.PathLike, include_ranks: bool = False) -> None:
+def save_results(results: Sequence[Result], path: str | os.PathLike, *, include_ranks: bool = False) -> None:
     """Write a JSON list of results to ``path`` atomically."""
     atomic_write_text(path, dumps_json([r.to_dict(include_ranks) for r in results]) + "\n")
 
@@ -275,7 +275,7 @@ def _varying(results: Sequence[Result]) -> list[str]:
 def _cell(result: Result, task: str, metric: str, ci: bool, alpha: float, marker: str,
           ci_format: str) -> str:
     value = result.metric(task, metric)
-    text = f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
+    text = METRICS[metric].format(value)
     p = result.extras.get("significance", {}).get(task, {}).get(metric)
     if p is not None and p < alpha:
         text += marker
@@ -291,7 +291,7 @@ def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
         raise DataError("a results table needs at least one result")
     ident = _varying(results)
     header = ["System", *[k.capitalize() for k in ident]]
-    header += [f"{task[:3].capitalize()}. {_HEADERS[m]}" for task in TASKS for m in TABLE_METRICS]
+    header += [f"{task[:3].capitalize()}. {METRICS[m].label}" for task in TASKS for m in TABLE_METRICS]
     rows = [
         [r.system, *[getattr(r, k) for k in ident],
          *[_cell(r, task, m, ci, alpha, marker, ci_format) for task in TASKS for m in TABLE_METRICS]]
@@ -300,7 +300,7 @@ def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
     return header, rows
 
 
-def to_markdown(results: Sequence[Result], ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
+def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
     """A Markdown table, one row per result.
 
     Parameters
@@ -357,7 +357,7 @@ def _latex_escape(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
-def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
+def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05,
              marker: str = r"$^{*}$") -> str:
     """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups."""
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
@@ -371,7 +371,7 @@ def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
         + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
         rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
         rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
-        " & ".join(header[:n_ident] + [_HEADERS[m] for m in TABLE_METRICS] * 2) + r" \\",
+        " & ".join(header[:n_ident] + [METRICS[m].label for m in TABLE_METRICS] * 2) + r" \\",
         r"\midrule",
     ]
     for row in rows:
@@ -381,7 +381,7 @@ def to_latex(results: Sequence[Result], ci: bool = False, alpha: float = 0.05,
     return "\n".join(lines) + "\n"
 
 
-def format_table(results: Iterable[Result], ci: bool = False, alpha: float = 0.05) -> str:
+def format_table(results: Iterable[Result], *, ci: bool = False, alpha: float = 0.05) -> str:
     """A plain-text table for the terminal (aligned columns), as the CLI prints it."""
     header, rows = _rows(list(results), ci, alpha, "*")
     widths = [max(len(x) for x in column) for column in zip(header, *rows)]

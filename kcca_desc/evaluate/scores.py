@@ -49,7 +49,7 @@ class Scorer(Protocol):
         ...
 
 
-def cosine_scores(a: np.ndarray, b: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+def cosine_scores(a: np.ndarray, b: np.ndarray, *, eps: float = 1e-12) -> np.ndarray:
     """Cosine similarity between the rows of ``a`` (n, d) and ``b`` (m, d).
 
     Zero rows get similarity 0 rather than NaN.

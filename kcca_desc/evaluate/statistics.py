@@ -32,14 +32,25 @@ from scipy.stats import binom, chi2, kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from .._core.errors import DataError, ParameterError
+from .metrics import METRICS
 from .ranks import TASKS, retrieval_metrics
 from .results import Result
 
 __all__ = [
     "McNemarResult", "RandomizationResult", "mcnemar_test", "paired_randomization_test",
     "bootstrap_ci", "metric_cis", "spearman_rho", "kendall_tau", "cohens_kappa",
-    "add_confidence_intervals", "add_significance", "paired_tests", "PAIRED_TESTS",
+    "add_confidence_intervals", "add_significance", "paired_tests",
+    "N_RESAMPLES", "N_PERMUTATIONS", "CONFIDENCE",
 ]
+
+#: Bootstrap resamples of a confidence interval: percentile bounds need some thousands of draws
+#: to be stable in the tails.
+N_RESAMPLES = 2000
+#: Random sign assignments of a paired randomisation test: the Monte Carlo error of a p-value
+#: near 0.05 is then about 0.002.
+N_PERMUTATIONS = 10_000
+#: Coverage of a confidence interval.
+CONFIDENCE = 0.95
 
 # Resampled values held at once (batches of bootstrap or permutation draws).
 _BATCH_ELEMENTS = 2**22
@@ -82,7 +93,7 @@ def _binary(x: np.ndarray, name: str, which: str) -> np.ndarray:
     return x.astype(bool)
 
 
-def mcnemar_test(a, b, exact_threshold: int = 25) -> McNemarResult:
+def mcnemar_test(a, b, *, exact_threshold: int = 25) -> McNemarResult:
     """McNemar's test of paired binary outcomes (two-sided).
 
     With ``n_a`` queries where only system A succeeds and ``n_b`` where only
@@ -138,7 +149,7 @@ def _statistic_of(statistic: Callable | str) -> Callable:
     return statistic
 
 
-def paired_randomization_test(a, b, statistic: Callable | str = "mean", n_permutations: int = 10_000,
+def paired_randomization_test(a, b, *, statistic: Callable | str = "mean", n_permutations: int = N_PERMUTATIONS,
                               seed: int = 0, exact_max: int = 16) -> RandomizationResult:
     """Fisher's paired randomisation test of ``statistic(a) - statistic(b)`` (two-sided).
 
@@ -232,8 +243,8 @@ def _check_bootstrap(values, n_resamples: int, confidence: float, name: str) -> 
     return values
 
 
-def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = 2000,
-                 confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+def bootstrap_ci(values, *, statistic: Callable | str = "mean", n_resamples: int = N_RESAMPLES,
+                 confidence: float = CONFIDENCE, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of a per-query statistic.
 
     Queries are resampled with replacement ``n_resamples`` times (seeded);
@@ -266,7 +277,7 @@ def bootstrap_ci(values, statistic: Callable | str = "mean", n_resamples: int = 
     return float(low), float(high)
 
 
-def metric_cis(ranks, ks: Sequence[int] = (1, 5, 10), n_resamples: int = 2000, confidence: float = 0.95,
+def metric_cis(ranks, *, ks: Sequence[int] = (1, 5, 10), n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
                seed: int = 0, groups: Sequence | np.ndarray | None = None) -> dict[str, tuple[float, float]]:
     """Bootstrap intervals of R@K (percent), median and mean rank from per-query ranks.
 
@@ -424,7 +435,7 @@ def cohens_kappa(a, b) -> float:
     return float(cohen_kappa_score(a, b))
 
 
-def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence: float = 0.95,
+def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
                              seed: int = 0, groups: Mapping[str, Sequence] | None = None) -> Result:
     """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``).
 
@@ -451,12 +462,7 @@ def add_confidence_intervals(result: Result, n_resamples: int = 2000, confidence
     return result
 
 
-#: The figures a paired comparison tests, and the test of each (Hodosh et al. 2013, Section 4.2.1).
-PAIRED_TESTS = {"R@1": "McNemar", "R@5": "McNemar", "R@10": "McNemar",
-                "median_rank": "randomisation (median)", "mean_rank": "randomisation (mean)"}
-
-
-def paired_tests(result: Result, baseline: Result, n_permutations: int = 10_000,
+def paired_tests(result: Result, baseline: Result, *, n_permutations: int = N_PERMUTATIONS,
                  seed: int = 0) -> dict[str, dict[str, dict]]:
     """Paired tests of ``result`` against ``baseline`` on their per-query ranks.
 
@@ -469,7 +475,8 @@ def paired_tests(result: Result, baseline: Result, n_permutations: int = 10_000,
     -------
     dict
         ``{task: {metric: {"p_value", "test", "difference"}}}`` for the metrics of
-        :data:`PAIRED_TESTS`, ``difference`` being ``result``'s figure minus ``baseline``'s.
+        :data:`~kcca_desc.evaluate.metrics.METRICS` (each with its ``paired_test``),
+        ``difference`` being ``result``'s figure minus ``baseline``'s.
     """
     out: dict[str, dict[str, dict]] = {}
     for task in TASKS:
@@ -481,26 +488,28 @@ def paired_tests(result: Result, baseline: Result, n_permutations: int = 10_000,
                              f"{theirs.size} queries; compare results of one view")
         ours_m, theirs_m = retrieval_metrics(ours), retrieval_metrics(theirs)
         tests = {}
-        for metric, test in PAIRED_TESTS.items():
+        for metric, entry in METRICS.items():
             if metric.startswith("R@"):
                 k = int(metric[2:])
                 p = mcnemar_test(ours <= k, theirs <= k).pvalue
             else:
-                p = paired_randomization_test(ours, theirs, metric.split("_")[0], n_permutations=n_permutations,
-                                              seed=seed).pvalue
-            tests[metric] = {"p_value": p, "test": test, "difference": ours_m[metric] - theirs_m[metric]}
+                p = paired_randomization_test(ours, theirs, statistic=metric.split("_")[0],
+                                              n_permutations=n_permutations, seed=seed).pvalue
+            tests[metric] = {"p_value": p, "test": entry.paired_test, "difference": ours_m[metric] - theirs_m[metric]}
         out[task] = tests
     return out
 
 
-def add_significance(result: Result, baseline: Result, n_permutations: int = 10_000, seed: int = 0) -> Result:
+def add_significance(result: Result, baseline: Result, *, n_permutations: int = N_PERMUTATIONS,
+                     seed: int = 0) -> Result:
     """Store p-values of ``result`` against ``baseline`` in ``result.extras["significance"]``.
 
     The p-values of :func:`paired_tests` (McNemar for R@K, paired randomisation for median
     and mean rank), by task and metric.  Both results must come from the same view (same
     queries in the same order).
     """
-    result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in tests.items()}
-                                     for task, tests in paired_tests(result, baseline, n_permutations, seed).items()}
+    tests = paired_tests(result, baseline, n_permutations=n_permutations, seed=seed)
+    result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in by_metric.items()}
+                                     for task, by_metric in tests.items()}
     result.extras["significance_baseline"] = baseline.system
     return result

@@ -162,7 +162,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
        features: spatial pyramid matching. CVPR.
     """
 
-    def __init__(self, feature_types: Sequence[str] = ("colour", "texture", "sift"), n_words: dict | None = None,
+    def __init__(self, *, feature_types: Sequence[str] = ("colour", "texture", "sift"), n_words: dict | None = None,
                  levels: int = 2, pixel_step: int = 2, sift_step: int = 8, sift_size: float = 16.0,
                  max_samples: int = 50, n_fit_images: int = 1000, max_iter: int = 50,
                  random_state: int = 0, n_jobs: int = -1, cache: bool = True, progress: bool = True,
@@ -386,7 +386,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
                         positions, descriptors = self._describe(images, index, image, t)
                         words = self.codebooks_[t].assign(descriptors)
                         result[t] = pyramid_histograms(words, positions, image.shape[:2],
-                                                       self.codebooks_[t].n_words, self.levels)
+                                                       self.codebooks_[t].n_words, levels=self.levels)
                 return result
 
             for index, result in zip(todo, self._map(histograms, len(todo), bar)):

@@ -108,7 +108,7 @@ class ImageKernel(ValidatedParams, BaseEstimator):
         Identities of the training images (cache keys).
     """
 
-    def __init__(self, kind="pyramid", levels=2, power=1.0, n_words=None, random_state=0,
+    def __init__(self, *, kind="pyramid", levels=2, power=1.0, n_words=None, random_state=0,
                  backend="auto", featurizer_params=None, cache=True, progress=True):
         self.kind = kind
         self.levels = levels

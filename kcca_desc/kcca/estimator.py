@@ -89,7 +89,7 @@ def _cached_solution(key: tuple[str, str], decomposition: _Decomposition, reg: f
                      n_components: int, dtype: np.dtype) -> CanonicalSolution:
     """:func:`solve_canonical` keyed by the kernels' hashes (``decomposition`` is not hashed)."""
     return solve_canonical(decomposition.spectrum_x, decomposition.spectrum_y, decomposition.cross,
-                           reg, form, n_components, dtype)
+                           reg, form, n_components, dtype=dtype)
 
 
 class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -241,8 +241,8 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
 
     def __init__(
         self,
-        n_components: int = 2,
         *,
+        n_components: int = 2,
         reg: float = 1.0,
         reg_form: str = "ridge",
         kernel_x: str | Callable = "precomputed",
@@ -353,7 +353,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
                 trace = uncentred_trace - K.n_samples * centering.grand_mean_
             else:
                 trace = uncentred_trace
-            spectrum = spectrum_from_factor(G, trace, name)
+            spectrum = spectrum_from_factor(G, trace, name=name)
         else:
             if self.center:
                 centering = KernelCentering().fit(K)
@@ -380,7 +380,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
             else:
                 columns = MatrixColumns(K) if centering is None else CenteredMatrixColumns(K)
                 G, _ = incomplete_cholesky(columns, tol=self.tol, rank=self.rank)
-                spectrum = spectrum_from_factor(G, float(np.sum(columns.diagonal())), name)
+                spectrum = spectrum_from_factor(G, float(np.sum(columns.diagonal())), name=name)
         setattr(self, f"{view}_centering_", centering)
         return spectrum, kernel_hash
 
@@ -436,7 +436,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         dtype = np.dtype(self.solve_dtype)
         if dec.key is None:
             solution = solve_canonical(dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg,
-                                       self.reg_form, self.n_components, dtype)
+                                       self.reg_form, self.n_components, dtype=dtype)
         else:
             memory = check_memory(self.memory)
             with entry_lock(Path(memory.location) / f"solution-{'-'.join(dec.key)}-{self.reg!r}"):

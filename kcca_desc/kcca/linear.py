@@ -65,7 +65,7 @@ class LinearCCA(ValidatedParams, BaseEstimator):
     Bach, F. & Jordan, M. (2002). Kernel independent component analysis. JMLR 3.
     """
 
-    def __init__(self, n_components: int = 128, reg: float = 1e-2):
+    def __init__(self, *, n_components: int = 128, reg: float = 1e-2):
         self.n_components = n_components
         self.reg = reg
 

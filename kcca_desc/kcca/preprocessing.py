@@ -58,7 +58,7 @@ def _symmetrise_tiles(K, rtol, atol, tiles_i, tiles_j, out):
     return within.all()
 
 
-def symmetrised(K: np.ndarray, rtol: float = 1e-6, atol: float = 0.0) -> tuple[np.ndarray, bool]:
+def symmetrised(K: np.ndarray, *, rtol: float = 1e-6, atol: float = 0.0) -> tuple[np.ndarray, bool]:
     """Symmetric part ``(K + K') / 2`` of a square matrix, and whether ``K`` was symmetric.
 
     Parameters

@@ -132,7 +132,7 @@ def spectrum_from_kernel(K_centred: np.ndarray, name: str = "kernel") -> KernelS
     return spectrum
 
 
-def spectrum_from_gram(gram: np.ndarray, trace: float, name: str = "kernel") -> KernelSpectrum:
+def spectrum_from_gram(gram: np.ndarray, trace: float, *, name: str = "kernel") -> KernelSpectrum:
     """Positive eigenpairs ``G'G = V L V'`` of a factor's small Gram matrix, ``vectors = V``.
 
     ``G G'`` and ``G'G`` share their positive eigenvalues ``L``, and ``U = G V L^(-1/2)``
@@ -145,12 +145,12 @@ def spectrum_from_gram(gram: np.ndarray, trace: float, name: str = "kernel") -> 
     return spectrum
 
 
-def spectrum_from_factor(G: np.ndarray, trace: float, name: str = "kernel") -> KernelSpectrum:
+def spectrum_from_factor(G: np.ndarray, trace: float, *, name: str = "kernel") -> KernelSpectrum:
     """Spectrum of ``G G'`` from the small Gram matrix ``G'G = V L V'``: ``U = G V L^(-1/2)``.
 
     Costs O(n m^2) for ``G`` of shape (n, m) and never forms an n x n matrix.
     """
-    spectrum = spectrum_from_gram(G.T @ G, trace, name)
+    spectrum = spectrum_from_gram(G.T @ G, trace, name=name)
     vectors = G @ (spectrum.vectors / np.sqrt(spectrum.values))
     return dataclasses.replace(spectrum, vectors=vectors)
 
@@ -233,6 +233,7 @@ def solve_canonical(
     reg: float,
     form: str,
     n_components: int,
+    *,
     dtype: np.dtype = np.float64,
 ) -> CanonicalSolution:
     """Top ``n_components`` canonical correlations and weights from ``cross = Ux'Uy``.

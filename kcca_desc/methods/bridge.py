@@ -44,7 +44,7 @@ from .nn import nearest_neighbour_scores
 __all__ = ["FeatureBridgeMethod", "median_gamma", "training_pairs"]
 
 
-def median_gamma(X: np.ndarray, n_sample: int = 1000, random_state: int = 0) -> float:
+def median_gamma(X: np.ndarray, *, n_sample: int = 1000, random_state: int = 0) -> float:
     """γ = 1 / median squared distance between rows of a seeded sample of ``X``.
 
     The usual median heuristic for the RBF bandwidth (Schölkopf & Smola 2002).
@@ -118,7 +118,7 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
         "random_state": [SEED],
     }
 
-    def __init__(self, encoder: Encoder, model: str = "cca", kernel: str = "linear",
+    def __init__(self, encoder: Encoder, *, model: str = "cca", kernel: str = "linear",
                  n_components: int = 128, reg: float = 1e-2, weight_power: float = 1.0,
                  rank: int = 2000, gamma_scale: float = 1.0, random_state: int = 0):
         self.encoder = encoder
@@ -248,4 +248,5 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
         # Annotation through the nearest training image's document (its captions' mean vector);
         # search through the image of the nearest training caption.
         return nearest_neighbour_scores(cosine_scores(X, self.train_images_), cosine_scores(Y, self.train_documents_),
-                                        cosine_scores(Y, self.train_texts_), self.train_text_image_)
+                                        caption_to_texts=cosine_scores(Y, self.train_texts_),
+                                        text_item=self.train_text_image_)

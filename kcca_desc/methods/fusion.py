@@ -57,7 +57,7 @@ def _check_inputs(matrices: Sequence, axis: int, kind: str) -> list[np.ndarray]:
     return arrays
 
 
-def borda_fuse(matrices: Sequence, axis: int = 1, kind: str = "scores") -> np.ndarray:
+def borda_fuse(matrices: Sequence, *, axis: int = 1, kind: str = "scores") -> np.ndarray:
     """Fuse the rankings of several models by Borda count (Hodosh et al. 2013, Section 4.1.3).
 
     Each model ranks the ``N`` candidates of every query (the lines along

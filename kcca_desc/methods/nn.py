@@ -32,13 +32,16 @@ from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
 from ..evaluate.scores import DirectionalScores
+from .._core.registry import Registry
 from .._core.validation import SEED, Registered, StrOptions, ValidatedParams
 from .base import RetrievalMethod
 
 __all__ = ["idf_f1_similarity", "nearest_neighbour_scores", "NearestNeighbour"]
 
-#: The word-set similarities of the paper's NN5 baselines, by name, with their system names.
-WORD_SET_SIMILARITIES = {"idf_f1": "NN5 idf F1", "f1": "NN5 F1"}
+#: The word-set similarities of the paper's NN5 baselines, by name; each entry is its system name.
+WORD_SET_SIMILARITIES: Registry[str] = Registry("word-set similarity")
+WORD_SET_SIMILARITIES.register("idf_f1", "NN5 idf F1", help="F1 of idf-weighted word-set precision and recall")
+WORD_SET_SIMILARITIES.register("f1", "NN5 F1", help="F1 of word-set precision and recall")
 
 
 def _binary_term_matrix(documents: Sequence[Sequence[str]], vocabulary: Mapping[str, int]) -> sp.csr_matrix:
@@ -54,6 +57,7 @@ def _binary_term_matrix(documents: Sequence[Sequence[str]], vocabulary: Mapping[
 def idf_f1_similarity(
     queries: Sequence[Sequence[str]],
     documents: Sequence[Sequence[str]],
+    *,
     idf: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """F1 of idf-weighted word-set precision and recall (Hodosh et al. 2013, NN5 idf F1).
@@ -103,7 +107,7 @@ def idf_f1_similarity(
 
 
 def nearest_neighbour_scores(image_to_train: np.ndarray, caption_to_train: np.ndarray,
-                             caption_to_texts: np.ndarray | None = None,
+                             *, caption_to_texts: np.ndarray | None = None,
                              text_item: np.ndarray | None = None) -> DirectionalScores:
     """Scores of the nearest-neighbour rule (Hodosh et al. 2013, Section 3.1).
 
@@ -175,6 +179,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     def __init__(
         self,
+        *,
         text_similarity: str = "idf_f1",
         image_kernel: str = "pyramid",
         image_kernel_params: dict | None = None,
@@ -223,7 +228,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
     def _text_to_train(self, caption_tokens: list[list[str]]) -> np.ndarray:
         """(n_captions, n_train) text similarity of single captions to training items."""
         if self.text_kernel_ is None:
-            return idf_f1_similarity(caption_tokens, self.train_documents_, self.idf_)
+            return idf_f1_similarity(caption_tokens, self.train_documents_, idf=self.idf_)
         return np.asarray(self.text_kernel_.cross_gram([[s] for s in caption_tokens]))
 
     def score(self, images: ImageSource, captions: Sequence[str]) -> DirectionalScores:

@@ -125,7 +125,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         Seconds spent per stage.
     """
 
-    def __init__(self, image_kernel="pyramid", text_kernel="tri_sem", power=1.0, diag=1.0,
+    def __init__(self, *, image_kernel="pyramid", text_kernel="tri_sem", power=1.0, diag=1.0,
                  n_components=DEFAULT_N_COMPONENTS, regs=DEFAULT_REGS, n_select=5, weight_power=0.0,
                  kcca_params=None, image_kernel_params=None, preprocessor=None, random_state=0,
                  cache=True):

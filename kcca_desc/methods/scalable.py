@@ -23,10 +23,10 @@ from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from .._core.errors import ParameterError
 from ..image.kernel import ImageKernel
-from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, ChunkStore, KernelView, LandmarkFeatures, LandmarkKCCA,
-                     LocalEngine, map_chunks)
+from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, ChunkStore, KernelView, LandmarkFeatures,
+                     LandmarkKCCA, LocalEngine, map_chunks)
 from ..evaluate.scores import DirectionalScores
-from .._core.validation import POSITIVE_INT, HasMethods, StrOptions, invalid_parameter
+from .._core.validation import POSITIVE_INT, HasMethods, Registered, StrOptions, invalid_parameter
 from .fusion import borda_fuse
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 
@@ -87,7 +87,7 @@ class ScalableRanker(ImageSentenceRanker):
         chunk store with ``cache``, else NumPy arrays).
     """
 
-    def __init__(self, image_kernel="pyramid", text_kernel="tri_sem", power=1.0, diag=1.0,
+    def __init__(self, *, image_kernel="pyramid", text_kernel="tri_sem", power=1.0, diag=1.0,
                  n_components=DEFAULT_N_COMPONENTS, regs=DEFAULT_REGS, n_select=5, weight_power=0.0,
                  kcca_params=None, image_kernel_params=None, preprocessor=None, random_state=0,
                  cache=True, rank=DEFAULT_RANK, landmarks="pivots", chunk_size=DEFAULT_CHUNK_SIZE,
@@ -106,7 +106,7 @@ class ScalableRanker(ImageSentenceRanker):
     _parameter_constraints = {
         **ImageSentenceRanker._parameter_constraints,
         "rank": [POSITIVE_INT],
-        "landmarks": [StrOptions({"pivots", "uniform"})],
+        "landmarks": [Registered(LANDMARKS, "landmark choice")],
         "chunk_size": [POSITIVE_INT],
         "pairs": [StrOptions({"image", "caption"})],
         "engine": [HasMethods(["map", "map_reduce", "share"]), None],
@@ -151,7 +151,7 @@ class ScalableRanker(ImageSentenceRanker):
         store = ChunkStore(cache_key(kind="image_features", key=self._image_key(images)), self.store) \
             if self.cache else None
         return map_chunks(self._engine, _features_part, [images.subset(p) for p in self._partitions(len(images))],
-                          len(images), self.chunk_size, store, image_kernel=self.image_kernel_)
+                          len(images), self.chunk_size, store=store, image_kernel=self.image_kernel_)
 
     def _image_key(self, images: ImageSource) -> str:
         """What determines the features of ``images``: their identities and the image kernel's parameters."""

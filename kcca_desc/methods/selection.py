@@ -40,7 +40,7 @@ T = TypeVar("T")
 
 
 def dev_metrics(scores: np.ndarray | DirectionalScores, view: RetrievalView,
-                keys: Sequence[str] | None = DEV_METRICS) -> dict[str, dict[str, float]]:
+                *, keys: Sequence[str] | None = DEV_METRICS) -> dict[str, dict[str, float]]:
     """The retrieval metrics of both tasks of one candidate's scores on a dev view.
 
     Parameters
@@ -63,7 +63,7 @@ def dev_metrics(scores: np.ndarray | DirectionalScores, view: RetrievalView,
                    if name != "ranks" and (keys is None or name in keys)} for task in TASKS}
 
 
-def select_models(dev_metrics: Sequence[tuple[Hashable, Mapping[str, float]]], k: int = 5,
+def select_models(dev_metrics: Sequence[tuple[Hashable, Mapping[str, float]]], *, k: int = 5,
                   metrics: Sequence[str] = SELECTION_METRICS) -> list:
     """The dev-selected settings whose rankings are fused (Hodosh et al. 2013, Section 4.1.3).
 
@@ -125,7 +125,7 @@ def select_models(dev_metrics: Sequence[tuple[Hashable, Mapping[str, float]]], k
     return selected
 
 
-def select_per_task(dev_results: Sequence[tuple[Hashable, Mapping[str, Mapping[str, float]]]], k: int = 5,
+def select_per_task(dev_results: Sequence[tuple[Hashable, Mapping[str, Mapping[str, float]]]], *, k: int = 5,
                     metrics: Sequence[str] = SELECTION_METRICS) -> dict[str, list]:
     """The settings to fuse for each task: :func:`select_models` of each task's dev metrics.
 
@@ -141,7 +141,7 @@ def select_per_task(dev_results: Sequence[tuple[Hashable, Mapping[str, Mapping[s
     dict
         ``{"annotation": [...], "search": [...]}``, ``3k`` settings each by default.
     """
-    return {task: select_models([(setting, values[task]) for setting, values in dev_results], k, metrics)
+    return {task: select_models([(setting, values[task]) for setting, values in dev_results], k=k, metrics=metrics)
             for task in TASKS}
 
 

@@ -13,22 +13,17 @@ import matplotlib
 
 from .. import __version__
 from .._core.cache import atomic_write_text
-from .compare import METRICS, Comparison, Run, compare_runs, format_p
+from .compare import Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
 from .._core.errors import ParameterError
+from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result
+from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
 from .._core.progress import stage
 from . import figures, gallery
 
 __all__ = ["build_report"]
-
-_HEADERS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r", "mean_rank": "mean r"}
-
-
-def _number(value: float, metric: str) -> str:
-    return f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
-
 
 def _p_text(p: float) -> str:
     text = format_p(p)
@@ -44,8 +39,8 @@ def _tables(comparison: Comparison) -> list[dict]:
             "reference": comparison.reference[row["protocol"]] == row["system"], "cells": {}})
         is_ref = row["p_value"] is None
         entry["cells"][(row["task"], row["metric"])] = {
-            "value": _number(row["value"], row["metric"]), "marker": row["marker"],
-            "ci": f"{_number(row['ci_low'], '')}–{_number(row['ci_high'], '')}",
+            "value": METRICS[row["metric"]].format(row["value"]), "marker": row["marker"],
+            "ci": f"{format_bound(row['ci_low'])}–{format_bound(row['ci_high'])}",
             "delta": "" if is_ref else f"{row['difference']:+.1f}", "p": "" if is_ref else _p_text(row["p_value"]),
         }
     return list(rows.values())
@@ -78,31 +73,32 @@ def _error_analysis(runs: Sequence[Run], comparison: Comparison, dataset: Datase
     first = next(run for run in group if run.label == comparison.reference[protocol])
     second = next((run for run in group if run is not first), None)
     try:
-        data = gallery.resolve_dataset(first.result, dataset, **options)
+        data = gallery.resolve_dataset(first.result, dataset=dataset, **options)
         view = gallery.result_view(first.result, data)
     except gallery.ReportDataError as exc:
         return {"error": str(exc), "run": first.label, "protocol": protocol}
     thumbs = gallery.Thumbnails(view)
     judgments = gallery.load_judgments(data, options.get("data_root") or
                                        (first.result.extras.get("data_source") or {}).get("root"))
-    images = gallery.image_gallery(first, view, thumbs, n_gallery, seed, judgments=judgments)
+    images = gallery.image_gallery(first, view, thumbs, n=n_gallery, seed=seed, judgments=judgments)
     out = {
         "run": first.label, "protocol": protocol, "dataset": f"{view.dataset}:{view.split}",
         "has_top": bool(first.result.queries.get("top")),
-        "captions": gallery.caption_gallery(first, view, thumbs, n_gallery, seed),
+        "captions": gallery.caption_gallery(first, view, thumbs, n=n_gallery, seed=seed),
         "images": images, "judged": gallery.judged(images),
-        "worst": {task: gallery.worst_queries(first, view, thumbs, task, n_worst) for task in TASKS},
+        "worst": {task: gallery.worst_queries(first, view, thumbs, task, n=n_worst) for task in TASKS},
     }
     if second is not None:
         out["other"] = second.label
-        out["disagree"] = {task: gallery.disagreements(first, second, view, thumbs, task, n_worst) for task in TASKS}
+        out["disagree"] = {task: gallery.disagreements(first, second, view, thumbs, task, n=n_worst) for task in TASKS}
     return out
 
 
-def build_report(results: Sequence[Result | Run], out: str | os.PathLike, dataset: Dataset | None = None,
+def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dataset: Dataset | None = None,
                  data: str | None = None, data_root: str | None = None, image_root: str | None = None,
                  reference: str | None = None, n_gallery: int = 6, n_worst: int = 5, seed: int = 0,
-                 n_resamples: int = 2000, n_permutations: int = 10_000, title: str | None = None) -> Path:
+                 n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS,
+                 title: str | None = None) -> Path:
     """Write the report of ``results`` into the directory ``out``; return the page's path.
 
     Parameters
@@ -140,7 +136,8 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with stage(f"report: comparing {len(runs)} runs"):
-        comparison = compare_runs(runs, reference, n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+        comparison = compare_runs(runs, reference=reference, n_resamples=n_resamples, n_permutations=n_permutations,
+                                  seed=seed)
         comparison.write(out / "comparison")
     with stage("report: figures"), matplotlib.rc_context(figures.STYLE):
         made = _figures(runs, comparison, out / "figures")
@@ -156,7 +153,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, datase
         title=title or f"Retrieval results: {first.dataset}, {first.split} split",
         runs=runs, table=_tables(comparison), comparison=comparison,
         several=max(Counter(run.result.protocol for run in runs).values()) > 1,
-        tasks=TASKS, metrics=METRICS, headers=_HEADERS, figures=made, analysis=analysis,
+        tasks=TASKS, metrics=METRICS, figures=made, analysis=analysis,
         version=__version__, generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     path = out / "report.html"
     atomic_write_text(path, page)

@@ -42,20 +42,18 @@ import numpy as np
 
 from .._core.cache import atomic_write_text
 from .._core.errors import KccaDescError
+from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS, retrieval_metrics
 from ..evaluate.results import Result
-from ..evaluate.statistics import PAIRED_TESTS, metric_cis, paired_tests
+from ..evaluate.statistics import CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, metric_cis, paired_tests
 
 __all__ = [
     "ComparisonError", "Run", "Comparison", "load_runs", "check_comparable", "cluster_groups",
     "caption_image", "compare_runs", "significance_marker", "format_p",
 ]
 
-#: The figures compared, in table order.
-METRICS = tuple(PAIRED_TESTS)
 #: (threshold, marker), tightest first: a p-value below the threshold gets the marker.
 MARKERS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
-_LABELS = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "median_rank": "med r", "mean_rank": "mean r"}
 _COLUMNS = ("protocol", "task", "metric", "system", "value", "ci_low", "ci_high", "difference", "p_value",
             "test", "marker")
 
@@ -99,7 +97,7 @@ def _result_dicts(data: Any) -> list[Mapping]:
     return []
 
 
-def load_runs(paths: Sequence[str | os.PathLike], systems: Sequence[str] | None = None,
+def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | None = None,
               protocol: str | None = None) -> list[Run]:
     """The results in ``paths`` (results files or benchmark tables), optionally filtered.
 
@@ -246,15 +244,16 @@ class Comparison:
         return buffer.getvalue()
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
-        header = ["Protocol", "Task", "Metric", "System", "Value", f"{self.settings.get('confidence', 0.95):.0%} CI",
-                  "Δ vs ref.", "p", "Test"]
+        confidence = self.settings.get("confidence", CONFIDENCE)
+        header = ["Protocol", "Task", "Metric", "System", "Value", f"{confidence:.0%} CI", "Δ vs ref.", "p", "Test"]
         body = []
         for row in self.rows:
-            value = _number(row["value"], row["metric"])
+            metric = METRICS[row["metric"]]
             is_ref = row["p_value"] is None
-            body.append([row["protocol"], row["task"], _LABELS[row["metric"]], row["system"] + (" (ref.)" if is_ref
+            body.append([row["protocol"], row["task"], metric.label, row["system"] + (" (ref.)" if is_ref
                                                                                                  else ""),
-                         value + row["marker"], f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]",
+                         metric.format(row["value"]) + row["marker"],
+                         f"[{format_bound(row['ci_low'])}, {format_bound(row['ci_high'])}]",
                          "" if is_ref else f"{row['difference']:+.1f}", "" if is_ref else format_p(row["p_value"]),
                          row["test"] or ""])
         return header, body
@@ -295,10 +294,6 @@ def format_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3g}"
 
 
-def _number(value: float, metric: str = "") -> str:
-    return f"{value:.0f}" if metric == "median_rank" and value == int(value) else f"{value:.1f}"
-
-
 def _reference_text(reference: Mapping[str, str]) -> str:
     return "; ".join(f"{label} ({protocol})" for protocol, label in reference.items())
 
@@ -317,8 +312,8 @@ def _pick_reference(runs: Sequence[Run], reference: str | None) -> Run:
     return matches[0]
 
 
-def compare_runs(runs: Sequence[Run], reference: str | None = None, n_resamples: int = 2000,
-                 n_permutations: int = 10_000, confidence: float = 0.95, seed: int = 0) -> Comparison:
+def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resamples: int = N_RESAMPLES,
+                 n_permutations: int = N_PERMUTATIONS, confidence: float = CONFIDENCE, seed: int = 0) -> Comparison:
     """Figures, bootstrap intervals and paired tests of ``runs`` against a reference.
 
     Parameters
@@ -355,7 +350,8 @@ def compare_runs(runs: Sequence[Run], reference: str | None = None, n_resamples:
             cis = {task: metric_cis(run.result.ranks[task], n_resamples=n_resamples, confidence=confidence,
                                     seed=seed, groups=groups.get(task)) for task in TASKS}
             try:
-                tests = None if run is ref else paired_tests(run.result, ref.result, n_permutations, seed)
+                tests = None if run is ref else paired_tests(run.result, ref.result, n_permutations=n_permutations,
+                                                             seed=seed)
             except ValueError as exc:
                 raise ComparisonError(str(exc)) from None
             stats[run.label] = (retrieval_metrics(run.result.ranks["annotation"]),

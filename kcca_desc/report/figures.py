@@ -21,8 +21,10 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from .compare import METRICS, Comparison, Run
+from .compare import Comparison, Run
+from ..evaluate.metrics import METRICS
 from ..evaluate.ranks import TASKS
+from ..evaluate.results import TABLE_METRICS
 
 __all__ = ["STYLE", "recall_curves", "rank_cdf", "forest_plot", "training_curves", "save_figure",
            "training_history"]
@@ -35,8 +37,6 @@ STYLE = {
 }
 _WIDTH = 7.0  # inches: the text width of a two-column paper
 _LINESTYLES = ("-", "--", ":", "-.")
-_LABELS = {"R@1": "R@1 (%)", "R@5": "R@5 (%)", "R@10": "R@10 (%)", "median_rank": "median rank",
-           "mean_rank": "mean rank"}
 
 
 def _style(index: int) -> dict:
@@ -91,7 +91,7 @@ def rank_cdf(runs: Sequence[Run]) -> Figure:
     return fig
 
 
-def forest_plot(comparison: Comparison, metrics: Sequence[str] = METRICS[:4]) -> Figure:
+def forest_plot(comparison: Comparison, metrics: Sequence[str] = TABLE_METRICS) -> Figure:
     """Each figure with its bootstrap interval: one panel per task and metric, one row per run."""
     rows = [row for row in comparison.rows if row["metric"] in metrics]
     labels = list(dict.fromkeys(f"{row['system']} ({row['protocol']})" if len(comparison.reference) > 1
@@ -111,7 +111,7 @@ def forest_plot(comparison: Comparison, metrics: Sequence[str] = METRICS[:4]) ->
                 ax.errorbar(row["value"], y, xerr=[[row["value"] - row["ci_low"]], [row["ci_high"] - row["value"]]],
                             fmt="s" if is_ref else "o", color="C3" if is_ref else "C0", markersize=3.5,
                             elinewidth=1, capsize=2)
-            ax.set_title(f"{task[:3].capitalize()}. {_LABELS[metric]}")
+            ax.set_title(f"{task[:3].capitalize()}. {METRICS[metric].axis_label}")
             ax.grid(axis="y", visible=False)
     axes[0][0].set_yticks(range(len(labels)), labels)
     axes[0][0].invert_yaxis()
@@ -156,7 +156,7 @@ def training_curves(runs: Sequence[Run]) -> Figure | None:
     return fig
 
 
-def save_figure(fig: Figure, directory: str | Path, name: str, dpi: int = 150) -> str:
+def save_figure(fig: Figure, directory: str | Path, name: str, *, dpi: int = 150) -> str:
     """Save ``fig`` as ``directory/name.png`` and ``.pdf``; return the PNG as a ``data:`` URI."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -40,7 +40,7 @@ class ReportDataError(DataError):
     """The data set of a result cannot be found or does not match the result's queries."""
 
 
-def resolve_dataset(result, dataset: Dataset | None = None, data: str | None = None,
+def resolve_dataset(result, *, dataset: Dataset | None = None, data: str | None = None,
                     data_root: str | None = None, image_root: str | None = None) -> Dataset:
     """The data set a result was measured on.
 
@@ -157,7 +157,7 @@ def _top(run: Run, task: str, query: int, n_top: int) -> list[int]:
     return [] if top is None else [int(c) for c in top[query][:n_top]]
 
 
-def caption_gallery(run: Run, view: RetrievalView, thumbs: Thumbnails, n: int = 6, seed: int = 0,
+def caption_gallery(run: Run, view: RetrievalView, thumbs: Thumbnails, *, n: int = 6, seed: int = 0,
                     n_top: int = 5) -> list[dict[str, Any]]:
     """A seeded sample of caption queries, each with its top images, the gold image marked."""
     ranks = run.result.ranks["search"]
@@ -174,7 +174,7 @@ def caption_gallery(run: Run, view: RetrievalView, thumbs: Thumbnails, n: int = 
     return items
 
 
-def image_gallery(run: Run, view: RetrievalView, thumbs: Thumbnails, n: int = 6, seed: int = 0,
+def image_gallery(run: Run, view: RetrievalView, thumbs: Thumbnails, *, n: int = 6, seed: int = 0,
                   n_top: int = 5, judgments=None) -> list[dict[str, Any]]:
     """A seeded sample of image queries, each with its top captions, gold ones marked and judged."""
     ranks = run.result.ranks["annotation"]
@@ -203,7 +203,7 @@ def _query(view: RetrievalView, thumbs: Thumbnails, task: str, q: int) -> dict[s
     return {"thumb": thumbs[q], "id": view.images.ids[q], "gold_text": [view.captions[c] for c in gold]}
 
 
-def worst_queries(run: Run, view: RetrievalView, thumbs: Thumbnails, task: str, n: int = 5) -> list[dict]:
+def worst_queries(run: Run, view: RetrievalView, thumbs: Thumbnails, task: str, *, n: int = 5) -> list[dict]:
     """The ``n`` queries whose gold item ``run`` ranks lowest, with what it ranked first."""
     ranks = run.result.ranks[task]
     worst = np.argsort(-ranks, kind="stable")[:n]
@@ -219,7 +219,7 @@ def worst_queries(run: Run, view: RetrievalView, thumbs: Thumbnails, task: str, 
 
 
 def disagreements(a: Run, b: Run, view: RetrievalView, thumbs: Thumbnails, task: str,
-                  n: int = 5) -> list[dict]:
+                  *, n: int = 5) -> list[dict]:
     """The ``n`` queries whose gold ranks differ most between two runs, by ``|log(rank_a / rank_b)|``.
 
     The log ratio weighs rank 1 against rank 50 above rank 500 against rank 900, as a user sees

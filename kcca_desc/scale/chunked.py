@@ -30,7 +30,7 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
 
 
 def map_chunks(engine, compute: Callable[..., dict], payloads: Sequence[Any], n_rows: int, chunk_rows: int,
-               store: ChunkStore | None = None, **shared) -> dict:
+               *, store: ChunkStore | None = None, **shared) -> dict:
     """``compute(payloads[c], **shared) -> {name: array}`` for every chunk ``c`` of ``n_rows`` rows.
 
     Parameters

@@ -142,20 +142,21 @@ class DaskEngine:
         return 2 * max(1, threads)
 
 
-def open_dask_engine(scheduler: str | None = None, n_workers: int | None = None, threads_per_worker: int = 1,
+def open_dask_engine(scheduler: str | None = None, *, n_workers: int | None = None, threads_per_worker: int = 1,
                      processes: bool = True) -> DaskEngine:
     """A :class:`DaskEngine` that stays open until the interpreter exits (for a command-line run).
 
     As :func:`dask_engine`, whose context is entered here and closed by :mod:`atexit`.
     """
-    context = dask_engine(scheduler, n_workers, threads_per_worker, processes)
+    context = dask_engine(scheduler, n_workers=n_workers, threads_per_worker=threads_per_worker,
+                          processes=processes)
     engine = context.__enter__()
     atexit.register(context.__exit__, None, None, None)
     return engine
 
 
 @contextlib.contextmanager
-def dask_engine(scheduler: str | None = None, n_workers: int | None = None, threads_per_worker: int = 1,
+def dask_engine(scheduler: str | None = None, *, n_workers: int | None = None, threads_per_worker: int = 1,
                 processes: bool = True, memory_limit: str | float | None = "auto") -> Iterator[DaskEngine]:
     """A :class:`DaskEngine` on an existing cluster or on a new local one, closed on exit.
 

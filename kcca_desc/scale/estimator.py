@@ -174,7 +174,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
     machines. NIPS 13.
     """
 
-    def __init__(self, n_components: int = 2, *, reg: float = 1.0, reg_form: str = "ridge",
+    def __init__(self, *, n_components: int = 2, reg: float = 1.0, reg_form: str = "ridge",
                  rank: int = DEFAULT_RANK, landmarks: str = "pivots", oversample: float = 4.0,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, engine=None, store=None, weight_power: float = 0.0,
                  solve_dtype=np.float64, random_state: int = 0):
@@ -223,7 +223,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         return ChunkStore(cache_key(kind="landmark_kcca", parts=list(parts)), self.store)
 
     def _map(self, view: KernelView, rng: np.random.Generator) -> NystromMap:
-        rows = LANDMARKS[self.landmarks](view, self.rank, rng, self.oversample)
+        rows = LANDMARKS[self.landmarks](view, self.rank, rng, oversample=self.oversample)
         return nystrom_map(view, rows)
 
     # ------------------------------------------------------------------ fitting
@@ -276,8 +276,8 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         C_xx = sums["xx"] - n * np.outer(self.mean_x_, self.mean_x_)
         C_yy = sums["yy"] - n * np.outer(self.mean_y_, self.mean_y_)
         C_xy = sums["xy"] - n * np.outer(self.mean_x_, self.mean_y_)
-        spectrum_x = spectrum_from_gram(0.5 * (C_xx + C_xx.T), float(np.trace(C_xx)), "centred kernel X")
-        spectrum_y = spectrum_from_gram(0.5 * (C_yy + C_yy.T), float(np.trace(C_yy)), "centred kernel Y")
+        spectrum_x = spectrum_from_gram(0.5 * (C_xx + C_xx.T), float(np.trace(C_xx)), name="centred kernel X")
+        spectrum_y = spectrum_from_gram(0.5 * (C_yy + C_yy.T), float(np.trace(C_yy)), name="centred kernel Y")
         # Ux'Uy with Ux = Gc Vx Lx^(-1/2): r x r, from the blockwise cross sum.
         cross = (spectrum_x.vectors / np.sqrt(spectrum_x.values)).T @ C_xy @ (
             spectrum_y.vectors / np.sqrt(spectrum_y.values))
@@ -295,7 +295,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
             raise ParameterError(f"n_components={self.n_components} exceeds the number of canonical pairs, "
                              f"min(rank of centred Kx, rank of centred Ky) = {limit}")
         solution = solve_canonical(spectrum_x, spectrum_y, cross, self.reg, self.reg_form, self.n_components,
-                                   np.dtype(self.solve_dtype))
+                                   dtype=np.dtype(self.solve_dtype))
         self.canonical_correlations_ = solution.correlations
         weights_x = _feature_weights(spectrum_x, solution.coef_x)
         weights_y = _feature_weights(spectrum_y, solution.coef_y)

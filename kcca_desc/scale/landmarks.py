@@ -44,13 +44,13 @@ def _distinct_rows(view: KernelView, rows: np.ndarray) -> np.ndarray:
     return rows[np.sort(first)]
 
 
-def uniform_landmarks(view: KernelView, m: int, rng: np.random.Generator, oversample: float = 4.0) -> np.ndarray:
+def uniform_landmarks(view: KernelView, m: int, rng: np.random.Generator, *, oversample: float = 4.0) -> np.ndarray:
     """``m`` rows of distinct items drawn uniformly without replacement (sorted)."""
     rows = _distinct_rows(view, rng.permutation(view.n_samples))
     return np.sort(rows[:m])
 
 
-def pivot_landmarks(view: KernelView, m: int, rng: np.random.Generator, oversample: float = 4.0) -> np.ndarray:
+def pivot_landmarks(view: KernelView, m: int, rng: np.random.Generator, *, oversample: float = 4.0) -> np.ndarray:
     """Greedy incomplete-Cholesky pivots of the kernel of a uniform sample of ``oversample * m`` rows.
 
     The sample is all rows when ``oversample * m >= n``: the pivots are then exactly those of

@@ -17,7 +17,7 @@ from ..evaluate.scores import DirectionalScores, Scorer
 __all__ = ["forced_choice_candidates", "forced_choice_metrics", "evaluate_forced_choice"]
 
 
-def forced_choice_candidates(caption_image: np.ndarray, n_choices: int = 6, seed: int = 0) -> np.ndarray:
+def forced_choice_candidates(caption_image: np.ndarray, *, n_choices: int = 6, seed: int = 0) -> np.ndarray:
     """(n_images, n_choices) caption indices: column 0 gold, the rest distractors.
 
     The gold caption of image i is its first caption in the pool; distractors
@@ -55,9 +55,9 @@ def forced_choice_metrics(candidate_scores: np.ndarray) -> dict:
     }
 
 
-def evaluate_forced_choice(method: Scorer, view: RetrievalView, n_choices: int = 6, seed: int = 0) -> dict:
+def evaluate_forced_choice(method: Scorer, view: RetrievalView, *, n_choices: int = 6, seed: int = 0) -> dict:
     """1-of-N caption choice for every image of ``view``."""
-    candidates = forced_choice_candidates(view.caption_image, n_choices, seed)
+    candidates = forced_choice_candidates(view.caption_image, n_choices=n_choices, seed=seed)
     scores = method.score(view.images, view.captions)
     if isinstance(scores, DirectionalScores):
         scores = scores.annotation

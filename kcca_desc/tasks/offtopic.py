@@ -55,7 +55,7 @@ def mean_sentence_scores(sentence_scores: np.ndarray, sentence_text: np.ndarray,
     return totals / counts
 
 
-def off_topic_metrics(affinity: np.ndarray, labels: np.ndarray, k: int = 50) -> dict:
+def off_topic_metrics(affinity: np.ndarray, labels: np.ndarray, *, k: int = 50) -> dict:
     """AP, P@k and leave-one-out threshold accuracy for the off-topic class."""
     off_topic_score = -np.asarray(affinity, dtype=np.float64)
     return {
@@ -67,7 +67,7 @@ def off_topic_metrics(affinity: np.ndarray, labels: np.ndarray, k: int = 50) -> 
 
 
 def evaluate_off_topic(method: Scorer, images: ImageSource,
-                       texts: Sequence[Sequence[str]], seed: int = 0, k: int = 50) -> dict:
+                       texts: Sequence[Sequence[str]], *, seed: int = 0, k: int = 50) -> dict:
     """Score the on- and off-topic pairs of ``images`` with their ``texts`` (lists of sentences)."""
     if len(texts) != len(images):
         raise DataError(f"{len(images)} images but {len(texts)} texts")
@@ -78,4 +78,4 @@ def evaluate_off_topic(method: Scorer, images: ImageSource,
         scores = scores.annotation  # the text is judged given the image prompt
     per_text = mean_sentence_scores(np.asarray(scores), sentence_text, len(texts))
     image_idx, text_idx, labels = off_topic_pairs(len(texts), seed)
-    return off_topic_metrics(per_text[image_idx, text_idx], labels, k)
+    return off_topic_metrics(per_text[image_idx, text_idx], labels, k=k)

@@ -154,7 +154,7 @@ def siamese_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 def fit_siamese_regressor(train: tuple[np.ndarray, np.ndarray, np.ndarray],
                           dev: tuple[np.ndarray, np.ndarray, np.ndarray],
-                          hidden_sizes=(50, 100, 200, 300), seed: int = 0) -> tuple[MLPRegressor, dict]:
+                          *, hidden_sizes=(50, 100, 200, 300), seed: int = 0) -> tuple[MLPRegressor, dict]:
     """Siamese MSE regressor, hidden size chosen by dev Pearson r.
 
     ``train``/``dev`` are (left, right, similarity).  Each candidate is an

@@ -324,7 +324,7 @@ class TextKernel(ValidatedParams, BaseEstimator):
         :func:`~kcca_desc.kernels.text.trigram.trigram_kernel`'s ``self_cache``).
     """
 
-    def __init__(self, name: str = "tri5", lam: float = 0.5, max_len: int = 3, random_state: int = 0,
+    def __init__(self, *, name: str = "tri5", lam: float = 0.5, max_len: int = 3, random_state: int = 0,
                  corpus: Sequence[str] | None = None, preprocessor=None):
         self.name = name
         self.lam = lam

@@ -135,7 +135,7 @@ class Codebook(BaseEstimator):
        description as a ranking task. JAIR 47, 853-899.
     """
 
-    def __init__(self, n_words: int = 256, max_samples_per_image: int = 50, max_samples: int = 50_000,
+    def __init__(self, *, n_words: int = 256, max_samples_per_image: int = 50, max_samples: int = 50_000,
                  max_iter: int = 50, random_state: int = 0):
         self.n_words = n_words
         self.max_samples_per_image = max_samples_per_image

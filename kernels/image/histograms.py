@@ -15,7 +15,7 @@ def n_pyramid_cells(levels: int) -> int:
 
 
 def pyramid_histograms(words: np.ndarray, positions: np.ndarray, image_shape: tuple[int, int],
-                       n_words: int, levels: int = 2) -> np.ndarray:
+                       n_words: int, *, levels: int = 2) -> np.ndarray:
     """Per-cell visual-word histograms of a spatial pyramid.
 
     Level l splits the image into 2^l x 2^l equal cells; a feature at (row,

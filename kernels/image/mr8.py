@@ -157,7 +157,7 @@ def _contrast_normalise(responses: np.ndarray) -> np.ndarray:
     return responses * gain
 
 
-def mr8_responses(grey: np.ndarray, pixel_step: int = 1, support: int = 49) -> np.ndarray:
+def mr8_responses(grey: np.ndarray, *, pixel_step: int = 1, support: int = 49) -> np.ndarray:
     """MR8 responses of a grey image on a regular grid.
 
     The image is first normalised to zero mean and unit variance (constant
@@ -240,6 +240,6 @@ def texture_features(image: np.ndarray, pixel_step: int = 2) -> tuple[np.ndarray
     kcca_desc.kernels.image.sift.dense_sift : dense SIFT descriptors.
     """
     grey = as_float_grey(image)
-    responses = mr8_responses(grey, pixel_step)
+    responses = mr8_responses(grey, pixel_step=pixel_step)
     rows, cols = grid_positions(grey.shape, pixel_step)
     return _grid_points(rows, cols), responses.reshape(-1, 8)

@@ -132,7 +132,7 @@ def _check_same_words(PA: np.ndarray, PB: np.ndarray, what: str) -> None:
                          f"{PB.shape[2]}")
 
 
-def pyramid_kernel(PA, PB=None, levels: int = 2, *, backend: str = "auto") -> np.ndarray:
+def pyramid_kernel(PA, PB=None, *, levels: int = 2, backend: str = "auto") -> np.ndarray:
     """Spatial-pyramid match kernel between two sets of pyramid histograms.
 
     .. math::

@@ -46,7 +46,7 @@ def _keypoints(shape: tuple[int, int], step: int, patch_size: float) -> tuple[tu
     return keypoints, positions
 
 
-def dense_sift(image: np.ndarray, step: int = 8, patch_size: float = 16.0) -> tuple[np.ndarray, np.ndarray]:
+def dense_sift(image: np.ndarray, *, step: int = 8, patch_size: float = 16.0) -> tuple[np.ndarray, np.ndarray]:
     """Upright SIFT descriptors on a regular grid (dense SIFT).
 
     Each descriptor is Lowe's 4 x 4 x 8 histogram of gradient orientations

@@ -32,6 +32,7 @@ def _count_matrix(items: list, column: dict[str, int]) -> sp.csr_matrix:
 def bow_kernel(
     items_a: Items,
     items_b: Items | None = None,
+    *,
     weighting: str = "none",
     idf: Mapping[str, float] | None = None,
 ) -> np.ndarray:

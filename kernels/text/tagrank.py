@@ -49,7 +49,7 @@ class TagRank(BaseEstimator):
     .. [2] Hodosh, Young & Hockenmaier (2013), JAIR 47, Section 3.4.2.
     """
 
-    def __init__(self, n_pairs: int = 20000, random_state: int = 0):
+    def __init__(self, *, n_pairs: int = 20000, random_state: int = 0):
         self.n_pairs = n_pairs
         self.random_state = random_state
 

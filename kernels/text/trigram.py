@@ -431,6 +431,7 @@ def _soft_gram(items_a, items_b, symmetric, lam, max_len, similarity, idf, self_
 def trigram_kernel(
     items_a: Items,
     items_b: Items | None = None,
+    *,
     lam: float = 0.5,
     max_len: int = 3,
     idf: Mapping[str, float] | None = None,

@@ -59,7 +59,7 @@ def test_top_candidates_agree_with_gold_ranks(views, seed, levels, k):
     scores = _scores(view, seed, levels)
     for matrix, gold in ((scores, view.annotation_gold), (scores.T, view.search_gold)):
         ranks = gold_ranks(matrix, gold)
-        top = top_candidates(matrix, gold, k, chunk_size=7)
+        top = top_candidates(matrix, gold, k=k, chunk_size=7)
         for q, (rank, row) in enumerate(zip(ranks, top)):
             is_gold = np.isin(row, gold[q])
             if rank <= k:

@@ -72,7 +72,7 @@ def enumerated_p(a, b, stat):
 def test_randomization_exact_matches_full_enumeration(pairs, statistic):
     a = np.array([p[0] for p in pairs], float)
     b = np.array([p[1] for p in pairs], float)
-    res = paired_randomization_test(a, b, statistic)
+    res = paired_randomization_test(a, b, statistic=statistic)
     assert res.exact
     assert res.pvalue == pytest.approx(enumerated_p(a, b, getattr(np, statistic)))
 
@@ -94,7 +94,7 @@ def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
 def test_randomization_detects_a_clear_difference():
     rng = np.random.default_rng(1)
     base = rng.integers(1, 500, 400).astype(float)
-    res = paired_randomization_test(base * 0.5, base, "median", n_permutations=2000)
+    res = paired_randomization_test(base * 0.5, base, statistic="median", n_permutations=2000)
     assert res.pvalue == pytest.approx(1 / 2001)
 
 
@@ -116,9 +116,9 @@ def test_metric_cis_agree_with_bootstrap_ci_on_same_seed():
     rng = np.random.default_rng(4)
     ranks = rng.integers(1, 200, 300)
     cis = metric_cis(ranks, n_resamples=500, seed=9)
-    r10 = bootstrap_ci(ranks, lambda r, axis: 100 * np.mean(r <= 10, axis=axis), n_resamples=500, seed=9)
+    r10 = bootstrap_ci(ranks, statistic=lambda r, axis: 100 * np.mean(r <= 10, axis=axis), n_resamples=500, seed=9)
     assert cis["R@10"] == pytest.approx(r10)
-    assert cis["median_rank"] == pytest.approx(bootstrap_ci(ranks, "median", n_resamples=500, seed=9))
+    assert cis["median_rank"] == pytest.approx(bootstrap_ci(ranks, statistic="median", n_resamples=500, seed=9))
     assert cis["mean_rank"][0] < ranks.mean() < cis["mean_rank"][1]
 
 

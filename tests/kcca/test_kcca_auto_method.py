@@ -18,5 +18,5 @@ def kernels():
                                                  (estimator.EXACT_PEAK_MATRICES * 8 * 40 * 40 - 1, "lowrank")])
 def test_auto_falls_back_to_lowrank_when_memory_is_short(monkeypatch, kernels, available, expected):
     monkeypatch.setattr(estimator, "available_memory", lambda: available)
-    model = KCCA(2, reg=0.1, method="auto").fit(*kernels)
+    model = KCCA(n_components=2, reg=0.1, method="auto").fit(*kernels)
     assert model.method_ == expected

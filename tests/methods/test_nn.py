@@ -28,7 +28,7 @@ def f1_reference(query, document, idf):
 )
 def test_idf_f1_matches_reference(queries, documents, use_idf):
     idf = {"dog": 0.5, "cat": 1.5, "runs": 0.1, "red": 2.0} if use_idf else None  # ball, grass unseen
-    got = idf_f1_similarity(queries, documents, idf)
+    got = idf_f1_similarity(queries, documents, idf=idf)
     want = np.array([[f1_reference(q, d, idf) for d in documents] for q in queries])
     assert got.shape == want.shape
     assert np.all(np.isfinite(got))
@@ -36,7 +36,7 @@ def test_idf_f1_matches_reference(queries, documents, use_idf):
 
 
 def test_identical_sets_give_one_and_disjoint_zero():
-    got = idf_f1_similarity([["a", "b"], ["c"]], [["b", "a", "a"]], {"a": 1.0, "b": 2.0, "c": 3.0})
+    got = idf_f1_similarity([["a", "b"], ["c"]], [["b", "a", "a"]], idf={"a": 1.0, "b": 2.0, "c": 3.0})
     np.testing.assert_allclose(got, [[1.0], [0.0]])
 
 

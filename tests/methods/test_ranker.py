@@ -106,7 +106,7 @@ def test_bad_configurations_are_named(data):
 
 
 @pytest.mark.parametrize("text_similarity, system, reference", [
-    ("idf_f1", "NN5 idf F1 (pyramid)", lambda nn, tokens: idf_f1_similarity(tokens, nn.train_documents_, nn.idf_)),
+    ("idf_f1", "NN5 idf F1 (pyramid)", lambda nn, tokens: idf_f1_similarity(tokens, nn.train_documents_, idf=nn.idf_)),
     ("bow5", "NN bow5 (pyramid)", lambda nn, tokens: bow_kernel([[t] for t in tokens], nn.train_items_)),
 ])
 def test_nearest_neighbour_follows_its_definition(data, text_similarity, system, reference):

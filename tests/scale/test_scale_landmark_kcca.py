@@ -24,7 +24,7 @@ def _views(n_images, captions=1, seed=0, key=None):
 
 def test_equals_in_memory_lowrank_kcca_on_the_approximated_kernels():
     X, Y = _views(300)
-    model = LandmarkKCCA(5, reg=0.1, rank=40, oversample=100, chunk_size=64).fit(X, Y)
+    model = LandmarkKCCA(n_components=5, reg=0.1, rank=40, oversample=100, chunk_size=64).fit(X, Y)
     rows = np.arange(300)
     Gx, Gy = model.map_x_.features(X, rows), model.map_y_.features(Y, rows)
     # pivots over all rows are exactly the in-memory solver's incomplete-Cholesky pivots
@@ -34,7 +34,8 @@ def test_equals_in_memory_lowrank_kcca_on_the_approximated_kernels():
     K = X.kernel(X.items, X.items)
     assert model.explained_trace_x_ == pytest.approx(np.sum(G * G) / np.trace(K), rel=1e-10)
     assert 0 < model.explained_trace_x_ < 1
-    reference = KCCA(5, reg=0.1, method="lowrank", tol=0.0).fit(MatrixColumns(Gx @ Gx.T), MatrixColumns(Gy @ Gy.T))
+    reference = KCCA(n_components=5, reg=0.1, method="lowrank", tol=0.0).fit(MatrixColumns(Gx @ Gx.T),
+                                                                          MatrixColumns(Gy @ Gy.T))
     np.testing.assert_allclose(model.canonical_correlations_, reference.canonical_correlations_, rtol=1e-9)
     Xn, Yn = _views(50, seed=1)
     gx, gy = model.map_x_.features(Xn, np.arange(50)), model.map_y_.features(Yn, np.arange(50))
@@ -48,19 +49,19 @@ def test_equals_in_memory_lowrank_kcca_on_the_approximated_kernels():
 
 def test_chunking_does_not_change_the_fit():
     X, Y = _views(200, captions=3)
-    one = LandmarkKCCA(4, reg=0.5, rank=30, chunk_size=600).fit(X, Y)
-    many = LandmarkKCCA(4, reg=0.5, rank=30, chunk_size=37).fit(X, Y)
+    one = LandmarkKCCA(n_components=4, reg=0.5, rank=30, chunk_size=600).fit(X, Y)
+    many = LandmarkKCCA(n_components=4, reg=0.5, rank=30, chunk_size=37).fit(X, Y)
     np.testing.assert_allclose(one.canonical_correlations_, many.canonical_correlations_, rtol=1e-10)
     np.testing.assert_allclose(one.transform(X), many.transform(X), atol=1e-9)
 
 
 def test_path_reuses_the_factorisation_and_matches_a_refit():
     X, Y = _views(200)
-    base = LandmarkKCCA(6, reg=1.0, rank=30).fit(X, Y)
+    base = LandmarkKCCA(n_components=6, reg=1.0, rank=30).fit(X, Y)
     fx = base.features(X=X)
     assert isinstance(fx, LandmarkFeatures)
     for reg, model in zip((0.1, 10.0), base.path((0.1, 10.0), n_components=4)):
-        refit = LandmarkKCCA(4, reg=reg, rank=30).fit(X, Y)
+        refit = LandmarkKCCA(n_components=4, reg=reg, rank=30).fit(X, Y)
         np.testing.assert_allclose(model.canonical_correlations_, refit.canonical_correlations_, rtol=1e-12)
         np.testing.assert_allclose(model.transform(fx), refit.transform(X), atol=1e-12)
     with pytest.raises(ValueError, match="refit to change"):
@@ -69,7 +70,7 @@ def test_path_reuses_the_factorisation_and_matches_a_refit():
 
 def test_uniform_landmarks_are_distinct_items_and_caption_level_rows_repeat_images():
     X, Y = _views(100, captions=5)
-    model = LandmarkKCCA(3, rank=20, landmarks="uniform").fit(X, Y)
+    model = LandmarkKCCA(n_components=3, rank=20, landmarks="uniform").fit(X, Y)
     items = X.item_numbers(model.map_x_.rows)
     assert len(set(items.tolist())) == 20
     assert X.n_samples == 500
@@ -169,13 +170,13 @@ def test_scikit_learn_conventions():
 
     from kcca_desc.methods.scalable import ScalableRanker
 
-    for estimator in (LandmarkKCCA(3, rank=12, chunk_size=7, landmarks="uniform"),
+    for estimator in (LandmarkKCCA(n_components=3, rank=12, chunk_size=7, landmarks="uniform"),
                       ScalableRanker(rank=12, pairs="caption")):
         copy = clone(estimator)
         assert copy.get_params() == estimator.get_params()
         assert not [k for k in vars(copy) if k.endswith("_") and not k.startswith("_")]
     X, Y = _views(60)
-    model = LandmarkKCCA(3, rank=12).fit(X, Y)
+    model = LandmarkKCCA(n_components=3, rank=12).fit(X, Y)
     assert model.fit(X, Y) is model
 
 
@@ -197,9 +198,9 @@ def test_map_chunks_in_memory_stored_and_resumed(tmp_path):
     store = ChunkStore("chunks", tmp_path)
     calls.clear()
     with pytest.raises(KeyboardInterrupt):
-        map_chunks(LocalEngine(), compute, payloads, 23, 5, store, offset=1)
+        map_chunks(LocalEngine(), compute, payloads, 23, 5, store=store, offset=1)
     calls.clear()
-    stored = map_chunks(LocalEngine(), compute, payloads, 23, 5, store, offset=1)
+    stored = map_chunks(LocalEngine(), compute, payloads, 23, 5, store=store, offset=1)
     assert calls == [15, 20]  # chunks 0-2 were written before the interruption
     np.testing.assert_array_equal(stored["a"][:], memory["a"] + 0.5)
     np.testing.assert_array_equal(stored["b"][:], rows)

@@ -123,12 +123,12 @@ def test_evaluate_off_topic_perfect_method():
 # ---------------------------------------------------------- forced choice
 def test_forced_choice_candidates_are_valid_and_seeded():
     caption_image = np.repeat(np.arange(10), 5)
-    c = forced_choice_candidates(caption_image, 6, seed=1)
+    c = forced_choice_candidates(caption_image, n_choices=6, seed=1)
     assert c.shape == (10, 6)
     assert np.all(caption_image[c[:, 0]] == np.arange(10))
     assert np.all(caption_image[c[:, 1:]] != np.arange(10)[:, None])
     assert all(len(set(row)) == 6 for row in c)
-    assert np.array_equal(c, forced_choice_candidates(caption_image, 6, seed=1))
+    assert np.array_equal(c, forced_choice_candidates(caption_image, n_choices=6, seed=1))
 
 
 def test_forced_choice_metrics_hand_example():

@@ -34,7 +34,7 @@ def _cartesian_ranges(
 
 
 def ibm_model1(
-    captions: Sequence[np.ndarray], caption_items: np.ndarray, n_words: int, n_iter: int = 5
+    captions: Sequence[np.ndarray], caption_items: np.ndarray, n_words: int, *, n_iter: int = 5
 ) -> sp.csr_matrix:
     r"""IBM Model 1 translation table trained by EM on all ordered caption pairs of each item.
 
@@ -196,6 +196,7 @@ class AlignmentSimilarity(VectorSimilarity):
 
     def __init__(
         self,
+        *,
         n_iter: int = 5,
         threshold: float = 0.05,
         min_noun_count: int = 5,
@@ -266,7 +267,7 @@ class AlignmentSimilarity(VectorSimilarity):
             keep = keep_tag & keep_word[flat_ids]
             kept = position[flat_ids]
             captions = [kept[a:b][keep[a:b]] for a, b in zip(caption_bounds[:-1], caption_bounds[1:])]
-            table = ibm_model1(captions, caption_items, vocab_ids.size, self.n_iter)[: vocab_ids.size]
+            table = ibm_model1(captions, caption_items, vocab_ids.size, n_iter=self.n_iter)[: vocab_ids.size]
             vectors = vectors + sp.diags(share[vocab_ids]) @ table
 
         self.vocabulary_ = {words[i]: k for k, i in enumerate(vocab_ids)}

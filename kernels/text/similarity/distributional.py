@@ -69,7 +69,7 @@ class DistributionalSimilarity(VectorSimilarity):
 
     name = "distributional"
 
-    def __init__(self, threshold: float = 0.05, min_count: int = 5):
+    def __init__(self, *, threshold: float = 0.05, min_count: int = 5):
         self.threshold = threshold
         self.min_count = min_count
 

@@ -84,7 +84,7 @@ class LinSimilarity(VectorSimilarity):
 
     name = "lin"
 
-    def __init__(self, threshold: float = 0.0, data_dir=None):
+    def __init__(self, *, threshold: float = 0.0, data_dir=None):
         self.threshold = threshold
         self.data_dir = data_dir
 

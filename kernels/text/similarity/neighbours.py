@@ -13,7 +13,7 @@ __all__ = ["top_neighbours", "neighbour_table"]
 
 
 def top_neighbours(
-    similarity: WordSimilarity, word: str, vocabulary: Sequence[str], k: int = 5
+    similarity: WordSimilarity, word: str, vocabulary: Sequence[str], *, k: int = 5
 ) -> list[tuple[str, float]]:
     """The ``k`` words of ``vocabulary`` most similar to ``word`` (``word`` itself excluded).
 
@@ -45,14 +45,14 @@ def top_neighbours(
 
 
 def neighbour_table(
-    similarities: Mapping[str, WordSimilarity], words: Sequence[str], vocabulary: Sequence[str], k: int = 5
+    similarities: Mapping[str, WordSimilarity], words: Sequence[str], vocabulary: Sequence[str], *, k: int = 5
 ) -> str:
     """A text table of the top-``k`` neighbours of each word, one column per similarity."""
     names = list(similarities)
     cell_width = 20
     lines = ["word".ljust(10) + "".join(name.ljust(cell_width) for name in names)]
     for word in words:
-        columns = [top_neighbours(similarities[name], word, vocabulary, k) for name in names]
+        columns = [top_neighbours(similarities[name], word, vocabulary, k=k) for name in names]
         for rank in range(k):
             cells = [f"{c[rank][0]} {c[rank][1]:.2f}" if rank < len(c) else "-" for c in columns]
             lines.append((word if rank == 0 else "").ljust(10) + "".join(c.ljust(cell_width) for c in cells))

@@ -51,7 +51,7 @@ class TabulatedSimilarity(WordSimilarity):
         non-zero ones.
     """
 
-    def __init__(self, similarity: WordSimilarity, block_rows: int = 1024):
+    def __init__(self, similarity: WordSimilarity, *, block_rows: int = 1024):
         self.similarity = similarity
         self.block_rows = block_rows
 

@@ -145,7 +145,7 @@ def test_cell_weights_follow_lazebnik():
 def test_pyramid_matches_level_by_level_formula(backend, levels):
     rng = np.random.default_rng(levels)
     PA, PB = normalised_pyramids(rng, 5, 6, levels), normalised_pyramids(rng, 4, 6, levels)
-    np.testing.assert_allclose(pyramid_kernel(PA, PB, levels, backend=backend),
+    np.testing.assert_allclose(pyramid_kernel(PA, PB, levels=levels, backend=backend),
                                loop_pyramid(PA, PB, levels), atol=1e-5)
     K = pyramid_kernel(PA, levels=levels, backend=backend)
     np.testing.assert_allclose(K, loop_pyramid(PA, PA, levels), atol=1e-5)

@@ -216,7 +216,7 @@ def test_pyramid_histograms_match_loops(n, n_words, levels, height, width, seed)
     words = rng.integers(0, n_words, n)
     positions = np.column_stack([rng.uniform(0, height, n), rng.uniform(0, width, n)])
     positions = np.minimum(positions, np.nextafter([height, width], 0))
-    hist = pyramid_histograms(words, positions, (height, width), n_words, levels)
+    hist = pyramid_histograms(words, positions, (height, width), n_words, levels=levels)
     assert hist.shape == (n_pyramid_cells(levels), n_words) and hist.dtype == np.float32
     np.testing.assert_allclose(hist, _reference_pyramid(words, positions, (height, width), n_words, levels),
                                atol=1e-6)

@@ -199,8 +199,8 @@ def test_alignment_vector_formula():
     verb_caps = [np.array([ids[w] for w, t in zip(c, ct) if t.startswith("VB")]) for it, itt in zip(items, tags)
                  for c, ct in zip(it, itt)]
     owners = np.array([0, 0, 1, 1])
-    t_n = ibm_model1(noun_caps, owners, 3, 3).toarray()[:3]
-    t_v = ibm_model1(verb_caps, owners, 3, 3).toarray()[:3]
+    t_n = ibm_model1(noun_caps, owners, 3, n_iter=3).toarray()[:3]
+    t_v = ibm_model1(verb_caps, owners, 3, n_iter=3).toarray()[:3]
     raw = np.diag([0.75, 1.0, 0.0]) @ t_n + np.diag([0.25, 0.0, 1.0]) @ t_v
     unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)
     np.testing.assert_allclose(sim.vectors_[idx][:, idx].toarray(), unit, atol=1e-12)

@@ -272,7 +272,7 @@ def test_empty_and_unknown_give_defined_values():
     train = [[["dog", "run"], ["dog"]], [["cat", "sit"]]]
     queries = [[[]], [["zebra"]], [["dog", "zebra"]]]
     idf = document_idf(train)
-    for gram in (trigram_kernel(queries, train, idf=idf), bow_kernel(queries, train, "idf", idf),
+    for gram in (trigram_kernel(queries, train, idf=idf), bow_kernel(queries, train, weighting="idf", idf=idf),
                  trigram_kernel(queries, train, similarity=MatrixSimilarity(np.eye(6)), idf=idf)):
         assert np.all(np.isfinite(gram))
         np.testing.assert_array_equal(gram[:2], 0.0)
