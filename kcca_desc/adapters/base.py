@@ -63,7 +63,7 @@ class Encoder:
     joint_space: bool = False
     modalities: tuple[str, ...] = ("image", "text")
 
-    def __init__(self, batch_size: int = 32, cache: bool = True):
+    def __init__(self, *, batch_size: int = 32, cache: bool = True):
         self.batch_size = batch_size
         self.cache = cache
 
@@ -159,7 +159,7 @@ class PairScorer:
 
     name: str = "pair_scorer"
 
-    def __init__(self, batch_size: int = 32):
+    def __init__(self, *, batch_size: int = 32):
         self.batch_size = batch_size
 
     def _score_batch(self, arrays: list[np.ndarray], texts: list[str]) -> np.ndarray:

@@ -96,6 +96,7 @@ def _run_child(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] 
 def supervised(
     main: Callable[[Sequence[str] | None], int],
     argv: Sequence[str] | None = None,
+    *,
     describe_kept: Callable[[float], str] | None = None,
     cleanup: Callable[[int], None] | None = None,
 ) -> int:

@@ -135,7 +135,7 @@ class CharGRUEncoder(JointEmbeddingModel):
                               "cycle_epochs": [POSITIVE_INT], "n_ensemble": [POSITIVE_INT],
                               "dropout": [Interval(Real, 0, 1, closed="left")]}
 
-    def __init__(self, image_encoder: Encoder | None = None, char_dim: int = 20, hidden_dim: int = 1024,
+    def __init__(self, *, image_encoder: Encoder | None = None, char_dim: int = 20, hidden_dim: int = 1024,
                  attention_dim: int = 128, n_heads: int = 2, max_chars: int | None = None, margin: float = 0.2,
                  lr: float = 1e-3, lr_min: float = 1e-6, cycle_epochs: int = 4, n_ensemble: int = 2,
                  dropout: float = 0.0, batch_size: int = 32,

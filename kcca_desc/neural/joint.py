@@ -48,7 +48,7 @@ class JointEmbeddingModel(TrainableModel, Encoder):
         torch = torch_module()
         images = torch.nn.functional.normalize(network.embed_image(features), dim=1)
         texts = torch.nn.functional.normalize(network.embed_text(ids, lengths), dim=1)
-        return hinge_loss(images @ texts.T, self.margin, hardest=self._hardest(epoch))
+        return hinge_loss(images @ texts.T, margin=self.margin, hardest=self._hardest(epoch))
 
     # ------------------------------------------------------------ embeddings
     def _embed_features(self, networks, features: np.ndarray) -> np.ndarray:

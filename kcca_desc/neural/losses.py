@@ -16,7 +16,7 @@ __all__ = ["hinge_loss", "bidirectional_hinge_loss", "softmax_cross_entropy_loss
 DIRECTIONS = ("annotation", "search")
 
 
-def hinge_loss(scores, margin: float = 0.2, directions=DIRECTIONS, hardest: bool = False):
+def hinge_loss(scores, *, margin: float = 0.2, directions=DIRECTIONS, hardest: bool = False):
     """Pairwise ranking loss with margin α, averaged over the batch.
 
     Sum over negatives (Kiros, Salakhutdinov & Zemel 2014, eq. 1; Merkx & Frank 2019, §3.1.2)::
@@ -50,9 +50,9 @@ def hinge_loss(scores, margin: float = 0.2, directions=DIRECTIONS, hardest: bool
     return total / len(scores)
 
 
-def bidirectional_hinge_loss(image_emb, text_emb, margin: float = 0.2, hardest: bool = False):
+def bidirectional_hinge_loss(image_emb, text_emb, *, margin: float = 0.2, hardest: bool = False):
     """:func:`hinge_loss` of both directions on the cosines of unit-normalised (B, d) embeddings."""
-    return hinge_loss(image_emb @ text_emb.T, margin, DIRECTIONS, hardest)
+    return hinge_loss(image_emb @ text_emb.T, margin=margin, directions=DIRECTIONS, hardest=hardest)
 
 
 def softmax_cross_entropy_loss(scores):

@@ -154,7 +154,7 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
                               "margin": [Interval(Real, 0, None, closed="left")], "init_std": [POSITIVE_REAL],
                               "max_block_elements": [POSITIVE_INT], "word_vector_scale": [POSITIVE_REAL, None]}
 
-    def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
+    def __init__(self, *, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
                  freeze_word_vectors: bool = False, word_vector_scale: float | None = None, hidden_dim: int = 300,
                  min_count: int = 2, dropout: float = 0.5, gating: bool = True,
                  loss: Literal["softmax", "hinge"] = "softmax", margin: float = 0.2, init_std: float = 0.1,
@@ -180,7 +180,7 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
         scores = network.scores(features, network.encode_text(ids, lengths))
         if self.loss == "softmax":
             return softmax_cross_entropy_loss(scores)
-        return hinge_loss(scores, self.margin, directions=("annotation",))
+        return hinge_loss(scores, margin=self.margin, directions=("annotation",))
 
     def _sentence_tensor(self, network, texts: list[str]):
         torch = torch_module()

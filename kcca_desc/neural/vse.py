@@ -134,7 +134,7 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
                               "dropout": [Interval(Real, 0, 1, closed="left")],
                               "weight_decay": [Interval(Real, 0, None, closed="left")]}
 
-    def __init__(self, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
+    def __init__(self, *, image_encoder: Encoder | None = None, word_dim: int = 300, word_vectors: str | None = None,
                  freeze_word_vectors: bool = True, joint_dim: int = 300,
                  min_count: int = 2, margin: float = 0.2, negatives: Literal["sum", "hardest"] = "sum",
                  sum_epochs: int = 2, lr: float = 2e-4, lr_decay_epoch: int | None = 15, lr_decay: float = 0.1,

@@ -40,7 +40,7 @@ def text_encoder(spec: str) -> Encoder:
     return encoder
 
 
-def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int, scale: float = 1.0) -> np.ndarray:
+def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int, *, scale: float = 1.0) -> np.ndarray:
     """Static word vectors of ``vocabulary`` from the text encoder ``spec``, one row per index.
 
     Parameters
@@ -114,6 +114,6 @@ class PretrainedWordEmbeddings(ValidatedParams):
             return
         torch = torch_module()
         matrix = word_vector_matrix(self.word_vectors, self.vocabulary_, network.embed.embedding_dim,
-                                    self._word_vector_scale)
+                                    scale=self._word_vector_scale)
         with torch.no_grad():
             network.embed.weight.copy_(torch.from_numpy(matrix))

@@ -84,7 +84,9 @@ def test_pair_scorer_method_batches_and_checks_shape():
 
 
 # ------------------------------------------------------------------ cache
-def test_cache_hit_and_partial_hit():
+def test_cache_hit_and_partial_hit(tmp_path, monkeypatch):
+    # A cache of its own: other tests embed the same images with the same encoder.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
     data = make_dataset()
     enc = TinyEncoder()
     first = enc.embed_images(data.images.subset([0, 1, 2]))

@@ -40,10 +40,10 @@ def test_hinge_losses_by_hand():
     S = torch.tensor([[0.9, 0.8, 0.1], [0.5, 0.2, 0.6], [0.0, 0.3, 0.7]])
     # Image 0: texts 1, 2 cost 0.1 and 0; image 1: 0.5, 0.6; image 2: 0, 0.   Sum 1.2.
     # Text 0 vs images 1, 2: 0, 0; text 1: 0.8, 0.3; text 2: 0, 0.1.            Sum 1.2.
-    assert float(hinge_loss(S, 0.2, ("annotation",))) == pytest.approx(1.2 / 3)
-    assert float(hinge_loss(S, 0.2)) == pytest.approx(2.4 / 3)
+    assert float(hinge_loss(S, margin=0.2, directions=("annotation",))) == pytest.approx(1.2 / 3)
+    assert float(hinge_loss(S, margin=0.2)) == pytest.approx(2.4 / 3)
     # Hardest: annotation max 0.1 + 0.6 + 0; search max 0 + 0.8 + 0.1.
-    assert float(hinge_loss(S, 0.2, hardest=True)) == pytest.approx(1.6 / 3)
+    assert float(hinge_loss(S, margin=0.2, hardest=True)) == pytest.approx(1.6 / 3)
 
 
 @pytest.mark.parametrize("hardest", [False, True])
@@ -54,14 +54,14 @@ def test_hinge_loss_matches_explicit_loops(hardest, directions):
     b = torch.nn.functional.normalize(torch.randn(5, 4, generator=g), dim=1)
     S = a @ b.T
     expected = looped_hinge(S.numpy(), 0.3, directions, hardest)
-    assert float(hinge_loss(S, 0.3, directions, hardest)) == pytest.approx(expected, rel=1e-6)
+    assert float(hinge_loss(S, margin=0.3, directions=directions, hardest=hardest)) == pytest.approx(expected, rel=1e-6)
     if directions == ("annotation", "search"):
-        assert float(bidirectional_hinge_loss(a, b, 0.3, hardest)) == pytest.approx(expected, rel=1e-6)
+        assert float(bidirectional_hinge_loss(a, b, margin=0.3, hardest=hardest)) == pytest.approx(expected, rel=1e-6)
 
 
 def test_hinge_loss_refuses_unknown_directions():
     with pytest.raises(ValueError, match="directions"):
-        hinge_loss(torch.zeros(2, 2), 0.2, ("text",))
+        hinge_loss(torch.zeros(2, 2), margin=0.2, directions=("text",))
 
 
 def test_softmax_cross_entropy_by_hand():
