@@ -3,7 +3,7 @@
 Runs of the trainable systems go in parallel on a GPU machine, each writing its own file (one
 file per process: concurrent ``--merge`` into one file would race).  This tool joins them.  A
 trainable system trained with settings other than its configuration's
-(:data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`) is renamed after them, so that
+(:data:`kcca_desc.methods.trainable_systems.TRAINABLE`) is renamed after them, so that
 the runs of one system in several settings stay apart: ``vse`` in the ``paper`` configuration
 becomes ``vse_paper``, with ``--train-params dropout=0.5`` ``vse_dropout0.5``.  Where and how
 long a model ran (device, threads, a time budget) does not rename it.  Every record of
@@ -53,7 +53,7 @@ from pathlib import Path
 
 from kcca_desc.neural.training import PARAMETERS_ADDED_LATER
 from kcca_bench import write_results
-from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS, trainable_model
+from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
 
 #: Settings of where and how long a model ran, which do not change what it is.
 RUNTIME = {"image_encoder", "n_threads", "device", "checkpoint", "max_train_seconds"}
@@ -61,11 +61,10 @@ RUNTIME = {"image_encoder", "n_threads", "device", "checkpoint", "max_train_seco
 
 def settings_name(system: str, params: dict) -> str:
     """``system`` named after its configuration and the settings that differ from it."""
-    if system not in TRAINABLE_SYSTEMS or "config" not in params:
+    if system not in TRAINABLE_VARIANTS or "config" not in params:
         return system
-    base, step = TRAINABLE_SYSTEMS[system]
     config = params["config"]
-    expected = trainable_model(base, config, **step).get_params()
+    expected = TRAINABLE_VARIANTS[system].build(config).get_params()
     # A record written before a parameter existed ran at the behaviour the parameter's old value keeps.
     recorded = {**PARAMETERS_ADDED_LATER, **params}
     changed = [f"{key}{recorded[key]:g}" if isinstance(recorded[key], float) else f"{key}{recorded[key]}"

@@ -11,7 +11,7 @@ models are evaluated on test under both protocols, with bootstrap intervals.  Th
 trainable systems (Kiros VSE with the summed and the VSE++ hardest-negative loss, Merkx & Frank
 char-GRU, and Rei & Yannakoudakis's relevance scorer with its ablation steps) train on the same
 pairs over the same frozen image features, in a configuration (``--train-config cpu|paper``) of
-:data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`, with ``--train-params`` changing
+:data:`kcca_desc.methods.trainable_systems.TRAINABLE`, with ``--train-params`` changing
 single settings; each trains once into a checkpoint under the cache that later runs reuse (an
 interrupted training resumes from its last epoch).  The same models then run the other seed
 papers' tasks: off-topic detection, 1-of-6 forced choice and vSTS.
@@ -46,9 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc.adapters import Encoder, PairedEncoder
-from kcca_desc.methods import (EncoderMethod, FeatureBridgeMethod, PairScorerMethod, dev_metrics, recall_sum,
-                               select_best)
-from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS as TRAINABLE, trainable_model
+from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, dev_metrics, recall_sum, select_best
+from kcca_desc.methods.trainable_systems import TRAINABLE, TRAINABLE_VARIANTS
 from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
 from kcca_desc.adapters.precomputed import PrecomputedImageEncoder
@@ -235,13 +234,13 @@ QUICK_SIZES = {"vse": {"word_dim": 16, "joint_dim": 16, "min_count": 1, "batch_s
 def train_model(name: str, data: Dataset, image_encoder, args):
     """The trained model of system ``name`` (loaded from its checkpoint when one exists) and the
     cost of this call: the device, peak resident memory and, on a GPU, its peak allocation."""
-    base, settings = TRAINABLE[name]
-    overrides = {**settings, **(QUICK_SIZES[base] if args.quick else {})}
+    variant = TRAINABLE_VARIANTS[name]
+    overrides = dict(QUICK_SIZES[variant.system]) if args.quick else {}
     if args.train_epochs is not None:
         overrides["max_epochs"] = args.train_epochs
-    model = trainable_model(base, args.train_config, image_encoder=image_encoder, n_threads=args.train_threads,
-                            device=args.train_device, max_train_seconds=args.train_seconds, random_state=0,
-                            **{**overrides, **args.train_params})
+    model = variant.build(args.train_config, image_encoder=image_encoder, n_threads=args.train_threads,
+                          device=args.train_device, max_train_seconds=args.train_seconds, random_state=0,
+                          **{**overrides, **args.train_params})
     torch = torch_module()
     on_gpu = torch.device(args.train_device).type == "cuda" and torch.cuda.is_available()
     if on_gpu:
@@ -267,9 +266,9 @@ def train_model(name: str, data: Dataset, image_encoder, args):
 def trainable_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     """The seed papers' trainable systems over the same frozen image features, on test."""
     results, methods = [], {}
-    for name in (n for n in TRAINABLE if n in args.systems):
+    for name in (n for n in TRAINABLE_VARIANTS if n in args.systems):
         model, cost = train_model(name, data, encoder.image_encoder, args)
-        method = EncoderMethod(model) if isinstance(model, Encoder) else PairScorerMethod(model)
+        method = TRAINABLE[TRAINABLE_VARIANTS[name].system].wrapper(model)
         params = {**{k: v for k, v in model.get_params().items() if k != "image_encoder"},
                   "config": args.train_config, "image_features": model.image_encoder_.name,
                   **model.training_summary(), "training_cost": cost}
@@ -397,7 +396,7 @@ QUICK_N_IMAGES = 20
 #: torch is installed, at tiny sizes for two epochs each.
 DEFAULTS = {
     "full": {"vsts": Path("/work/shared/vsts"), "n_components": 128, "off_topic_k": 50, "kcca_rank": 4096,
-             "systems": list(BRIDGES) + list(TRAINABLE),
+             "systems": list(BRIDGES) + list(TRAINABLE_VARIANTS),
              "kcca_gamma_scales": [0.03125, 0.0625, 0.125, 0.25, 0.5], "train_epochs": None,
              "cca_regs": [1e-2, 3e-2, 0.05, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0],
              "cca_weight_powers": [0.25, 0.5, 1.0, 2.0, 4.0],
@@ -406,7 +405,7 @@ DEFAULTS = {
     "quick": {"n_components": 8, "off_topic_k": 5, "kcca_rank": 64, "kcca_gamma_scales": [0.125],
               "train_epochs": 2, "cca_regs": [0.1], "cca_weight_powers": [1.0], "kcca_regs": [1.0],
               "kcca_weight_powers": [1.0],
-              "systems": list(BRIDGES) + (list(TRAINABLE) if importlib.util.find_spec("torch") else []),
+              "systems": list(BRIDGES) + (list(TRAINABLE_VARIANTS) if importlib.util.find_spec("torch") else []),
               "throughput_sample": [16, 2]},
 }
 
@@ -468,9 +467,10 @@ def main(argv=None) -> None:
     add_output_arguments(parser, f"{QUICK_N_IMAGES} synthetic images, one setting per bridge, no vSTS")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     args.train_params = dict(parse_setting(text, parser) for text in args.train_params)
-    unknown = [name for name in args.systems if name not in BRIDGES and name not in TRAINABLE]
+    unknown = [name for name in args.systems if name not in BRIDGES and name not in TRAINABLE_VARIANTS]
     if unknown:
-        parser.error(f"--systems: unknown {', '.join(unknown)}; known: {', '.join([*BRIDGES, *TRAINABLE])}")
+        parser.error(f"--systems: unknown {', '.join(unknown)}; "
+                     f"known: {', '.join([*BRIDGES, *TRAINABLE_VARIANTS])}")
     # MiniLM serves the bridges only: a run of trainable systems alone needs neither it, its timing
     # nor the images' pixels (the raw-feature vSTS baselines).
     with_bridges = any(name in BRIDGES for name in args.systems)
@@ -500,7 +500,7 @@ def main(argv=None) -> None:
     if args.train_only:
         # Checkpoints only: several such runs with different --systems train in parallel, and a
         # later run without --train-only loads and evaluates them.
-        for name in (n for n in TRAINABLE if n in args.systems):
+        for name in (n for n in TRAINABLE_VARIANTS if n in args.systems):
             train_model(name, data, encoder.image_encoder, args)
         return
 

@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from kcca_desc.data.dataset import PROTOCOLS
 from kcca_desc.evaluate.ranks import TASKS
 from kcca_desc.methods.selection import SELECTION_METRICS as RECALLS, recall_sum
-from kcca_desc.methods.trainable_systems import TRAINABLE_CONFIGS
+from kcca_desc.methods.trainable_systems import TRAINABLE
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 README = REPOSITORY / "README.md"
@@ -486,7 +486,7 @@ def rei_ablation(results: ResultsFiles) -> str:
     rows = [row(label, config, embeddings, system + suffix)
             for config, embeddings, suffix in REI_RUNS for label, system in REI_STEPS]
     rows.append(row("linear CCA scorer (`cca_minilm_efficientnet`)", "—", "—", BRIDGES[0]))
-    configs = TRAINABLE_CONFIGS["rei"]["configs"]
+    configs = TRAINABLE["rei"].configs
     return paragraph(
         "The ablation of Rei & Yannakoudakis on the Flickr8K test split: 1-of-6 forced choice (the caption of "
         "an image among five of other images) and off-topic detection (average precision, "

@@ -2,13 +2,14 @@
 neural.py's --train-params parsing."""
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-from kcca_desc.methods.trainable_systems import TRAINABLE_SYSTEMS, trainable_model
+from kcca_desc.methods.trainable_systems import TRAINABLE, TRAINABLE_VARIANTS
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -25,8 +26,7 @@ merge_results = _load("merge_results")
 
 def _run_file(path, system, config, **settings):
 
-    base, step = TRAINABLE_SYSTEMS[system]
-    params = {**trainable_model(base, config, **step).get_params(), "device": "cuda", "max_train_seconds": 60.0,
+    params = {**TRAINABLE_VARIANTS[system].build(config).get_params(), "device": "cuda", "max_train_seconds": 60.0,
               **settings, "config": config}
     params.pop("image_encoder")
     records = [{"system": system, "protocol": p, "split": "test", "params": params,
@@ -49,11 +49,20 @@ def test_systems_are_named_by_configuration_and_changed_settings_only(tmp_path):
     assert all(r["queries"]["top"]["annotation"] == [[3, 1]] for r in records if "queries" in r)
 
 
-def test_a_record_from_before_a_parameter_existed_is_named_by_its_old_behaviour(tmp_path, monkeypatch):
-    from kcca_desc.methods import trainable_systems
+@pytest.fixture
+def char_gru_cpu():
+    """Set char_gru's cpu configuration's settings for one test: ``char_gru_cpu(length_window=None)``."""
+    registered = TRAINABLE["char_gru"]
 
-    configs = trainable_systems.TRAINABLE_CONFIGS["char_gru"]["configs"]
+    def change(**settings):
+        configs = {**registered.configs, "cpu": {**registered.configs["cpu"], **settings}}
+        TRAINABLE.register("char_gru", dataclasses.replace(registered, configs=configs), replace=True)
 
+    yield change
+    TRAINABLE.register("char_gru", registered, replace=True)
+
+
+def test_a_record_from_before_a_parameter_existed_is_named_by_its_old_behaviour(tmp_path, char_gru_cpu):
     def old_record(path):  # written before length_window existed: random batches
         path = _run_file(path, "char_gru", "cpu")
         records = json.loads(path.read_text())
@@ -62,10 +71,10 @@ def test_a_record_from_before_a_parameter_existed_is_named_by_its_old_behaviour(
         path.write_text(json.dumps(records))
         return path
 
-    monkeypatch.setitem(configs, "cpu", {**configs["cpu"], "length_window": None})
+    char_gru_cpu(length_window=None)
     assert merge_results.merge([old_record(tmp_path / "a.json")])[0]["system"] == "char_gru"
     # Once the configuration sorts batches by length, the old record is named for running without it.
-    monkeypatch.setitem(configs, "cpu", {**configs["cpu"], "length_window": 50})
+    char_gru_cpu(length_window=50)
     files = [old_record(tmp_path / "b.json"), _run_file(tmp_path / "c.json", "char_gru", "cpu")]
     assert [r["system"] for r in merge_results.merge(files) if "protocol" in r] == \
         ["char_gru_length_windowNone"] * 2 + ["char_gru"] * 2

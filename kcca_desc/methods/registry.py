@@ -48,8 +48,7 @@ from .nn import WORD_SET_SIMILARITIES, NearestNeighbour
 from ..scale import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, SCHEDULER_ENV, open_dask_engine
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 from .scalable import ScalableRanker
-from .trainable_systems import (TRAINABLE_CONFIGS, TRAINING_SETTINGS, WRAPPERS, TrainableSystem, fit_with_dev,
-                                training_params)
+from .trainable_systems import TRAINABLE, TRAINING_SETTINGS, TrainableSystem, fit_with_dev, training_params
 
 __all__ = ["System", "SYSTEMS", "Setting", "fit_on_train"]
 
@@ -207,6 +206,6 @@ SYSTEMS.register("encoder", System(EncoderMethod, ENCODER_SETTINGS, encoder_para
                  help="a joint image-text encoder's own cosine (--encoder FAMILY:MODEL@WEIGHTS)")
 SYSTEMS.register("cca", System(FeatureBridgeMethod, _OVER_FEATURES, bridge_params("cca", "linear")),
                  help="linear CCA over an encoder's features (default: the offline ONNX MiniLM and ViT)")
-for _name in WRAPPERS:
-    SYSTEMS.register(_name, System(TrainableSystem(_name), TRAINING_SETTINGS, training_params, fit_with_dev),
-                     help=f"trainable {_name} ({TRAINABLE_CONFIGS[_name]['model']}, --train-config cpu|paper)")
+for _name, _spec in TRAINABLE.items():
+    SYSTEMS.register(_name, System(TrainableSystem(_spec), TRAINING_SETTINGS, training_params, fit_with_dev),
+                     help=f"trainable {_name} ({_spec.model.__name__}, --train-config cpu|paper)")

@@ -1,28 +1,40 @@
 """The seed papers' trainable models as systems: ``--method vse|vse_hardest|char_gru|rei``.
 
-Each is built from a named configuration of :data:`TRAINABLE_CONFIGS` (``--train-config``:
-``cpu``, sized by measurement for a CPU, or ``paper``, the paper's size for a GPU), over the
-image features of ``--image-encoder`` (default the offline EfficientNet-Lite0), and fitted on the
-training split with the dev split selecting snapshots and stopping early.  Training is
-checkpointed under the cache, so a second run with the same settings loads the trained model.
+Each is a :class:`~.trainable_spec.TrainableSpec` of :data:`TRAINABLE` (adding a system is one
+registration there), built in one of its configurations (``--train-config``: ``cpu``, sized by
+measurement for a CPU, or ``paper``, the paper's size for a GPU), over the image features of
+``--image-encoder`` (default the offline EfficientNet-Lite0), and fitted on the training split
+with the dev split selecting snapshots and stopping early.  Training is checkpointed under the
+cache, so a second run with the same settings loads the trained model.  :data:`TRAINABLE_VARIANTS`
+are the benchmark's systems: these with some settings changed (the Rei ablation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from .._core.errors import ParameterError
+from .._core.registry import Registry
 from .._core.settings import Setting
-from ..neural import REI_ABLATION
+from ..neural import REI_ABLATION, CharGRUEncoder, ReiRelevanceScorer, TrainableModel, VSEEncoder
 from ..data.dataset import Dataset
 from .base import RetrievalMethod
 from .encoder_systems import ENCODER_SETTINGS
 from .encoders import EncoderMethod, PairScorerMethod
+from .trainable_spec import CONFIGURATIONS, TrainableSpec, frozen_settings
 
-__all__ = ["TRAINABLE_CONFIGS", "TRAINABLE_SYSTEMS", "WRAPPERS", "TrainableSystem", "TRAINING_SETTINGS",
-           "training_params", "fit_with_dev", "trainable_model"]
+__all__ = ["TRAINABLE", "TRAINABLE_VARIANTS", "TrainableVariant", "TrainableSystem", "TRAINING_SETTINGS",
+           "training_params", "fit_with_dev"]
+
+#: Name -> :class:`~.trainable_spec.TrainableSpec` of every trainable system; the command line
+#: offers each as ``--method NAME``.  "paper": the paper's size (Merkx & Frank: 1,024 GRU units per
+#: direction, batch 32, 32 epochs; VSE at VSE++'s 1,024-d and schedule) for a GPU; Rei &
+#: Yannakoudakis's (batch 32, dev patience 10, up to 300 epochs) is the cpu size, more patient,
+#: and trains on a CPU.  "cpu": sized by measuring seconds per batch and early dev figures on one
+#: thread so that each model trains in about two hours at most on two cores (docs/design.md,
+#: "Trainable models").
+TRAINABLE: Registry[TrainableSpec] = Registry("trainable system")
 
 # The two VSE systems differ in their loss only.  Both configurations start the word embeddings from
 # static word vectors of the offline MiniLM (Kiros et al. start from CBOW vectors and keep them
@@ -34,89 +46,91 @@ _VSE_CONFIGS = {
               "lr_decay_epoch": 15, "max_epochs": 30, "patience": 5},
     "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "freeze_word_vectors": False, "joint_dim": 512,
             "batch_size": 32, "lr": 1e-3, "lr_decay_epoch": 12, "max_epochs": 24, "patience": 4, "dropout": 0.2}}
-
-#: Per system: the model class (by name in :mod:`kcca_desc.neural`), the settings
-#: that make the system what it is, and the settings of each configuration.  "paper": the
-#: paper's size (Merkx & Frank: 1,024 GRU units per direction, batch 32, 32 epochs; VSE at
-#: VSE++'s 1,024-d and schedule) for a GPU; Rei & Yannakoudakis's (batch 32, dev patience 10, up to
-#: 300 epochs) is the cpu size, more patient, and trains on a CPU.
-#: "cpu": sized by measuring seconds per batch and early dev figures on one thread so that each
-#: model trains in about two hours at most on two cores (docs/design.md, "Trainable models").
-TRAINABLE_CONFIGS: dict[str, dict[str, Any]] = {
-    "vse": {"model": "VSEEncoder", "fixed": {"negatives": "sum"}, "configs": _VSE_CONFIGS},
-    "vse_hardest": {"model": "VSEEncoder", "fixed": {"negatives": "hardest", "sum_epochs": 2}, "configs": _VSE_CONFIGS},
-    "char_gru": {"model": "CharGRUEncoder", "fixed": {}, "configs": {
-        # The paper's size, with dropout 0.2 as at the CPU size (docs/design.md): on a GPU, best dev
-        # R-sum in 20 epochs 247.7 without dropout and 267.0 with it.
-        "paper": {"char_dim": 20, "hidden_dim": 1024, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
-                  "dropout": 0.2, "max_epochs": 32, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2},
-        # Dropout, batches of similar caption length and the size chosen on dev (docs/design.md):
-        # best dev R-sum 223.8 without dropout and 237.6 with it after 16 epochs at 256 units; with
-        # it, 253.8 after 32 epochs of random batches, 257.7 after 44 of length-sorted ones, and at
-        # 512 units 258.9 after 24, each in under two hours.
-        "cpu": {"char_dim": 20, "hidden_dim": 512, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
-                "length_window": 50, "dropout": 0.2, "max_epochs": 24, "cycle_epochs": 4, "lr": 1e-3,
-                "lr_min": 1e-6, "n_ensemble": 2}}},
-    # Rei & Yannakoudakis start from CBOW vectors and train them; here the MiniLM word vectors at
-    # the scale of the other initial weights, fine-tuned (chosen on dev, docs/design.md).
-    "rei": {"model": "ReiRelevanceScorer", "fixed": REI_ABLATION["+softmax"], "configs": {
-        "paper": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
-                  "max_epochs": 300, "patience": 10},
-        "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
-                "max_epochs": 30, "patience": 3}}},
-}
-
-#: The systems of the benchmark (``benchmarks/neural.py --systems``): name -> (model of
-#: :data:`TRAINABLE_CONFIGS`, settings over its configuration).  The four Rei systems are the
-#: paper's ablation (Rei & Yannakoudakis 2017, Table 3), one step each.
-TRAINABLE_SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
-    "vse": ("vse", {}),
-    "vse_hardest": ("vse_hardest", {}),
-    "char_gru": ("char_gru", {}),
-    "rei_baseline": ("rei", REI_ABLATION["baseline"]),
-    "rei_dropout": ("rei", REI_ABLATION["+dropout"]),
-    "rei_gating": ("rei", REI_ABLATION["+gating"]),
-    "rei": ("rei", REI_ABLATION["+softmax"]),
-}
-
-#: The retrieval-system wrapper of each system's model: encoders score by cosine, the
-#: cross-conditioned scorer pair by pair.
-WRAPPERS = {"vse": EncoderMethod, "vse_hardest": EncoderMethod, "char_gru": EncoderMethod, "rei": PairScorerMethod}
+TRAINABLE.register("vse", TrainableSpec(VSEEncoder, EncoderMethod, _VSE_CONFIGS, {"negatives": "sum"}),
+                   help="Kiros et al. (2014): visual-semantic embedding, hinge loss summed over negatives")
+TRAINABLE.register("vse_hardest", TrainableSpec(VSEEncoder, EncoderMethod, _VSE_CONFIGS,
+                                                {"negatives": "hardest", "sum_epochs": 2}),
+                   help="VSE++ (Faghri et al. 2018): the hardest negative's hinge loss")
+TRAINABLE.register("char_gru", TrainableSpec(CharGRUEncoder, EncoderMethod, {
+    # The paper's size, with dropout 0.2 as at the CPU size (docs/design.md): on a GPU, best dev
+    # R-sum in 20 epochs 247.7 without dropout and 267.0 with it.
+    "paper": {"char_dim": 20, "hidden_dim": 1024, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
+              "dropout": 0.2, "max_epochs": 32, "cycle_epochs": 4, "lr": 1e-3, "lr_min": 1e-6, "n_ensemble": 2},
+    # Dropout, batches of similar caption length and the size chosen on dev (docs/design.md):
+    # best dev R-sum 223.8 without dropout and 237.6 with it after 16 epochs at 256 units; with
+    # it, 253.8 after 32 epochs of random batches, 257.7 after 44 of length-sorted ones, and at
+    # 512 units 258.9 after 24, each in under two hours.
+    "cpu": {"char_dim": 20, "hidden_dim": 512, "attention_dim": 128, "n_heads": 2, "batch_size": 32,
+            "length_window": 50, "dropout": 0.2, "max_epochs": 24, "cycle_epochs": 4, "lr": 1e-3,
+            "lr_min": 1e-6, "n_ensemble": 2}}),
+                   help="Merkx & Frank (2019): character-level bi-GRU with attention pooling, snapshot ensemble")
+# Rei & Yannakoudakis start from CBOW vectors and train them; here the MiniLM word vectors at
+# the scale of the other initial weights, fine-tuned (chosen on dev, docs/design.md).
+TRAINABLE.register("rei", TrainableSpec(ReiRelevanceScorer, PairScorerMethod, {
+    "paper": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
+              "max_epochs": 300, "patience": 10},
+    "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
+            "max_epochs": 30, "patience": 3}}, REI_ABLATION["+softmax"]),
+                   help="Rei & Yannakoudakis (2017): gated, cross-conditioned relevance scorer")
 
 
-def trainable_model(system: str, config: str = "cpu", **overrides):
-    """The unfitted model of ``system`` in configuration ``config``, with ``overrides`` applied."""
-    from .. import neural
+@dataclass(frozen=True)
+class TrainableVariant:
+    """A system of :data:`TRAINABLE` with some of its settings changed: a system of the benchmark.
 
-    if system not in TRAINABLE_CONFIGS:
-        raise ParameterError(f"unknown trainable system {system!r}; known: {', '.join(TRAINABLE_CONFIGS)}")
-    entry = TRAINABLE_CONFIGS[system]
-    if config not in entry["configs"]:
-        raise ParameterError(f"{system}: unknown configuration {config!r}; known: {', '.join(entry['configs'])}")
-    cls = getattr(neural, entry["model"])
-    return cls(**{**entry["configs"][config], **entry["fixed"], **overrides})
+    Parameters
+    ----------
+    system : str
+        The name of the system in :data:`TRAINABLE` (looked up when building, so that a
+        replaced registration is the one built).
+    settings : mapping, default={}
+        Settings over the system's configuration and fixed settings, read-only; checked against
+        the model's parameters when the variant is made (a :class:`ParameterError`).
+    """
+
+    system: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "settings", frozen_settings(self.settings))
+        TRAINABLE[self.system].check(self.settings, f"settings of a variant of {self.system!r}")
+
+    def build(self, config: str = "cpu", **overrides: Any) -> TrainableModel:
+        """The unfitted model: :meth:`TrainableSpec.build` with :attr:`settings`, then ``overrides``."""
+        return TRAINABLE[self.system].build(config, **{**self.settings, **overrides})
+
+
+#: The systems of the benchmark (``benchmarks/neural.py --systems``) by name.  The four Rei
+#: systems are the paper's ablation (Rei & Yannakoudakis 2017, Table 3), one step each.
+TRAINABLE_VARIANTS: Registry[TrainableVariant] = Registry("trainable variant")
+for _name in ("vse", "vse_hardest", "char_gru"):
+    TRAINABLE_VARIANTS.register(_name, TrainableVariant(_name), help=TRAINABLE.help(_name))
+for _name, _step in (("rei_baseline", "baseline"), ("rei_dropout", "+dropout"), ("rei_gating", "+gating"),
+                     ("rei", "+softmax")):
+    TRAINABLE_VARIANTS.register(_name, TrainableVariant("rei", REI_ABLATION[_step]),
+                                help=f"Rei & Yannakoudakis's ablation step {_step}")
 
 
 @dataclass(frozen=True)
 class TrainableSystem:
-    """Factory of one trainable system for :class:`~.registry.System`: the model in its wrapper."""
+    """Factory of one trainable system for :class:`~.registry.System`: the model of ``spec`` in its wrapper."""
 
-    system: str
+    spec: TrainableSpec
 
     def __call__(self, random_state: int = 0, train_config: str = "cpu", max_epochs: int | None = None,
                  n_threads: int | None = 1, checkpoint: bool = True, image_encoder=None,
                  device: str = "cpu") -> RetrievalMethod:
         # Explicit keywords: System.build passes a factory only the shared settings it names.
         overrides = {} if max_epochs is None else {"max_epochs": max_epochs}
-        model = trainable_model(self.system, train_config, random_state=random_state, n_threads=n_threads,
-                                checkpoint=checkpoint, image_encoder=image_encoder, device=device, **overrides)
-        return WRAPPERS[self.system](model)
+        model = self.spec.build(train_config, random_state=random_state, n_threads=n_threads, checkpoint=checkpoint,
+                                image_encoder=image_encoder, device=device, **overrides)
+        return self.spec.wrapper(model)
 
 
 #: Settings shared by the trainable systems; they read ``image_encoder`` and ``image_pooling`` of
 #: :data:`~.encoder_systems.ENCODER_SETTINGS` too.
 TRAINING_SETTINGS = (
-    Setting("train_config", choices=("cpu", "paper"), default="cpu",
+    Setting("train_config", choices=CONFIGURATIONS, default="cpu",
             help="size and schedule of a trainable system: cpu (chosen by measurement on one "
                  "thread) or paper (the paper's size, for a GPU)"),
     Setting("train_epochs", int, help="override the configuration's max epochs"),

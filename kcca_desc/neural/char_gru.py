@@ -117,7 +117,7 @@ class CharGRUEncoder(JointEmbeddingModel):
         As :class:`~.vse.VSEEncoder`.
 
     The defaults are the paper's size; the CPU size chosen by measurement is the ``cpu``
-    configuration of :data:`kcca_desc.methods.trainable_systems.TRAINABLE_CONFIGS`.
+    configuration of :data:`kcca_desc.methods.trainable_systems.TRAINABLE`.
 
     References
     ----------

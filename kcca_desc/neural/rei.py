@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Real
-from typing import Literal, Sequence
+from types import MappingProxyType
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -18,13 +20,14 @@ from .word_vectors import PretrainedWordEmbeddings
 
 __all__ = ["ReiRelevanceScorer", "REI_ABLATION"]
 
-#: The paper's ablation (Rei & Yannakoudakis 2017, Table 3), each step adding to the one before.
-REI_ABLATION = {
+#: The paper's ablation (Rei & Yannakoudakis 2017, Table 3), each step adding to the one before;
+#: read-only, as the trainable systems' settings built from it.
+REI_ABLATION: Mapping[str, Mapping[str, Any]] = MappingProxyType({name: MappingProxyType(step) for name, step in {
     "baseline": {"dropout": 0.0, "gating": False, "loss": "hinge"},   # LSTM-COS (Kiros et al. 2014)
     "+dropout": {"dropout": 0.5, "gating": False, "loss": "hinge"},
     "+gating": {"dropout": 0.5, "gating": True, "loss": "hinge"},
     "+softmax": {"dropout": 0.5, "gating": True, "loss": "softmax"},  # the full model
-}
+}.items()})
 
 #: Texts encoded per forward pass when scoring.
 _TEXT_CHUNK = 512
