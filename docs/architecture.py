@@ -42,6 +42,10 @@ EXTENSIONS = (
     ("a system", "kcca_desc.methods.registry", "SYSTEMS",
      "an estimator in `kcca_desc/methods/` and one `SYSTEMS.register(name, System(...))`; `--method` "
      "offers it with its own options"),
+    ("a trainable system", "kcca_desc.methods.trainable_systems", "TRAINABLE",
+     "a model class in `kcca_desc/neural/` and one `TRAINABLE.register(name, TrainableSpec(...))` in "
+     "`kcca_desc/methods/trainable_systems.py` (its settings are checked against the model's parameters "
+     "there); `--method` offers it with `--train-config cpu|paper`"),
     ("an encoder family", "kcca_desc.adapters.families", "ENCODER_FAMILIES",
      "a thin wrapper in `kcca_desc/adapters/` and one `register_encoder(...)`; `--encoder FAMILY:MODEL` "
      "builds it"),
