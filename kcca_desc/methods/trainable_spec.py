@@ -76,19 +76,27 @@ class TrainableSpec:
         if missing:
             raise ParameterError(f"{self.model.__name__}: a trainable system needs the configurations "
                                  f"{', '.join(CONFIGURATIONS)}; missing {', '.join(missing)}")
-        self.check(self.fixed, "fixed settings")
         for name, settings in self.configs.items():
             clash = sorted(set(settings) & set(self.fixed))
             if clash:
                 raise ParameterError(f"{self.model.__name__}: configuration {name!r} sets the fixed "
                                      f"setting(s) {', '.join(clash)}")
-            self.check(settings, f"configuration {name!r}")
-        for name in self.configs:
-            validate_params(self.build(name))
+            self._check_names(settings, f"configuration {name!r}")
+        self.check(self.fixed, "fixed settings")
 
     def check(self, settings: Mapping[str, Any], where: str) -> None:
-        """Raise a :class:`ParameterError` naming ``where`` unless every key of ``settings`` is a
-        parameter of :attr:`model`."""
+        """Raise a :class:`ParameterError` unless ``settings`` suit every configuration.
+
+        Every key must be a parameter of :attr:`model`, and the model of every configuration with
+        ``settings`` over it must meet the model's ``_parameter_constraints`` (only those: the
+        checks of ``fit`` that load word vectors wait for ``fit``).  ``where`` names the settings
+        in the message.
+        """
+        self._check_names(settings, where)
+        for config in self.configs:
+            validate_params(self.build(config, **settings))
+
+    def _check_names(self, settings: Mapping[str, Any], where: str) -> None:
         accepted = inspect.signature(self.model).parameters
         unknown = [name for name in settings if name not in accepted]
         if unknown:

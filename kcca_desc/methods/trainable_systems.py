@@ -85,7 +85,8 @@ class TrainableVariant:
         replaced registration is the one built).
     settings : mapping, default={}
         Settings over the system's configuration and fixed settings, read-only; checked against
-        the model's parameters when the variant is made (a :class:`ParameterError`).
+        the model's parameters when the variant is made (:meth:`TrainableSpec.check`: a
+        :class:`~kcca_desc._core.errors.ParameterError`).
     """
 
     system: str

@@ -77,6 +77,8 @@ def test_variants_change_settings_over_the_system_they_name():
     assert TRAINABLE_VARIANTS["rei"].build().get_params() == TRAINABLE["rei"].build().get_params()
     with pytest.raises(ParameterError, match="no parameter 'gate'"):
         TrainableVariant("rei", {"gate": False})
+    with pytest.raises(ParameterError, match="'dropout' parameter of ReiRelevanceScorer"):
+        TrainableVariant("rei", {"dropout": 1.5})
     with pytest.raises(ParameterError, match="unknown trainable system 'rei2'"):
         TrainableVariant("rei2")
 
