@@ -1,6 +1,8 @@
 """The trainable systems by name: typed specs checked at registration, configurations, variants,
 the command line's registry, fitting with dev."""
 
+import subprocess
+import sys
 from types import MappingProxyType
 
 import numpy as np
@@ -81,6 +83,16 @@ def test_variants_change_settings_over_the_system_they_name():
         TrainableVariant("rei", {"dropout": 1.5})
     with pytest.raises(ParameterError, match="unknown trainable system 'rei2'"):
         TrainableVariant("rei2")
+
+
+def test_registering_and_building_the_systems_leaves_torch_unimported():
+    # torch is an optional extra, imported on first training: the registry (and --help) must not need it.
+    code = ("import sys; from kcca_desc.methods import SYSTEMS; "
+            "from kcca_desc.methods.trainable_systems import TRAINABLE, TRAINABLE_VARIANTS; "
+            "[v.build(c) for v in TRAINABLE_VARIANTS.values() for c in ('cpu', 'paper')]; "
+            "print(sorted(m for m in sys.modules if m.partition('.')[0] == 'torch'))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"
 
 
 def test_command_line_builds_each_trainable_system():
