@@ -18,7 +18,6 @@ import argparse
 import ast
 import importlib
 import inspect
-import pkgutil
 import sys
 import tomllib
 from collections import defaultdict

@@ -1,7 +1,6 @@
 """The command line end to end on small synthetic data, and its error messages."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -76,16 +75,3 @@ def test_the_results_file_holds_the_per_query_ranks_and_every_figure_follows_fro
         for task in ("annotation", "search"):
             np.testing.assert_array_equal(result.ranks[task], ran.ranks[task])
             assert retrieval_metrics(result.ranks[task]) == getattr(result, task)
-
-
-def test_main_command_ranks_every_query_as_before_the_reorganisation(tmp_path):
-    """The README's main job gives the per-query ranks it gave before the package moved into layers.
-
-    ``tests/fixtures/main_command_ranks_before.json``: ``python -m kcca_desc.fit --text-kernel tri_sem
-    --out ...`` at the commit before the reorganisation (issue "One house"); it goes once the move is done.
-    """
-    before = json.loads((Path(__file__).parent / "fixtures" / "main_command_ranks_before.json").read_text())
-    out = tmp_path / "results.json"
-    assert main(["--text-kernel", "tri_sem", "--out", str(out), "-q"]) == 0
-    now = json.loads(out.read_text())
-    assert [{key: r[key] for key in before[0]} for r in now] == before
