@@ -172,3 +172,33 @@ def test_compare_reproduces_the_cluster_bootstrap_intervals_of_the_karpathy_run(
     comparison = compare_runs([run])
     for row in comparison.rows:
         assert [row["ci_low"], row["ci_high"]] == pytest.approx(stored[row["task"]][row["metric"]], abs=1e-12), row
+
+
+def test_a_reference_of_another_protocol_suggests_selecting_one(tmp_path, capsys):
+    a, b, c = (tmp_path / f"{n}.json" for n in "abc")
+    make_result([1, 2, 3], [1, 2, 3], "A").save(a, include_ranks=True)
+    make_result([1, 2, 3], [3, 2, 1], "B").save(b, include_ranks=True)
+    make_result([1, 2, 3], [1, 2, 3], "C", protocol="karpathy",
+                queries={"images": ["x", "y", "z"], "captions": ["x#0", "y#0", "z#0"],
+                         "caption_image": [0, 1, 2]}).save(c, include_ranks=True)
+    assert main([str(a), str(b), str(c), "--reference", "B"]) == 2
+    err = capsys.readouterr().err
+    assert "none of the runs under protocol karpathy" in err and "--protocol hodosh" in err
+    assert main([str(a), str(b), str(c), "--reference", "B", "--protocol", "hodosh", "--n-resamples", "20"]) == 0
+
+
+def test_csv_rounds_figures_as_the_markdown_table_shows_them(tmp_path):
+    runs = [Run(make_result([1, 5, 3, 9, 2, 2], [2, 1, 4, 4, 7, 1], "A"), "a.json"),
+            Run(make_result([2, 1, 3, 7, 1, 3], [1, 1, 8, 2, 2, 5], "B"), "b.json")]
+    comparison = compare_runs(runs, n_resamples=30, n_permutations=30)
+    csv_rows = comparison.to_csv().splitlines()[1:]
+    md_rows = [line for line in comparison.to_markdown().splitlines() if line.startswith("| hodosh")]
+    assert len(csv_rows) == len(md_rows) == len(comparison.rows)
+    for csv_line, md_line, row in zip(csv_rows, md_rows, comparison.rows):
+        cells = csv_line.split(",")
+        md_cells = [c.strip() for c in md_line.strip("|").split("|")]
+        assert md_cells[4].rstrip("*") == cells[4]  # the value, as shown
+        assert md_cells[5] == f"[{cells[5]}, {cells[6]}]"
+        assert cells[7] == md_cells[6] and cells[8] == md_cells[7]
+        assert len(cells[4].split(".")[-1]) <= 1 or "." not in cells[4]
+    assert any(row["value"] != round(row["value"], 1) for row in comparison.rows)  # rounding did something

@@ -52,7 +52,8 @@ from .._core.cache import atomic_write_text
 from .._core.errors import DataError, ParameterError
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
-from .metrics import METRICS
+from .latex import LATEX_HEADER, latex_escape
+from .metrics import METRICS, format_bound
 from .ranks import METRIC_KEYS, TASKS
 
 __all__ = [
@@ -321,10 +322,13 @@ def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0
 
 
 def to_csv(results: Sequence[Result], ci: bool = False) -> str:
-    """CSV with full-precision figures: one row per result, ``task_metric`` columns.
+    """CSV, one row per result, ``task_metric`` columns, figures rounded as the tables print them.
 
-    With ``ci``, ``task_metric_ci_low`` / ``_ci_high`` columns follow each
-    metric (empty where no interval was computed).
+    Each figure has the precision of :meth:`Metric.format <kcca_desc.evaluate.metrics.Metric.format>`
+    (one decimal; a whole median rank without one), so a spreadsheet shows what the paper's table
+    shows; the full precision stays in the results JSON (:func:`save_results`). With ``ci``,
+    ``task_metric_ci_low`` / ``_ci_high`` columns follow each metric (empty where no interval was
+    computed).
     """
     if not results:
         raise DataError("a results table needs at least one result")
@@ -341,41 +345,42 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
         row = [r.system, r.dataset, r.protocol, r.split]
         for task in TASKS:
             for m in METRIC_KEYS:
-                row.append(repr(r.metric(task, m)) if m != "n_queries" else str(r.metric(task, m)))
-                if ci and m != "n_queries":
+                if m == "n_queries":
+                    row.append(str(r.metric(task, m)))
+                    continue
+                row.append(METRICS[m].format(r.metric(task, m)))
+                if ci:
                     interval = r.extras.get("ci", {}).get(task, {}).get(m)
-                    row += [repr(v) for v in interval] if interval is not None else ["", ""]
+                    row += [format_bound(v) for v in interval] if interval is not None else ["", ""]
         writer.writerow(row)
     return buffer.getvalue()
 
 
-_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
-
-
 def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05,
              marker: str = r"$^{*}$") -> str:
-    """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups."""
+    """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups.
+
+    The source compiles with pdflatex as written: its first line (:data:`~kcca_desc.evaluate.latex.LATEX_HEADER`)
+    names the ``booktabs`` package it needs, and labels are escaped by
+    :func:`~kcca_desc.evaluate.latex.latex_escape` (symbols such as ``ρ`` or ``<`` in math mode).
+    """
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
     n_ident = len(header) - 2 * len(TABLE_METRICS)
     n_metric = len(TABLE_METRICS)
     spec = "l" * n_ident + "r" * (2 * n_metric)
     lines = [
+        LATEX_HEADER,
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
         " & " * (n_ident - 1)
         + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
         rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
         rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
-        " & ".join(header[:n_ident] + [METRICS[m].label for m in TABLE_METRICS] * 2) + r" \\",
+        " & ".join(map(latex_escape, header[:n_ident] + [METRICS[m].label for m in TABLE_METRICS] * 2)) + r" \\",
         r"\midrule",
     ]
     for row in rows:
-        cells = [_latex_escape(c).replace("\0", marker) for c in row]
+        cells = [latex_escape(c).replace("\0", marker) for c in row]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"

@@ -42,6 +42,7 @@ import numpy as np
 
 from .._core.cache import atomic_write_text
 from .._core.errors import KccaDescError
+from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS, retrieval_metrics
 from ..evaluate.results import Result
@@ -236,11 +237,15 @@ class Comparison:
             indent=1, allow_nan=False) + "\n"
 
     def to_csv(self) -> str:
+        """CSV of :attr:`rows`, figures rounded as :meth:`to_markdown` prints them.
+
+        The full precision stays in :meth:`to_json`.
+        """
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=_COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in self.rows:
-            writer.writerow({k: ("" if row[k] is None else row[k]) for k in _COLUMNS})
+            writer.writerow({k: _shown(row, k) for k in _COLUMNS})
         return buffer.getvalue()
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
@@ -252,10 +257,9 @@ class Comparison:
             is_ref = row["p_value"] is None
             body.append([row["protocol"], row["task"], metric.label, row["system"] + (" (ref.)" if is_ref
                                                                                                  else ""),
-                         metric.format(row["value"]) + row["marker"],
-                         f"[{format_bound(row['ci_low'])}, {format_bound(row['ci_high'])}]",
-                         "" if is_ref else f"{row['difference']:+.1f}", "" if is_ref else format_p(row["p_value"]),
-                         row["test"] or ""])
+                         _shown(row, "value") + row["marker"],
+                         f"[{_shown(row, 'ci_low')}, {_shown(row, 'ci_high')}]",
+                         _shown(row, "difference"), _shown(row, "p_value"), row["test"] or ""])
         return header, body
 
     def to_markdown(self) -> str:
@@ -266,13 +270,12 @@ class Comparison:
         return "\n".join(lines) + f"\n\nReference: {_reference_text(self.reference)}; {legend}.\n"
 
     def to_latex(self) -> str:
-        from ..evaluate.results import _latex_escape
-
+        """A LaTeX ``tabular`` that compiles with pdflatex; its first line names the package it needs (booktabs)."""
         header, body = self._cells()
-        lines = [r"\begin{tabular}{llll" + "r" * 4 + "l}", r"\toprule", " & ".join(map(_latex_escape, header))
-                 + r" \\", r"\midrule"]
+        lines = [LATEX_HEADER, r"\begin{tabular}{llll" + "r" * 4 + "l}", r"\toprule",
+                 " & ".join(map(latex_escape, header)) + r" \\", r"\midrule"]
         for cells in body:
-            cells = [_latex_escape(c) for c in cells]
+            cells = [latex_escape(c) for c in cells]
             cells[4] = cells[4].replace("*", "") + (rf"$^{{{'*' * cells[4].count('*')}}}$" if "*" in cells[4] else "")
             lines.append(" & ".join(cells) + r" \\")
         return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"]) + "\n"
@@ -289,6 +292,22 @@ class Comparison:
         return written
 
 
+def _shown(row: Mapping, column: str) -> str:
+    """``row[column]`` as every table of a :class:`Comparison` shows it (figures rounded, p-values short)."""
+    value = row[column]
+    if value is None:
+        return ""
+    if column == "value":
+        return METRICS[row["metric"]].format(value)
+    if column in ("ci_low", "ci_high"):
+        return format_bound(value)
+    if column == "difference":
+        return f"{value:+.1f}"
+    if column == "p_value":
+        return format_p(value)
+    return str(value)
+
+
 def format_p(p: float) -> str:
     """A p-value for a table: three significant digits, ``<0.001`` below that."""
     return "<0.001" if p < 0.001 else f"{p:.3g}"
@@ -298,14 +317,24 @@ def _reference_text(reference: Mapping[str, str]) -> str:
     return "; ".join(f"{label} ({protocol})" for protocol, label in reference.items())
 
 
-def _pick_reference(runs: Sequence[Run], reference: str | None) -> Run:
+def _names(run: Run, reference: str) -> bool:
+    return (reference in (run.label, run.result.system) or Path(run.source) == Path(reference)
+            or Path(run.source).name == reference)
+
+
+def _pick_reference(runs: Sequence[Run], reference: str | None, all_runs: Sequence[Run] = ()) -> Run:
+    """The reference among ``runs`` (one protocol's runs); ``all_runs`` only improves the error."""
     if reference is None:
         return runs[0]
-    matches = [run for run in runs if reference in (run.label, run.result.system)
-               or Path(run.source) == Path(reference) or Path(run.source).name == reference]
+    matches = [run for run in runs if _names(run, reference)]
     if not matches:
-        raise ComparisonError(f"reference {reference!r} is none of the runs under protocol {runs[0].result.protocol}: "
-                              f"{', '.join(run.label for run in runs)}")
+        protocol = runs[0].result.protocol
+        elsewhere = sorted({run.result.protocol for run in all_runs if _names(run, reference)})
+        hint = (f"; it is a run of protocol {', '.join(elsewhere)} and each protocol's runs are compared with a "
+                f"reference of their own: compare one protocol at a time (--protocol {elsewhere[0]} on the "
+                f"command line, load_runs(..., protocol={elsewhere[0]!r}) in Python)" if elsewhere else "")
+        raise ComparisonError(f"reference {reference!r} is none of the runs under protocol {protocol}: "
+                              f"{', '.join(run.label for run in runs)}{hint}")
     if len(matches) > 1:
         raise ComparisonError(f"reference {reference!r} names several runs ({', '.join(r.label for r in matches)}); "
                               "name one system")
@@ -341,7 +370,7 @@ def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resampl
     rows, references = [], {}
     for protocol, group in by_protocol.items():
         check_comparable(group)
-        ref = _pick_reference(group, reference)
+        ref = _pick_reference(group, reference, runs)
         references[protocol] = ref.label
         ordered = [ref, *[run for run in group if run is not ref]]
         stats = {}

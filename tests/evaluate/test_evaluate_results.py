@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kcca_desc.evaluate.latex import LATEX_HEADER
 from kcca_desc.evaluate.results import (
     Result,
     format_table,
@@ -95,10 +96,13 @@ def test_csv_latex_and_plain_table():
     assert header[5:7] == ["annotation_R@1_ci_low", "annotation_R@1_ci_high"]
     values = dict(zip(header, rows[1].split(",")))
     assert values["annotation_R@1_ci_high"] == "10.0" and values["search_R@1_ci_low"] == ""
-    assert values["search_mean_rank"] == "110.25" and values["search_n_queries"] == "1000"
+    # Rounded as the tables print them (full precision stays in the JSON).
+    assert values["search_mean_rank"] == f"{110.25:.1f}" and values["search_n_queries"] == "1000"
+    assert values["annotation_R@1"] == "8.3"
     tex = to_latex([result("BoW5 √idf & co_1"), result("x")], alpha=0.05)
     assert r"\begin{tabular}{lrrrrrrrr}" in tex
-    assert r"BoW5 √idf \& co\_1 & 8.3 & 21.6 & 30.3 & 34 & 7.6" in tex
+    assert r"BoW5 $\surd$idf \& co\_1 & 8.3 & 21.6 & 30.3 & 34 & 7.6" in tex
+    assert tex.splitlines()[0] == LATEX_HEADER and "booktabs" in LATEX_HEADER
     assert r"\multicolumn{4}{c}{Annotation}" in tex and tex.rstrip().endswith(r"\end{tabular}")
     marked = to_latex([result(extras={"significance": {"search": {"median_rank": 0.001}}})])
     assert r"38$^{*}$" in marked
