@@ -2,7 +2,7 @@
 
 from .byod import load_karpathy_json, load_tsv
 from .checks import check_dataset, check_images, drop_items, settle_problems
-from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView
+from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView, require_dataset
 from .flickr8k import load_flickr8k
 from .images import ArrayImages, FileImages, ImageReadError, ImageSource, decode_image_file
 from .judgments import (
@@ -28,6 +28,7 @@ __all__ = [
     "decode_image_file",
     "DataFormatError",
     "MissingSplitError",
+    "require_dataset",
     "ProblemLog",
     "check_dataset",
     "check_images",

@@ -28,7 +28,7 @@ from .._core.errors import DataError, ParameterError
 from .._core.registry import UnknownNameError
 from .images import ImageSource
 
-__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError"]
+__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "require_dataset"]
 
 PROTOCOLS = ("hodosh", "karpathy")
 
@@ -101,6 +101,13 @@ class Dataset:
                 raise DataError(f"dataset {self.name!r}: split {split!r} has an index out of range")
             splits[split] = idx
         object.__setattr__(self, "splits", splits)
+
+    def __repr__(self) -> str:
+        # Short: the generated repr would print every caption (hundreds of kB for Flickr8K).
+        splits = ", ".join(f"{split} {len(idx):,}" for split, idx in self.splits.items())
+        n_captions = sum(len(caps) for caps in self.captions)
+        return (f"<Dataset {self.name!r}: {len(self):,} images, {n_captions:,} captions"
+                + (f"; splits {splits}" if splits else "") + ">")
 
     # ------------------------------------------------------------------ access
     @property
@@ -176,6 +183,27 @@ class Dataset:
         )
 
 
+def require_dataset(value: object, owner: str, *, name: str = "train") -> Dataset:
+    """``value`` if it is a :class:`Dataset`; otherwise one clear error naming ``owner`` and ``name``.
+
+    The retrieval systems fit on images and captions, not on feature arrays, and choose their
+    settings on a dev split themselves (``ImageSentenceRanker.fit(train, dev)``); the estimators
+    that take arrays, and so scikit-learn's model selection, are :class:`~kcca_desc.kcca.KCCA`
+    and its kin.
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is not a Dataset.
+    """
+    if not isinstance(value, Dataset):
+        raise ParameterError(
+            f"{owner}: {name} must be a Dataset of images and captions (kcca_desc.data.load_dataset), got "
+            f"{type(value).__name__}; to fit on feature or kernel arrays use kcca_desc.kcca.KCCA, LinearCCA "
+            "or kcca_desc.scale.LandmarkKCCA, which scikit-learn's model selection takes")
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class RetrievalView:
     """The query and candidate pools of one split under one protocol.
@@ -203,6 +231,10 @@ class RetrievalView:
     captions: tuple[str, ...]
     caption_ids: tuple[str, ...]
     caption_image: np.ndarray
+
+    def __repr__(self) -> str:
+        return (f"<RetrievalView {self.dataset!r} {self.split} ({self.protocol}): {self.n_images:,} images, "
+                f"{self.n_captions:,} captions>")
 
     @property
     def n_images(self) -> int:

@@ -9,12 +9,17 @@ from .incomplete_cholesky import (
     incomplete_cholesky,
 )
 from .linear import LinearCCA
+from .precomputed import PrecomputedKernel
 from .preprocessing import KernelCentering, kernel_power, scale_diagonal
 from .reference import reference_kcca
+from .scoring import CanonicalScoreMixin, heldout_correlations
 
 __all__ = [
     "KCCA",
     "LinearCCA",
+    "PrecomputedKernel",
+    "CanonicalScoreMixin",
+    "heldout_correlations",
     "KernelColumns",
     "CallableKernelColumns",
     "MatrixColumns",

@@ -37,7 +37,9 @@ from .incomplete_cholesky import (
     MatrixColumns,
     incomplete_cholesky,
 )
+from .precomputed import PrecomputedKernel
 from .preprocessing import KernelCentering, symmetrised
+from .scoring import CanonicalScoreMixin
 from .spectral import (
     CanonicalSolution,
     KernelSpectrum,
@@ -92,7 +94,7 @@ def _cached_solution(key: tuple[str, str], decomposition: _Decomposition, reg: f
                            reg, form, n_components, dtype=dtype)
 
 
-class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Regularised kernel canonical correlation analysis between two views.
 
     From centred training kernels ``Kx``, ``Ky`` (n x n), find dual weights
@@ -124,7 +126,9 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         yields its columns on demand (low-rank solver only), and ``transform``
         takes new-by-training kernel rows.  Otherwise a metric name of
         :func:`sklearn.metrics.pairwise.pairwise_kernels` or a callable
-        ``k(x, y) -> float`` applied to raw feature rows.
+        ``k(x, y) -> float`` applied to raw feature rows.  A
+        :class:`~kcca_desc.kcca.PrecomputedKernel` looks a Gram matrix up by item number:
+        the way to run scikit-learn's model selection on precomputed kernels.
     kernel_x_params, kernel_y_params : dict or None, default=None
         Keyword arguments of the kernel functions (e.g. ``{"gamma": 0.5}``).
     center : bool, default=True
@@ -312,7 +316,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
             if data.ndim == 1:
                 data = data[:, None]
             setattr(self, f"_{view}_fit", data)
-            K = pairwise_kernels(data, metric=kernel, **(getattr(self, f"kernel_{view}_params") or {}))
+            K = self._kernel_block(data, None, view)
             if not np.all(np.isfinite(K)):
                 raise DataError(f"kernel_{view} produced NaN or infinite values on {name}")
             return np.asarray(K, dtype=np.float64)
@@ -323,6 +327,16 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
         if not symmetric:
             raise DataError(f"precomputed training kernel {name} is not symmetric")
         return K
+
+    def _kernel_block(self, A: np.ndarray, B: np.ndarray | None, view: str) -> np.ndarray:
+        """``k(A, B)`` of a view's kernel function on raw rows (``B=None``: ``k(A, A)``)."""
+        kernel = getattr(self, f"kernel_{view}")
+        params = getattr(self, f"kernel_{view}_params") or {}
+        if isinstance(kernel, PrecomputedKernel):
+            if params:
+                raise ParameterError(f"kernel_{view}_params must be empty for a PrecomputedKernel, got {params}")
+            return kernel.matrix(A, B)  # whole blocks, not one Python call per pair
+        return pairwise_kernels(A, B, metric=kernel, **params)
 
     def _resolve_method(self, kernels: Sequence[Any], n: int) -> str:
         oracle = any(isinstance(K, KernelColumns) for K in kernels)
@@ -497,7 +511,7 @@ class KCCA(ValidatedParams, TransformerMixin, BaseEstimator, auto_wrap_output_ke
                 f"{name} has {data.shape[1]} features, but KCCA is expecting "
                 f"{train.shape[1]} features as input"
             )
-        K = pairwise_kernels(data, train, metric=kernel, **(getattr(self, f"kernel_{view}_params") or {}))
+        K = self._kernel_block(data, train, view)
         if not np.all(np.isfinite(K)):
             raise DataError(f"kernel_{view} produced NaN or infinite values on {name}")
         return K

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.errors import DataError
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, invalid_parameter
+from .scoring import CanonicalScoreMixin
 
 __all__ = ["LinearCCA"]
 
@@ -22,7 +23,7 @@ def _inverse_sqrt(c: np.ndarray) -> np.ndarray:
     return (vectors / np.sqrt(values)) @ vectors.T
 
 
-class LinearCCA(ValidatedParams, BaseEstimator):
+class LinearCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Regularised linear CCA (Hotelling 1936; Vinod 1976).
 
     Finds directions w_x, w_y maximising
@@ -47,6 +48,8 @@ class LinearCCA(ValidatedParams, BaseEstimator):
 
     Attributes
     ----------
+    n_features_in_ : int
+        Columns of ``X``.
     x_mean_, y_mean_ : ndarray
         Training means.
     x_weights_, y_weights_ : ndarray of shape (d_x, k), (d_y, k)
@@ -76,10 +79,11 @@ class LinearCCA(ValidatedParams, BaseEstimator):
         self._validate_params()
         X = self._check(X, "X")
         Y = self._check(Y, "Y")
+        self.n_features_in_ = X.shape[1]
         if X.shape[0] != Y.shape[0]:
             raise DataError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
         if X.shape[0] < 2:
-            raise DataError("LinearCCA needs at least 2 paired samples")
+            raise DataError(f"LinearCCA needs at least 2 paired samples, got n_samples = {X.shape[0]}")
         k_max = min(X.shape[1], Y.shape[1])
         if self.n_components > k_max:
             raise invalid_parameter(self, "n_components", f"at most min(d_x, d_y) = {k_max}", self.n_components)
@@ -106,18 +110,16 @@ class LinearCCA(ValidatedParams, BaseEstimator):
 
     @staticmethod
     def _check(A, name: str) -> np.ndarray:
-        A = np.asarray(A, dtype=np.float64)
-        if A.ndim != 2 or A.shape[1] < 1:
-            raise DataError(f"{name} must be a 2-D array with at least one column, got shape {A.shape}")
-        if not np.all(np.isfinite(A)):
-            raise DataError(f"{name} contains NaN or infinite values")
-        return A
+        # A 1-D Y is one feature (as a regression target); X must be 2-D.
+        A = check_array(A, dtype=np.float64, ensure_2d=name == "X", input_name=name)
+        return A[:, None] if A.ndim == 1 else A
 
     def _project(self, A, name: str, mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """Rows of view ``name``, centred by its training ``mean``, times its canonical ``weights``."""
         A = self._check(A, name)
         if A.shape[1] != mean.shape[0]:
-            raise DataError(f"{name} has {A.shape[1]} columns, the model was fitted on {mean.shape[0]}")
+            raise DataError(f"{name} has {A.shape[1]} features, but LinearCCA is expecting {mean.shape[0]} "
+                            "features as input")
         return (A - mean) @ weights
 
     def transform_x(self, X: np.ndarray) -> np.ndarray:

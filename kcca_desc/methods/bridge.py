@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import rbf_kernel
 
 from .._core.errors import DataError, NotFittedError, ParameterError
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, require_dataset
 from ..data.images import ImageSource
 from ..kcca import KCCA, CallableKernelColumns
 from ..adapters.base import Encoder
@@ -140,6 +140,7 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
     # ------------------------------------------------------------------ fit
     def fit(self, train: Dataset) -> "FeatureBridgeMethod":
         self._validate_params()
+        require_dataset(train, f"{type(self).__name__}.fit")
         start = time.perf_counter()
         image_of, texts = training_pairs(train)
         X = self.encoder.embed_images(train.images).astype(np.float64)

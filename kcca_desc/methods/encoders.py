@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._core.errors import ParameterError
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, require_dataset
 from ..data.images import ImageSource
 from ..adapters.base import Encoder, PairScorer
 from .._core.validation import HasMethods, ValidatedParams
@@ -45,6 +45,7 @@ class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
 
     def fit(self, train: Dataset) -> "EncoderMethod":
         self._validate_params()
+        require_dataset(train, f"{type(self).__name__}.fit")
         if not getattr(self.encoder, "joint_space", False):
             raise ParameterError(
                 f"EncoderMethod: encoder {self.encoder.name!r} embeds images and texts in different spaces "
@@ -81,6 +82,7 @@ class PairScorerMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     def fit(self, train: Dataset) -> "PairScorerMethod":
         self._validate_params()
+        require_dataset(train, f"{type(self).__name__}.fit")
         if hasattr(self.scorer, "fit"):
             self.scorer.fit(train)
         return self

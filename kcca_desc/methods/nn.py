@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.errors import DataError
 from ..kernels.text import document_idf
 
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, require_dataset
 from ..data.images import ImageSource
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
@@ -210,6 +210,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
         feature is computed.
         """
         self._validate_params()
+        require_dataset(train, f"{type(self).__name__}.fit")
         image_kernel = ImageKernel(kind=self.image_kernel, random_state=self.random_state, cache=self.cache,
                                    **(self.image_kernel_params or {}))
         image_kernel._validate_params()

@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import NpzCache, cache_dir
-from ..data.dataset import Dataset, RetrievalView
+from ..data.dataset import Dataset, RetrievalView, require_dataset
 from ..data.images import ImageSource
 from .._core.errors import DataError, ParameterError, warn_user
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
@@ -202,6 +202,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         :class:`KCCA`, is checked before any feature is computed.
         """
         self._validate_params()
+        require_dataset(train, f"{type(self).__name__}.fit")
         self.n_components_ = self._supported_n_components(len(train))
         grid = self._grid()
         if dev is None and len(grid) > 1:

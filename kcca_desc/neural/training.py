@@ -56,7 +56,7 @@ from sklearn.base import BaseEstimator
 
 from .._core.cache import cache_dir, cache_keys
 from .._core.errors import DataError, NotFittedError, ParameterError
-from ..data.dataset import Dataset
+from ..data.dataset import Dataset, require_dataset
 from .._core.progress import LOGGER
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
 from ._torch import torch_module
@@ -276,6 +276,9 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         without it the last ``n_snapshots`` snapshot epochs are kept.
         """
         self._validate_params()
+        require_dataset(train, f"{type(self).__name__}.fit")
+        if dev is not None:
+            require_dataset(dev, f"{type(self).__name__}.fit", name="dev")
         torch = torch_module()
         try:
             device = torch.device(self.device)

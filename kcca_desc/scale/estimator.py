@@ -28,11 +28,13 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.cache import cache_key
 from .._core.errors import DataError, ParameterError
+from ..kcca.scoring import CanonicalScoreMixin
 from ..kcca.spectral import KernelSpectrum, solve_canonical, spectrum_from_gram
 from .._core.validation import (
     FINITE_REAL,
@@ -50,7 +52,7 @@ from .._core.validation import (
 from .engine import LocalEngine
 from .landmarks import LANDMARKS, NystromMap, nystrom_map
 from .store import ChunkStore
-from .views import KernelView
+from .views import KernelView, PairwiseKernel
 
 __all__ = ["LandmarkKCCA", "LandmarkFeatures", "DEFAULT_RANK", "DEFAULT_CHUNK_SIZE"]
 
@@ -110,7 +112,7 @@ def _feature_chunk(chunk: int, *, view, fmap, mean, store, name, chunk_size: int
     return F
 
 
-class LandmarkKCCA(ValidatedParams, BaseEstimator):
+class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Regularised kernel CCA on landmark feature maps, computed in chunks (locally or on Dask).
 
     The objective and regularisers are those of :class:`kcca_desc.kcca.KCCA`; the kernels
@@ -145,6 +147,12 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         Precision of the canonical eigensolve (as :class:`KCCA`).
     random_state : int, default=0
         Seed of the landmark sample.
+    kernel_x, kernel_y : str or callable, default="linear"
+        The kernel of a view given to :meth:`fit` or :meth:`transform` as an array of feature
+        rows (a metric of :func:`sklearn.metrics.pairwise.pairwise_kernels` or a callable
+        ``k(x, y) -> float``); a :class:`~kcca_desc.scale.views.KernelView` brings its own.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of those kernels (e.g. ``{"gamma": 0.5}``).
 
     Attributes
     ----------
@@ -161,6 +169,8 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         Share of each training kernel's trace kept by the landmark approximation,
         ``sum_i ||g(x_i)||^2 / sum_i k(x_i, x_i)`` (uncentred; 1 when the landmarks span the data).
     n_samples_fit_ : int
+    n_features_in_ : int
+        Columns of ``X`` when it was given as an array (absent for a KernelView).
     fit_key_ : str or None
         Identifies the fit (both views' keys and the landmark settings) in the store; None
         when a training view has no key (nothing stored).
@@ -177,7 +187,8 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
     def __init__(self, *, n_components: int = 2, reg: float = 1.0, reg_form: str = "ridge",
                  rank: int = DEFAULT_RANK, landmarks: str = "pivots", oversample: float = 4.0,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, engine=None, store=None, weight_power: float = 0.0,
-                 solve_dtype=np.float64, random_state: int = 0):
+                 solve_dtype=np.float64, random_state: int = 0, kernel_x="linear", kernel_y="linear",
+                 kernel_x_params=None, kernel_y_params=None):
         self.n_components = n_components
         self.reg = reg
         self.reg_form = reg_form
@@ -190,6 +201,10 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         self.weight_power = weight_power
         self.solve_dtype = solve_dtype
         self.random_state = random_state
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.kernel_x_params = kernel_x_params
+        self.kernel_y_params = kernel_y_params
 
     _parameter_constraints = {
         "n_components": [POSITIVE_INT],
@@ -204,6 +219,10 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         "weight_power": [FINITE_REAL],
         "solve_dtype": [DtypeOptions((np.float64, np.float32))],
         "random_state": [SEED],
+        "kernel_x": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
+        "kernel_y": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
+        "kernel_x_params": [dict, None],
+        "kernel_y_params": [dict, None],
     }
 
     def _validate_params(self) -> None:
@@ -222,6 +241,22 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
             return None
         return ChunkStore(cache_key(kind="landmark_kcca", parts=list(parts)), self.store)
 
+    def _view(self, data, name: str, *, fitting: bool = False) -> KernelView:
+        """``data`` as a view: a KernelView as it is, an array of feature rows with ``kernel_<name>``."""
+        if isinstance(data, (KernelView, LandmarkFeatures)):
+            return data
+        # A 1-D Y is one feature (as a regression target); X must be 2-D.
+        rows = check_array(data, dtype=np.float64, ensure_2d=name == "x", input_name=name.upper())
+        rows = rows[:, None] if rows.ndim == 1 else rows
+        if name == "x":
+            if fitting:
+                self.n_features_in_ = rows.shape[1]
+            elif hasattr(self, "n_features_in_") and rows.shape[1] != self.n_features_in_:
+                raise DataError(f"X has {rows.shape[1]} features, but LandmarkKCCA is expecting "
+                                f"{self.n_features_in_} features as input")
+        params = getattr(self, f"kernel_{name}_params") or {}
+        return KernelView(rows, PairwiseKernel(getattr(self, f"kernel_{name}"), tuple(sorted(params.items()))))
+
     def _map(self, view: KernelView, rng: np.random.Generator) -> NystromMap:
         rows = LANDMARKS[self.landmarks](view, self.rank, rng, oversample=self.oversample)
         return nystrom_map(view, rows)
@@ -232,22 +267,27 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
 
         Parameters
         ----------
-        X, Y : KernelView
-            The two views of the same n training pairs (row i of X with row i of Y).
+        X, Y : KernelView or array-like
+            The two views of the same n training pairs (row i of X with row i of Y); an array
+            of feature rows is a view with the kernel ``kernel_x`` (``kernel_y``).
 
         Returns
         -------
         self : LandmarkKCCA
         """
         self._validate_params()
+        if hasattr(self, "n_features_in_"):
+            del self.n_features_in_  # set again below when X is an array
+        X, Y = self._view(X, "x", fitting=True), self._view(Y, "y", fitting=True)
         for name, view in (("X", X), ("Y", Y)):
             if not isinstance(view, KernelView):
-                raise ParameterError(f"LandmarkKCCA.fit: {name} must be a KernelView, got {type(view).__name__}")
+                raise ParameterError(f"LandmarkKCCA.fit: {name} must be a KernelView or an array, "
+                                     f"got {type(view).__name__}")
         n = X.n_samples
         if Y.n_samples != n:
             raise DataError(f"X and Y must describe the same pairs, got {n} and {Y.n_samples} rows")
         if n < 2:
-            raise DataError(f"LandmarkKCCA needs at least 2 training pairs, got {n}")
+            raise DataError(f"LandmarkKCCA needs at least 2 training pairs, got n_samples = {n}")
         rng = np.random.default_rng(self.random_state)
         self.map_x_ = self._map(X, rng)
         self.map_y_ = self._map(Y, rng)
@@ -330,13 +370,14 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
 
     # ------------------------------------------------------------------ projection
     def features(self, X: KernelView | None = None, Y: KernelView | None = None):
-        """Centred landmark features of new items, computed in chunks (stored under the view's key)."""
+        """Centred landmark features of new items (KernelView or array), computed in chunks (stored under the view's key)."""
         check_is_fitted(self, "weights_x_")
         out = []
         engine = self._engine
         for name, view, fmap, mean in (("x", X, self.map_x_, self.mean_x_), ("y", Y, self.map_y_, self.mean_y_)):
             if view is None:
                 continue
+            view = self._view(view, name)
             n_chunks = -(-view.n_samples // self.chunk_size)
             store = self._store(self.fit_key_, view.key)
             if store is not None:
@@ -349,7 +390,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         return out[0] if len(out) == 1 else tuple(out)
 
     def transform(self, X=None, Y=None, *, n_components: int | None = None):
-        """Project new items of either view (KernelView or LandmarkFeatures) onto the canonical directions.
+        """Project new items of either view (KernelView, LandmarkFeatures or array) onto the canonical directions.
 
         Returns
         -------
@@ -367,6 +408,7 @@ class LandmarkKCCA(ValidatedParams, BaseEstimator):
         for name, data, weights in (("x", X, self.weights_x_), ("y", Y, self.weights_y_)):
             if data is None:
                 continue
+            data = self._view(data, name)
             if isinstance(data, KernelView):
                 data = self.features(**{name.upper(): data})
             if not isinstance(data, LandmarkFeatures) or data.view != name:

@@ -18,11 +18,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
 
 from .._core.errors import DataError, ParameterError
 from ..kernels.image.intersection import histogram_intersection
 
-__all__ = ["KernelView", "SparseRows", "take", "HistogramIntersection", "LinearKernel"]
+__all__ = ["KernelView", "SparseRows", "take", "HistogramIntersection", "LinearKernel", "PairwiseKernel"]
 
 
 def take(items: Any, indices: np.ndarray) -> Any:
@@ -198,3 +199,23 @@ class LinearKernel:
     def __call__(self, a, b) -> np.ndarray:
         product = a @ b.T
         return product.toarray() if hasattr(product, "toarray") else np.asarray(product)
+
+
+@dataclass(frozen=True)
+class PairwiseKernel:
+    """A kernel of :func:`sklearn.metrics.pairwise.pairwise_kernels` on dense feature rows.
+
+    Parameters
+    ----------
+    metric : str or callable
+        A metric name (``"linear"``, ``"rbf"``, ...) or a callable ``k(x, y) -> float``.
+    params : tuple of (str, value) pairs, default=()
+        Keyword arguments of the metric (a tuple, so the kernel stays hashable and picklable).
+    """
+
+    metric: str | Callable = "linear"
+    params: tuple = ()
+
+    def __call__(self, a, b) -> np.ndarray:
+        return pairwise_kernels(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                                metric=self.metric, **dict(self.params))

@@ -86,9 +86,9 @@ def test_bad_data():
     with pytest.raises(ValueError, match="X contains NaN"):
         LinearCCA(n_components=2).fit(Xn, Y)
     cca = LinearCCA(n_components=2).fit(X, Y)
-    with pytest.raises(ValueError, match="^Y has 5 columns, the model was fitted on 4$"):
+    with pytest.raises(ValueError, match="^Y has 5 features, but LinearCCA is expecting 4 features as input$"):
         cca.transform_y(X)
-    with pytest.raises(ValueError, match="^X has 4 columns, the model was fitted on 5$"):
+    with pytest.raises(ValueError, match="^X has 4 features, but LinearCCA is expecting 5 features as input$"):
         cca.transform_x(Y)
     np.testing.assert_array_equal(cca.transform(X, Y)[1], (Y - Y.mean(0)) @ cca.y_weights_)
 
