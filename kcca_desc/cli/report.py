@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="data set of the runs, for the gallery (none: the one the results file records)")
     p.add_argument("--data-root", default=None, help="its directory or file (none: as recorded)")
     p.add_argument("--image-root", default=None, help="image directory for --data json/tsv")
+    p.add_argument("--gallery", default=None, metavar="RUN",
+                   help="the run whose retrievals the gallery shows: a label, system or file (default: the first run)")
     p.add_argument("--n-gallery", type=int, default=6, help="sampled queries per gallery")
     p.add_argument("--n-worst", type=int, default=5, help="queries per list of worst and most disputed queries")
     p.add_argument("--title", default=None, help="heading of the page")
@@ -39,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     page = build_report(selected_runs(args), args.out, data=args.data, data_root=args.data_root,
                         image_root=args.image_root, reference=args.reference, n_gallery=args.n_gallery,
                         n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
-                        n_permutations=args.n_permutations, title=args.title)
+                        n_permutations=args.n_permutations, title=args.title, gallery=args.gallery)
     print(f"report: {page}")
     return 0
 

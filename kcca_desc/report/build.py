@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 import matplotlib
+import numpy as np
 
 from .. import __version__
 from .._core.cache import atomic_write_text
@@ -65,40 +66,92 @@ def _figures(runs: Sequence[Run], comparison: Comparison, directory: Path) -> li
     return out
 
 
-def _error_analysis(runs: Sequence[Run], comparison: Comparison, dataset: Dataset | None, options: dict,
-                    n_gallery: int, n_worst: int, seed: int) -> dict:
-    """Gallery, worst queries and disagreements of the first protocol's reference run."""
-    protocol = next(iter(comparison.reference))
+def _gallery_run(runs: Sequence[Run], name: str | None) -> Run:
+    """The run the gallery shows: the one ``name`` names, else the first run."""
+    if name is None:
+        return runs[0]
+    matches = [run for run in runs if run.matches(name)]
+    if not matches:
+        raise ParameterError(f"gallery: {name!r} is none of the runs: {', '.join(run.label for run in runs)}")
+    return matches[0]
+
+
+def _error_analysis(runs: Sequence[Run], comparison: Comparison, shown: Run, dataset: Dataset | None,
+                    options: dict, n_gallery: int, n_worst: int, seed: int) -> dict:
+    """Gallery and worst queries of the run ``shown``; its disagreements with its protocol's reference.
+
+    When ``shown`` is the reference, the disagreements are with the next run of its protocol.
+    """
+    protocol = shown.result.protocol
     group = [run for run in runs if run.result.protocol == protocol]
-    first = next(run for run in group if run.label == comparison.reference[protocol])
-    second = next((run for run in group if run is not first), None)
+    reference = next(run for run in group if run.label == comparison.reference[protocol])
+    other = reference if reference is not shown else next((run for run in group if run is not shown), None)
     try:
-        data = gallery.resolve_dataset(first.result, dataset=dataset, **options)
-        view = gallery.result_view(first.result, data)
+        data = gallery.resolve_dataset(shown.result, dataset=dataset, **options)
+        view = gallery.result_view(shown.result, data)
     except gallery.ReportDataError as exc:
-        return {"error": str(exc), "run": first.label, "protocol": protocol}
+        return {"error": str(exc), "run": shown.label, "protocol": protocol}
     thumbs = gallery.Thumbnails(view)
     judgments = gallery.load_judgments(data, options.get("data_root") or
-                                       (first.result.extras.get("data_source") or {}).get("root"))
-    images = gallery.image_gallery(first, view, thumbs, n=n_gallery, seed=seed, judgments=judgments)
+                                       (shown.result.extras.get("data_source") or {}).get("root"))
+    images = gallery.image_gallery(shown, view, thumbs, n=n_gallery, seed=seed, judgments=judgments)
     out = {
-        "run": first.label, "protocol": protocol, "dataset": f"{view.dataset}:{view.split}",
-        "has_top": bool(first.result.queries.get("top")),
-        "captions": gallery.caption_gallery(first, view, thumbs, n=n_gallery, seed=seed),
+        "run": shown.label, "protocol": protocol, "dataset": f"{view.dataset}:{view.split}",
+        "has_top": bool(shown.result.queries.get("top")),
+        "captions": gallery.caption_gallery(shown, view, thumbs, n=n_gallery, seed=seed),
         "images": images, "judged": gallery.judged(images),
-        "worst": {task: gallery.worst_queries(first, view, thumbs, task, n=n_worst) for task in TASKS},
+        "worst": {task: gallery.worst_queries(shown, view, thumbs, task, n=n_worst) for task in TASKS},
     }
-    if second is not None:
-        out["other"] = second.label
-        out["disagree"] = {task: gallery.disagreements(first, second, view, thumbs, task, n=n_worst) for task in TASKS}
+    if other is not None:
+        out["other"] = other.label
+        out["disagree"] = {task: gallery.disagreements(shown, other, view, thumbs, task, n=n_worst) for task in TASKS}
     return out
+
+
+def _summary(runs: Sequence[Run]) -> str:
+    """What the page holds, counted as a reader counts: systems, results per protocol, files."""
+    per_protocol = Counter(run.result.protocol for run in runs)
+    systems = len({run.label for run in runs})
+    files = len({run.source for run in runs if run.source})
+    text = f"{systems} system{'s' if systems != 1 else ''}"
+    if len(per_protocol) > 1 or systems != len(runs):
+        text += f", {len(runs)} results (" + ", ".join(f"{n} {protocol}" for protocol, n in per_protocol.items()) + ")"
+    if files:
+        text += f" from {files} file{'s' if files != 1 else ''}"
+    return text
+
+
+#: A run is noted for ties when at least this many of its queries, and this share of them, share
+#: its worst gold rank (without ties about one query takes the worst rank).
+TIED_QUERIES, TIED_SHARE = 5, 0.01
+
+
+def _tie_notes(runs: Sequence[Run]) -> list[str]:
+    """One line per run and task whose queries pile up at the worst rank: their scores tie.
+
+    A system that gives many candidates the same score (nearest neighbours scoring 0 when no
+    caption of a neighbour shares a word with the query) ranks a tied gold item after every
+    tied candidate (:func:`~kcca_desc.evaluate.ranks.gold_ranks`), so such queries share the
+    worst rank and the rank CDF jumps there. Without ties, about one query takes the worst rank.
+    """
+    notes = []
+    for run in runs:
+        for task in TASKS:
+            ranks = np.asarray(run.result.ranks[task])
+            worst = int(ranks.max())
+            tied = int(np.count_nonzero(ranks == worst))
+            if tied >= TIED_QUERIES and tied >= TIED_SHARE * ranks.size:
+                notes.append(f"{run.label} ({run.result.protocol}, {task}): {tied:,} of {ranks.size:,} queries "
+                             f"({tied / ranks.size:.0%}) share the worst gold rank, {worst:,}: their gold item ties "
+                             "with the candidates it is ranked after.")
+    return notes
 
 
 def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dataset: Dataset | None = None,
                  data: str | None = None, data_root: str | None = None, image_root: str | None = None,
                  reference: str | None = None, n_gallery: int = 6, n_worst: int = 5, seed: int = 0,
                  n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS,
-                 title: str | None = None) -> Path:
+                 title: str | None = None, gallery: str | None = None) -> Path:
     """Write the report of ``results`` into the directory ``out``; return the page's path.
 
     Parameters
@@ -122,6 +175,10 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
         Bootstrap resamples and random assignments of the randomisation tests.
     title : str, optional
         Heading of the page.
+    gallery : str, optional
+        The run whose retrievals the gallery and error analysis show (a label, system name or
+        file, as ``reference``); default the first run. Its disagreements are listed against
+        its protocol's reference (or, when it is the reference, the next run).
 
     Returns
     -------
@@ -133,6 +190,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
     runs = [r if isinstance(r, Run) else Run(r, "") for r in results]
     if not runs:
         raise ParameterError("build_report: no result to report")
+    shown = _gallery_run(runs, gallery)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with stage(f"report: comparing {len(runs)} runs"):
@@ -142,7 +200,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
     with stage("report: figures"), matplotlib.rc_context(figures.STYLE):
         made = _figures(runs, comparison, out / "figures")
     with stage("report: gallery"):
-        analysis = _error_analysis(runs, comparison, dataset,
+        analysis = _error_analysis(runs, comparison, shown, dataset,
                                    {"data": data, "data_root": data_root, "image_root": image_root},
                                    n_gallery, n_worst, seed)
     environment = jinja2.Environment(loader=jinja2.PackageLoader("kcca_desc.report", "templates"),
@@ -151,7 +209,8 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
     first = runs[0].result
     page = environment.get_template("report.html.j2").render(
         title=title or f"Retrieval results: {first.dataset}, {first.split} split",
-        runs=runs, table=_tables(comparison), comparison=comparison,
+        runs=runs, summary=_summary(runs), tie_notes=_tie_notes(runs), table=_tables(comparison),
+        comparison=comparison,
         several=max(Counter(run.result.protocol for run in runs).values()) > 1,
         tasks=TASKS, metrics=METRICS, figures=made, analysis=analysis,
         version=__version__, generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

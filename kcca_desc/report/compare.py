@@ -86,6 +86,11 @@ class Run:
     def __post_init__(self):
         self.label = self.label or self.result.system
 
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` names this run: its label, its system, or the file it came from (path or name)."""
+        return (name in (self.label, self.result.system) or Path(self.source) == Path(name)
+                or Path(self.source).name == name)
+
 
 def _result_dicts(data: Any) -> list[Mapping]:
     """Every result record nested in a JSON value (a results file, a benchmark's table)."""
@@ -317,19 +322,14 @@ def _reference_text(reference: Mapping[str, str]) -> str:
     return "; ".join(f"{label} ({protocol})" for protocol, label in reference.items())
 
 
-def _names(run: Run, reference: str) -> bool:
-    return (reference in (run.label, run.result.system) or Path(run.source) == Path(reference)
-            or Path(run.source).name == reference)
-
-
 def _pick_reference(runs: Sequence[Run], reference: str | None, all_runs: Sequence[Run] = ()) -> Run:
     """The reference among ``runs`` (one protocol's runs); ``all_runs`` only improves the error."""
     if reference is None:
         return runs[0]
-    matches = [run for run in runs if _names(run, reference)]
+    matches = [run for run in runs if run.matches(reference)]
     if not matches:
         protocol = runs[0].result.protocol
-        elsewhere = sorted({run.result.protocol for run in all_runs if _names(run, reference)})
+        elsewhere = sorted({run.result.protocol for run in all_runs if run.matches(reference)})
         hint = (f"; it is a run of protocol {', '.join(elsewhere)} and each protocol's runs are compared with a "
                 f"reference of their own: compare one protocol at a time (--protocol {elsewhere[0]} on the "
                 f"command line, load_runs(..., protocol={elsewhere[0]!r}) in Python)" if elsewhere else "")

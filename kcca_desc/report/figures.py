@@ -44,14 +44,13 @@ def _style(index: int) -> dict:
     return {"color": f"C{index % 10}", "linestyle": _LINESTYLES[(index // 10) % len(_LINESTYLES)]}
 
 
-def _legend(fig: Figure, axes, n_runs: int, loc: str = "best") -> None:
+def _legend(fig: Figure, axes, n_runs: int) -> None:
+    """The runs' legend outside the panels (below them; beside them for many runs), never on the curves."""
     handles, labels = axes.get_legend_handles_labels()
-    # Beside the panels when there are many runs, so the curves stay visible.
     if n_runs > 6:
-        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False,
-                   ncol=1 + n_runs // 24)
+        fig.legend(handles, labels, loc="outside right center", frameon=False, ncol=1 + n_runs // 24)
     else:
-        axes.legend(loc=loc, frameon=False)
+        fig.legend(handles, labels, loc="outside lower center", frameon=False, ncol=min(n_runs, 3))
 
 
 def _run_label(run: Run, runs: Sequence[Run]) -> str:
@@ -87,7 +86,7 @@ def rank_cdf(runs: Sequence[Run]) -> Figure:
         ax.set_xscale("log")
         ax.set(title=f"{task.capitalize()}", xlabel="rank of the gold item", ylim=(0, 1))
     axes[0].set_ylabel("share of queries")
-    _legend(fig, axes[0], len(runs), loc="upper left")
+    _legend(fig, axes[0], len(runs))
     return fig
 
 

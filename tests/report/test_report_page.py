@@ -134,3 +134,65 @@ def test_fit_refuses_a_report_path_that_is_a_file_before_any_work(tmp_path, caps
         fit_main(["--method", "nn", "--n-images", "60", "--report", str(taken), "--quiet"])
     assert exit_info.value.code == 2
     assert "exists and is not a directory" in capsys.readouterr().err
+
+
+def test_the_gallery_shows_the_run_asked_for_against_the_reference(tmp_path, run_files):
+    runs = load_runs(run_files)
+    reference = runs[0]
+    shown = next(run for run in runs if run.result.protocol == "hodosh" and run.label != reference.label)
+    page = build_report(runs, tmp_path, gallery=shown.label, n_gallery=3, n_resamples=50, n_permutations=50)
+    html = page.read_text()
+    assert f"What {shown.label} retrieves" in html
+    view = load_dataset("synthetic", n_images=100, seed=0).view("test", "hodosh")
+    for card in _cards(html, "caption-query"):
+        caption_id, rank = re.search(r"(synthetic_\d+#\d) · gold rank (\d+)", card).groups()
+        assert int(rank) == shown.result.ranks["search"][view.caption_ids.index(caption_id)]
+    # Its disagreements are with the reference, which stays the first run.
+    assert f"queries where {shown.label} and {reference.label} disagree most" in html
+    assert f"Reference: {reference.label} (hodosh)" in html or f"{reference.label} (hodosh)" in html
+    with pytest.raises(ValueError, match="gallery: 'no such run' is none of the runs"):
+        build_report(runs, tmp_path, gallery="no such run")
+
+
+def test_the_page_counts_systems_results_and_files(report_page, run_files):
+    runs = load_runs(run_files)
+    systems = len({run.label for run in runs})
+    protocols = [run.result.protocol for run in runs]
+    html = report_page.read_text()
+    expected = (f"{systems} systems, {len(runs)} results ({protocols.count('hodosh')} hodosh, "
+                f"{protocols.count('karpathy')} karpathy) from {len(run_files)} files")
+    assert f'<p class="meta">{expected} · generated' in html
+    assert "each protocol has a reference of its own" in html
+
+
+def test_runs_whose_queries_pile_up_at_the_worst_rank_are_explained():
+    from kcca_desc.report.build import _tie_notes
+    from kcca_desc.report.compare import Run
+
+    rng = np.random.default_rng(0)
+    dataset = load_dataset("synthetic", n_images=100, seed=0)
+    view = dataset.view("test", "hodosh")
+    scores = rng.random((view.n_images, view.n_captions))
+    tied = scores.copy()
+    tied[:, :] = np.where(rng.random(tied.shape) < 0.3, tied, 0.0)  # many zeros: ties at the bottom
+    tied[np.arange(view.n_images), np.arange(view.n_images)] = 0.0  # the gold pairs score 0 too
+    plain, ties = (Run(result_from_scores(s, view, name), "") for s, name in ((scores, "plain"), (tied, "tied")))
+    notes = _tie_notes([plain, ties])
+    assert notes and all(note.startswith("tied (hodosh, ") for note in notes)
+    assert any("share the worst gold rank" in note for note in notes)
+
+
+def test_legends_sit_outside_the_curves(run_files):
+    from kcca_desc.report import figures
+
+    runs = load_runs(run_files)
+    for fig in (figures.recall_curves(runs), figures.rank_cdf(runs)):
+        assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+
+
+def test_cli_names_an_unknown_gallery_run_before_any_work(tmp_path, run_files, capsys):
+    from kcca_desc.cli.report import main as report_main
+
+    assert report_main([*map(str, run_files), "--out", str(tmp_path / "r"), "--gallery", "nope", "--quiet"]) == 2
+    assert "gallery: 'nope' is none of the runs" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
