@@ -278,6 +278,22 @@ def test_nearest_neighbour_without_cache_writes_nothing(tmp_path, monkeypatch, s
     assert [p for p in tmp_path.rglob("*") if p.is_file()]
 
 
+@pytest.mark.parametrize("system", [
+    lambda: ImageSentenceRanker(text_kernel="tri5_dext", n_components=(4,), regs=(1.0,), image_kernel_params=IMAGE_PARAMS,
+                                cache=False),
+    lambda: NearestNeighbour(text_similarity="tri5_dext", image_kernel_params=IMAGE_PARAMS, cache=False),
+], ids=["ranker", "nearest_neighbour"])
+def test_without_cache_the_external_corpus_is_not_cached_either(system, tmp_path, monkeypatch):
+    """The dext kernels preprocess an external corpus; cache=False kept the captions off the disk, not it."""
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    # Over 1,000 sentences: the preprocessor keeps smaller batches in memory only.
+    monkeypatch.setattr("kcca_desc.text.named_kernels.default_external_corpus",
+                        lambda: ["a red ball on the grass", "a blue square over a wall", "the ball is red"] * 400)
+    data = load_dataset("synthetic", n_images=20, image_size=32, seed=3)
+    system().fit(data.subset("train"))
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
 @pytest.mark.parametrize("cls_name", ["VSEEncoder", "CharGRUEncoder", "ReiRelevanceScorer"])
 def test_trainable_encoders_clone_and_resolve_their_image_encoder_in_fit(cls_name):
     from kcca_desc import neural as trainable

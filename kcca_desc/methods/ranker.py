@@ -250,7 +250,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
                            cache=self.cache, **(self.image_kernel_params or {}))
 
     def _text_kernel(self):
-        return make_text_kernel(self.text_kernel, random_state=self.random_state)
+        # The dext kernels preprocess their external corpus like captions; cache=False must keep
+        # that off the disk too.
+        return make_text_kernel(self.text_kernel, random_state=self.random_state,
+                                preprocessor=None if self.cache else Preprocessor(cache=False))
 
     def _kcca(self, n_max: int) -> KCCA:
         # The views named in the user's terms, for the warning about a kernel that is not PSD.
@@ -275,7 +278,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         # Each stage that the ranker's valid parameters can build; a parameter passed down to more
         # than one stage (levels, random_state...) is reported once.
         stages = [(self._image_kernel, {"image_kernel", "power", "random_state", "cache", "image_kernel_params"}),
-                  (self._text_kernel, {"text_kernel", "random_state"}),
+                  (self._text_kernel, {"text_kernel", "random_state", "cache"}),
                   (lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
         for build, inputs in stages:
             if inputs & reported:
