@@ -72,6 +72,7 @@ for yi, (name, difference, low, high, p) in zip(y, rows):
                 color="C3" if p < 0.05 else "C0")
     ax.annotate(f"p = {p:.2g}", (high, yi), xytext=(6, -3), textcoords="offset points", fontsize=8)
 ax.axvline(0, color="grey", lw=1)
+ax.margins(x=0.15)  # room for the p-values
 ax.set_yticks(y, [row[0] for row in rows])
 ax.set_xlabel("difference in favour of KCCA (R@K: points; mean rank: ranks)")
 ax.set_title("KCCA vs nearest neighbour, paired over the same test queries")

@@ -55,7 +55,7 @@ for ax, task in zip(axes, ("annotation", "search")):
     ax.set_xscale("log")
     ax.set_xlabel("K (log scale)")
     ax.set_title(f"{task}: {n} queries, {n} candidates each")
-axes[0].set_ylabel("R@K (%): queries with the gold item in the top K")
+axes[0].set_ylabel("R@K (%)")
 axes[0].legend(loc="upper left", fontsize=8)
 fig.tight_layout()
 plt.show()
