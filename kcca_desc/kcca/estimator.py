@@ -43,6 +43,7 @@ from .scoring import CanonicalScoreMixin
 from .spectral import (
     CanonicalSolution,
     KernelSpectrum,
+    n_canonical_pairs,
     solve_canonical,
     spectrum_from_factor,
     spectrum_from_kernel,
@@ -82,6 +83,11 @@ class _Decomposition:
         return self.spectrum_x.vectors.T @ self.spectrum_y.vectors
 
 
+def _explained_trace(spectrum: KernelSpectrum) -> float:
+    """Share of the centred kernel's trace its spectrum keeps; 1 for a zero kernel, which has nothing to keep."""
+    return float(spectrum.values.sum() / spectrum.trace) if spectrum.trace else 1.0
+
+
 def _cached_spectrum(kernel_hash: str, K_centred: np.ndarray, name: str) -> KernelSpectrum:
     """:func:`spectrum_from_kernel` keyed by ``kernel_hash`` (for ``joblib.Memory``, which ignores K)."""
     return spectrum_from_kernel(K_centred, name)
@@ -114,7 +120,8 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
     n_components : int, default=2
         Number of canonical directions kept.  Fewer can be used later without
         refitting (``transform(..., n_components=k)``), more with
-        :meth:`with_params`.
+        :meth:`with_params`.  There are at most ``min(rank_x_, rank_y_)`` (see
+        ``clip_to_rank``).
     reg : float, default=1.0
         Regulariser ``kappa > 0``.  In the ridge form it is on the scale of the
         centred kernels' eigenvalues; in the Hardoon form it must lie in (0, 1].
@@ -172,6 +179,13 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         canonical pairs within it in double precision (Rayleigh-Ritz), so
         correlations and weights stay float64; the kernel eigendecompositions
         are always double precision.
+    clip_to_rank : bool, default=False
+        What to do when ``n_components`` exceeds the number of canonical pairs, the smaller
+        numerical rank of the two centred kernels (a small vocabulary, repeated captions or few
+        training items make a low-rank kernel): False raises a :class:`ParameterError` naming the
+        kernel of lower rank and its rank; True keeps every pair there is (``n_components_``
+        says how many), as :class:`sklearn.decomposition.KernelPCA` drops zero eigenvalues.
+        Either way a kernel of rank 0 is a :class:`DataError`.
     view_names : (str, str), default=("X", "Y")
         What the two views are, for messages: a training kernel that is not positive
         semi-definite is reported as "the training kernel of <name>" (an image-sentence ranker
@@ -179,10 +193,12 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
 
     Attributes
     ----------
-    alpha_, beta_ : ndarray of shape (n_samples, n_components)
+    alpha_, beta_ : ndarray of shape (n_samples, n_components_)
         Dual weights of the two views, normalised so that
         ``alpha' Rx alpha = 1``.
-    canonical_correlations_ : ndarray of shape (n_components,)
+    n_components_ : int
+        Canonical pairs kept: ``n_components``, or fewer with ``clip_to_rank``.
+    canonical_correlations_ : ndarray of shape (n_components_,)
         Regularised canonical correlations, decreasing.  In [0, 1) for the
         ridge form; the Hardoon form shrinks the ``K^2`` term by ``1 - reg``,
         so its values can reach ``1 / (1 - reg)``.
@@ -190,7 +206,8 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         Training means used to centre new kernel rows (None when
         ``center=False``).
     rank_x_, rank_y_ : int
-        Numerical rank of each (approximated) centred kernel.
+        Numerical rank of each (approximated) centred kernel: its eigenvalues above
+        ``n eps max(lambda)``, the tolerance of :func:`numpy.linalg.matrix_rank`.
     explained_trace_x_, explained_trace_y_ : float
         Share of each centred kernel's trace kept by the decomposition
         (1 for the exact solver up to dropped null directions).
@@ -207,7 +224,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
     for the decomposed kernels.  Centring puts the constant vector in each
     kernel's null space; null and numerically zero directions (eigenvalues
     below ``n eps max(lambda)``) carry no correlation and are dropped, and
-    ``n_components`` may not exceed the smaller remaining rank.
+    ``n_components`` may not exceed the smaller remaining rank (unless ``clip_to_rank``).
 
     A fitted model keeps the decomposition (two n x rank eigenvector
     matrices and, once a setting has been solved rather than read from
@@ -260,6 +277,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         weight_power: float = 0.0,
         memory=None,
         solve_dtype=np.float64,
+        clip_to_rank: bool = False,
         view_names=("X", "Y"),
     ):
         self.n_components = n_components
@@ -276,6 +294,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         self.weight_power = weight_power
         self.memory = memory
         self.solve_dtype = solve_dtype
+        self.clip_to_rank = clip_to_rank
         self.view_names = view_names
 
     # ------------------------------------------------------------------ validation
@@ -294,6 +313,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         "weight_power": [FINITE_REAL],
         "memory": [str, HasMethods(["cache"]), None],
         "solve_dtype": [DtypeOptions((np.float64, np.float32))],
+        "clip_to_rank": ["boolean"],
         "view_names": [SequenceOf(str)],
     }
 
@@ -351,11 +371,14 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         return "exact" if _exact_fits_in_memory(n) else "lowrank"
 
     # ------------------------------------------------------------------ fitting
+    def _kernel_name(self, view: str) -> str:
+        """The training kernel of ``view`` in the user's terms, for messages."""
+        return f"the training kernel of {self.view_names['xy'.index(view)]} ({self.n_samples_fit_:,} items)"
+
     def _decompose(self, K: np.ndarray | KernelColumns, view: str,
                    method: str) -> tuple[KernelSpectrum, str | None]:
         """Spectrum of one centred training kernel and, when cached, its hash; sets the view's centring."""
-        n = K.n_samples if isinstance(K, KernelColumns) else K.shape[0]
-        name = f"the training kernel of {self.view_names['xy'.index(view)]} ({n:,} items)"
+        name = self._kernel_name(view)
         centering = None
         kernel_hash = None
         if isinstance(K, KernelColumns):
@@ -432,30 +455,25 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         key = None if hash_x is None or hash_y is None else (hash_x, hash_y)
         self._decomposition = _Decomposition(spectrum_x, spectrum_y, key)
         self.rank_x_, self.rank_y_ = spectrum_x.rank, spectrum_y.rank
-        self.explained_trace_x_ = float(spectrum_x.values.sum() / spectrum_x.trace)
-        self.explained_trace_y_ = float(spectrum_y.values.sum() / spectrum_y.trace)
+        self.explained_trace_x_, self.explained_trace_y_ = map(_explained_trace, (spectrum_x, spectrum_y))
         self._solve()
         return self
 
     def _solve(self) -> None:
         """Canonical pairs for the current ``reg`` and ``n_components`` from the decomposition."""
         dec = self._decomposition
-        max_components = min(dec.spectrum_x.rank, dec.spectrum_y.rank)
-        if self.n_components > max_components:
-            raise ParameterError(
-                f"n_components={self.n_components} exceeds the number of canonical pairs, "
-                f"min(rank of centred Kx, rank of centred Ky) = "
-                f"min({dec.spectrum_x.rank}, {dec.spectrum_y.rank}) = {max_components}"
-            )
+        self.n_components_ = n_canonical_pairs(dec.spectrum_x, dec.spectrum_y, self.n_components,
+                                               names=(self._kernel_name("x"), self._kernel_name("y")),
+                                               clip=self.clip_to_rank)
         dtype = np.dtype(self.solve_dtype)
         if dec.key is None:
             solution = solve_canonical(dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg,
-                                       self.reg_form, self.n_components, dtype=dtype)
+                                       self.reg_form, self.n_components_, dtype=dtype)
         else:
             memory = check_memory(self.memory)
             with entry_lock(Path(memory.location) / f"solution-{'-'.join(dec.key)}-{self.reg!r}"):
                 solution = memory.cache(_cached_solution, ignore=["decomposition"])(
-                    dec.key, dec, float(self.reg), self.reg_form, int(self.n_components), dtype)
+                    dec.key, dec, float(self.reg), self.reg_form, int(self.n_components_), dtype)
         self.canonical_correlations_ = solution.correlations
         self.alpha_ = dec.spectrum_x.vectors @ solution.coef_x
         self.beta_ = dec.spectrum_y.vectors @ solution.coef_y
@@ -480,7 +498,8 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         if model.reg != self.reg or model.n_components > self.n_components:
             model._solve()
         elif model.n_components < self.n_components:
-            k = model.n_components
+            # Fewer pairs than asked for were kept when clip_to_rank clipped them.
+            k = model.n_components_ = min(model.n_components, self.n_components_)
             model.canonical_correlations_ = self.canonical_correlations_[:k]
             model.alpha_, model.beta_ = self.alpha_[:, :k], self.beta_[:, :k]
         return model
@@ -541,7 +560,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             (n_new, n_samples_fit) against the training items when the kernel
             is precomputed, raw features otherwise.
         n_components : int or None
-            Use the top ``n_components <= self.n_components`` directions.
+            Use the top ``n_components <= self.n_components_`` directions.
 
         Returns
         -------
@@ -552,7 +571,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         check_is_fitted(self)
         if X is None and Y is None:
             raise ParameterError("transform needs X, Y or both")
-        k = self.n_components if n_components is None else n_components
+        k = self.n_components_ if n_components is None else n_components
         if not isinstance(k, numbers.Integral) or not 1 <= k <= self.alpha_.shape[1]:
             raise ParameterError(
                 f"n_components must be an integer in [1, {self.alpha_.shape[1]}], got {n_components!r}"

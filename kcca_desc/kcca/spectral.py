@@ -34,10 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from .._core.errors import ParameterError, warn_user
+from .._core.errors import DataError, ParameterError, warn_user
 
 __all__ = [
     "KernelSpectrum",
+    "rank_cutoff",
+    "n_canonical_pairs",
     "spectrum_from_kernel",
     "spectrum_from_factor",
     "spectrum_from_gram",
@@ -82,8 +84,26 @@ class KernelSpectrum:
         return self.values.shape[0]
 
 
+def rank_cutoff(n: int, largest: float) -> float:
+    """The numerical-rank tolerance of an n x n symmetric matrix: ``n eps max|lambda|``.
+
+    Eigenvalues at or below it are numerically zero.  It is the tolerance of
+    :func:`numpy.linalg.matrix_rank` (Press et al., *Numerical Recipes*, 2nd ed., Section 2.6), whose
+    singular values are, for a symmetric matrix, the eigenvalues' magnitudes: a positive
+    semi-definite kernel's numerical rank is the number of its eigenvalues above the cutoff.
+
+    Parameters
+    ----------
+    n : int
+        Order of the matrix.
+    largest : float
+        Its largest eigenvalue magnitude ``max|lambda|``.
+    """
+    return n * np.finfo(np.float64).eps * largest
+
+
 def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float) -> KernelSpectrum:
-    """Keep eigenpairs above ``n eps max|lambda|`` (as ``numpy.linalg.matrix_rank``), decreasing.
+    """Keep eigenpairs above :func:`rank_cutoff` (as ``numpy.linalg.matrix_rank``), decreasing.
 
     Centring puts the constant vector in every kernel's null space and
     low-rank kernels have more null directions; their eigenvalues come out as
@@ -96,7 +116,7 @@ def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float) -> Ker
     # eigh returns ascending eigenvalues, so decreasing order is a reversed view (no copy).
     values, vectors = values[::-1], vectors[:, ::-1]
     scale = np.abs(values).max() if values.size else 0.0
-    cutoff = max(vectors.shape[0], values.size) * np.finfo(np.float64).eps * scale
+    cutoff = rank_cutoff(max(vectors.shape[0], values.size), scale)
     negative = {}
     if values.size and values[-1] < -np.sqrt(np.finfo(np.float64).eps) * scale:
         below = values[values < 0]
@@ -105,6 +125,48 @@ def _positive_part(values: np.ndarray, vectors: np.ndarray, trace: float) -> Ker
     # Decreasing values: the kept ones are a prefix, and one copy makes them contiguous.
     rank = int(np.count_nonzero(values > cutoff))
     return KernelSpectrum(np.ascontiguousarray(vectors[:, :rank]), values[:rank].copy(), trace, **negative)
+
+
+def n_canonical_pairs(spectrum_x: KernelSpectrum, spectrum_y: KernelSpectrum, n_components: int, *,
+                      names: tuple[str, str] = ("centred kernel X", "centred kernel Y"), clip: bool = False) -> int:
+    """The number of canonical pairs to solve for: ``n_components``, within the kernels' ranks.
+
+    KCCA finds ``min(rank_x, rank_y)`` canonical pairs at most: a direction outside either
+    kernel's range has no correlation (the ranks are numerical ranks, see :func:`rank_cutoff`).
+
+    Parameters
+    ----------
+    spectrum_x, spectrum_y : KernelSpectrum
+        The two centred kernels' spectra.
+    n_components : int
+        The pairs asked for.
+    names : (str, str)
+        What the two kernels are, for messages (e.g. ``"the training kernel of the images"``).
+    clip : bool, default=False
+        Return ``min(n_components, min(rank_x, rank_y))`` rather than raise when there are fewer pairs.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterError
+        When ``n_components`` exceeds the number of pairs and ``clip`` is False, naming the kernel of lower
+        rank and its rank.
+    DataError
+        When a kernel has rank 0 (its training items are all alike to it): there is no pair at all.
+    """
+    limit = min(spectrum_x.rank, spectrum_y.rank)
+    if n_components <= limit:
+        return n_components
+    name = names[0] if spectrum_x.rank <= spectrum_y.rank else names[1]
+    why = f"{name} has numerical rank {limit} (eigenvalues above n eps lambda_max)"
+    if limit == 0:
+        raise DataError(f"KCCA finds no canonical pair: {why}, so its training items are all alike to it")
+    if not clip:
+        raise ParameterError(f"n_components={n_components} exceeds the {limit} canonical pairs KCCA can find: {why}")
+    return limit
 
 
 def warn_if_indefinite(spectrum: KernelSpectrum, name: str) -> None:

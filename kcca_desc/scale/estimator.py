@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._core.cache import cache_key
 from .._core.errors import DataError, ParameterError
 from ..kcca.scoring import CanonicalScoreMixin
-from ..kcca.spectral import KernelSpectrum, solve_canonical, spectrum_from_gram
+from ..kcca.spectral import KernelSpectrum, n_canonical_pairs, solve_canonical, spectrum_from_gram
 from .._core.validation import (
     FINITE_REAL,
     POSITIVE_INT,
@@ -145,6 +145,9 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         Multiply projected dimension k by ``rho_k ** weight_power`` (as :class:`KCCA`).
     solve_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the canonical eigensolve (as :class:`KCCA`).
+    clip_to_rank : bool, default=False
+        Keep every canonical pair there is when ``n_components`` exceeds their number, the
+        smaller rank of the two centred approximated kernels, rather than raise (as :class:`KCCA`).
     random_state : int, default=0
         Seed of the landmark sample.
     kernel_x, kernel_y : str or callable, default="linear"
@@ -160,11 +163,13 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         The landmark feature maps.
     mean_x_, mean_y_ : ndarray of shape (r,)
         Training means of the landmark features.
-    weights_x_, weights_y_ : ndarray of shape (r, n_components)
+    n_components_ : int
+        Canonical pairs kept: ``n_components``, or fewer with ``clip_to_rank``.
+    weights_x_, weights_y_ : ndarray of shape (r, n_components_)
         Projection of centred landmark features onto the canonical directions.
-    canonical_correlations_ : ndarray of shape (n_components,)
+    canonical_correlations_ : ndarray of shape (n_components_,)
     rank_x_, rank_y_ : int
-        Rank of each centred approximated kernel.
+        Numerical rank of each centred approximated kernel (:func:`~kcca_desc.kcca.spectral.rank_cutoff`).
     explained_trace_x_, explained_trace_y_ : float
         Share of each training kernel's trace kept by the landmark approximation,
         ``sum_i ||g(x_i)||^2 / sum_i k(x_i, x_i)`` (uncentred; 1 when the landmarks span the data).
@@ -187,8 +192,8 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
     def __init__(self, *, n_components: int = 2, reg: float = 1.0, reg_form: str = "ridge",
                  rank: int = DEFAULT_RANK, landmarks: str = "pivots", oversample: float = 4.0,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, engine=None, store=None, weight_power: float = 0.0,
-                 solve_dtype=np.float64, random_state: int = 0, kernel_x="linear", kernel_y="linear",
-                 kernel_x_params=None, kernel_y_params=None):
+                 solve_dtype=np.float64, clip_to_rank: bool = False, random_state: int = 0, kernel_x="linear",
+                 kernel_y="linear", kernel_x_params=None, kernel_y_params=None):
         self.n_components = n_components
         self.reg = reg
         self.reg_form = reg_form
@@ -200,6 +205,7 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         self.store = store
         self.weight_power = weight_power
         self.solve_dtype = solve_dtype
+        self.clip_to_rank = clip_to_rank
         self.random_state = random_state
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
@@ -218,6 +224,7 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         "store": [str, os.PathLike, None],
         "weight_power": [FINITE_REAL],
         "solve_dtype": [DtypeOptions((np.float64, np.float32))],
+        "clip_to_rank": ["boolean"],
         "random_state": [SEED],
         "kernel_x": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
         "kernel_y": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
@@ -330,11 +337,8 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
 
     def _solve(self) -> None:
         spectrum_x, spectrum_y, cross = self._spectra
-        limit = min(spectrum_x.rank, spectrum_y.rank)
-        if self.n_components > limit:
-            raise ParameterError(f"n_components={self.n_components} exceeds the number of canonical pairs, "
-                             f"min(rank of centred Kx, rank of centred Ky) = {limit}")
-        solution = solve_canonical(spectrum_x, spectrum_y, cross, self.reg, self.reg_form, self.n_components,
+        self.n_components_ = n_canonical_pairs(spectrum_x, spectrum_y, self.n_components, clip=self.clip_to_rank)
+        solution = solve_canonical(spectrum_x, spectrum_y, cross, self.reg, self.reg_form, self.n_components_,
                                    dtype=np.dtype(self.solve_dtype))
         self.canonical_correlations_ = solution.correlations
         weights_x = _feature_weights(spectrum_x, solution.coef_x)
@@ -395,12 +399,12 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         Returns
         -------
         x_scores or y_scores or (x_scores, y_scores)
-            Shape (n_new, n_components) each.
+            Shape (n_new, n_components_) each.
         """
         check_is_fitted(self, "weights_x_")
         if X is None and Y is None:
             raise ParameterError("transform needs X, Y or both")
-        k = self.n_components if n_components is None else n_components
+        k = self.n_components_ if n_components is None else n_components
         if not isinstance(k, numbers.Integral) or not 1 <= k <= self.weights_x_.shape[1]:
             raise ParameterError(f"n_components must be an integer in [1, {self.weights_x_.shape[1]}], "
                              f"got {n_components!r}")
