@@ -109,8 +109,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
     Attributes
     ----------
     n_components_ : tuple of int
-        The values of ``n_components`` the training set supports (each below its size; the
-        others are dropped with a warning, see ``docs/design.md``).
+        The values of ``n_components`` the training set supports: each below its size and at most
+        the number of canonical pairs, the smaller numerical rank of the two centred training
+        kernels (a small vocabulary or repeated captions make a low-rank text kernel).  The others
+        are dropped with one warning each, see ``docs/design.md``.
     kcca_ : KCCA
         The fitted decomposition (largest n of the grid).
     models_ : dict of float to KCCA
@@ -217,6 +219,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         self.train_captions_ = train.captions
         X, Y = self._training_views(train, image_kernel, text_kernel)
         self.kcca_ = self._timed("kcca_fit", kcca.fit, X, Y)
+        self._keep_components_within_rank()
         self.models_ = {grid[0][1]: self.kcca_}
         if dev is None:
             self.selected_ = {"annotation": grid, "search": grid}
@@ -255,10 +258,14 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         return make_text_kernel(self.text_kernel, random_state=self.random_state,
                                 preprocessor=None if self.cache else Preprocessor(cache=False))
 
+    def _view_names(self) -> tuple[str, str]:
+        """The two views in the user's terms, for the solver's messages about their kernels."""
+        return "the images", f"the captions ({self.text_kernel} text kernel)"
+
     def _kcca(self, n_max: int) -> KCCA:
-        # The views named in the user's terms, for the warning about a kernel that is not PSD.
-        views = ("the images", f"the captions ({self.text_kernel} text kernel)")
-        params = {"solve_dtype": np.float32, "view_names": views, **(self.kcca_params or {})}
+        # Clipped to the kernels' rank, which the grid then follows (_keep_components_within_rank).
+        params = {"solve_dtype": np.float32, "view_names": self._view_names(), "clip_to_rank": True,
+                  **(self.kcca_params or {})}
         if self.cache:
             params.setdefault("memory", str(cache_dir("kcca_spectra")))
         return KCCA(n_components=n_max, reg=min(self.regs), **params)
@@ -293,21 +300,46 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         """The values of ``n_components`` that ``n_train`` training images support (n < n_train).
 
         KCCA finds at most n_train - 1 canonical pairs (the centred kernels have rank n_train - 1
-        at most).  Values above are dropped with a warning; when none is left, the default grid
-        falls back to n_train - 1, and a grid the user chose is an error naming the parameter.
+        at most), known before any work: see :meth:`_keep_supported`.
         """
         if n_train < 2:
             raise DataError(f"ImageSentenceRanker needs at least 2 training images, got {n_train}")
-        kept = tuple(n for n in self.n_components if n < n_train)
-        if len(kept) == len(self.n_components):
+        return self._keep_supported(self.n_components, n_train - 1,
+                                    f"below the number of training images ({n_train})",
+                                    f"{n_train} training images support at most {n_train - 1} KCCA dimensions")
+
+    def _keep_supported(self, grid: Sequence[int], limit: int, requirement: str, why: str) -> tuple[int, ...]:
+        """The values of ``grid`` up to ``limit``, the canonical pairs there can be.
+
+        Values above are dropped with one warning (``why``, then the grid used); when none is left,
+        the default grid falls back to ``limit``, and a grid the user chose is an error naming the
+        parameter and its ``requirement``.
+        """
+        kept = tuple(n for n in grid if n <= limit)
+        if len(kept) == len(grid):
             return kept
         if not kept and tuple(self.n_components) != DEFAULT_N_COMPONENTS:
-            raise invalid_parameter(self, "n_components",
-                                    f"below the number of training images ({n_train})", self.n_components)
-        kept = kept or (n_train - 1,)
-        warn_user(f"{n_train} training images support at most {n_train - 1} KCCA dimensions: the grid of "
-                  f"n_components uses {list(kept)} instead of {list(self.n_components)}")
+            raise invalid_parameter(self, "n_components", requirement, self.n_components)
+        kept = kept or (limit,)
+        warn_user(f"{why}: the grid of n_components uses {list(kept)} instead of {list(grid)}")
         return kept
+
+    def _keep_components_within_rank(self) -> None:
+        """Drop the values of the grid above the canonical pairs the fitted KCCA found.
+
+        Their number is the smaller numerical rank of the centred training kernels
+        (:attr:`KCCA.rank_x_`), known only once they are decomposed.
+        """
+        pairs = self.kcca_.n_components_
+        ranks = (self.kcca_.rank_x_, self.kcca_.rank_y_)
+        view = self._view_names()[int(ranks[1] < ranks[0])]
+        kept = self._keep_supported(
+            self.n_components_, pairs, f"at most {pairs}, the rank of the training kernel of {view}",
+            f"the training kernel of {view} has numerical rank {pairs}, so KCCA finds at most {pairs} "
+            "canonical pairs")
+        if kept != self.n_components_:
+            self.n_components_ = kept
+            self.kcca_ = self.kcca_.with_params(n_components=max(kept))
 
     def _grid(self) -> list[tuple[int, float]]:
         n_components = getattr(self, "n_components_", self.n_components)

@@ -119,7 +119,7 @@ class ScalableRanker(ImageSentenceRanker):
 
     def _stages(self, n_max: int):
         image_kernel, text_kernel, _ = super()._stages(n_max)
-        params = {"solve_dtype": np.float32, **(self.kcca_params or {})}
+        params = {"solve_dtype": np.float32, "clip_to_rank": True, **(self.kcca_params or {})}
         kcca = LandmarkKCCA(n_components=n_max, reg=min(self.regs), rank=self.rank, landmarks=self.landmarks,
                             chunk_size=self.chunk_size, engine=self.engine, store=self.store,
                             random_state=self.random_state, **params)
