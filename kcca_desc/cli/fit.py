@@ -38,11 +38,13 @@ from ..image.features import FEATURE_TYPES, ImageFeaturizer
 from ..image.kernel import IMAGE_KERNELS
 from .._core.progress import set_stage
 from .interrupts import run_command
-from .options import add_system_options, command_parser
+from .options import add_system_options, check_applicable, command_parser
 from ..methods.registry import SYSTEMS
 from .preflight import add_options as add_preflight_options
-from .preflight import prepare_run
+from .preflight import prepare_run, with_option
 from .._core.progress import set_quiet
+from .._core.errors import ParameterError
+from .._core.validation import InvalidParameterError
 from ..tasks.registry import RETRIEVAL, TASKS
 from ..text.named_kernels import TEXT_KERNELS
 
@@ -114,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="retrieved items kept per query in --out (for galleries and later comparisons)")
     g.add_argument("--report", default=None, metavar="DIR",
                    help="write an HTML report (figures, retrieval gallery) to this directory")
-    g.add_argument("-v", "--verbose", action="store_true", help="log progress")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress lines")
+    verbosity = g.add_mutually_exclusive_group()
+    verbosity.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    verbosity.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress lines")
     add_preflight_options(g)
     return p
 
@@ -144,6 +147,15 @@ def _check_report_option(parser: argparse.ArgumentParser, directory: Path) -> No
         parser.error(f"--report {directory}: exists and is not a directory")
 
 
+def _check_n_select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Refuse an ``--n-select`` given above the number of (n, reg) settings: each metric would keep them all."""
+    n_settings = len(args.n_components) * len(args.regs)
+    if args.n_select > n_settings and args.n_select != parser.get_default("n_select"):
+        raise ParameterError(f"--n-select {args.n_select} is more than the {n_settings} (n, reg) settings of "
+                             "--n-components and --regs, each of which every selection metric keeps already; "
+                             f"give at most {n_settings}")
+
+
 @exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a data or settings problem exits with the code :mod:`kcca_desc._core.errors` documents."""
@@ -155,13 +167,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s")
     protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
+    check_applicable(vars(args), args.method, SYSTEMS)
     system = SYSTEMS[args.method].resolve(vars(args))
+    if any(setting.name == "n_select" for setting in system.settings):
+        _check_n_select(args, parser)
     # Settings, outputs, cache and every image and caption are checked before any work.
     method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
     t0 = time.perf_counter()
     set_stage(f"fitting {args.method}")
     # Systems that select models do so on dev under the first protocol evaluated.
-    system.fit(method, dataset, protocols[0])
+    try:
+        system.fit(method, dataset, protocols[0])
+    except InvalidParameterError as exc:
+        # A setting the data cannot support (more KCCA dimensions than training images...).
+        raise ParameterError(with_option(exc, parser)) from None
     fit_s = time.perf_counter() - t0
 
     # The retrieval task is the table; the other tasks add their metrics to each result.

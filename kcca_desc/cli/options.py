@@ -8,14 +8,14 @@ imports argparse; this module makes one option of each (``--n-components`` from
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._core.errors import ParameterError
 from .._core.settings import Setting
 from ..methods.registry import System
 
-__all__ = ["command_parser", "add_system_options"]
+__all__ = ["command_parser", "add_system_options", "check_applicable"]
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -53,3 +53,36 @@ def add_system_options(parser: argparse.ArgumentParser, systems: Iterable[tuple[
                 group.add_argument(setting.option, type=_argparse_type(setting.parse), default=setting.default,
                                    choices=setting.choices, metavar=setting.metavar, help=setting.describe())
                 added[setting.name] = setting
+
+
+def check_applicable(values: Mapping[str, Any], method: str, systems: Mapping[str, System]) -> None:
+    """Refuse the options of other systems than ``method``'s that were given a value: it would be ignored.
+
+    An option counts as given when its value differs from its default.
+
+    Parameters
+    ----------
+    values : mapping
+        The parsed options by setting name.
+    method : str
+        The ``--method`` chosen, run in the form ``values`` ask for (:meth:`System.resolve`).
+    systems : mapping of str to System
+        Every system whose options the command line offers.
+
+    Raises
+    ------
+    ParameterError
+        One line naming each option and the systems it is for.
+    """
+    owners: dict[str, tuple[Setting, list[str]]] = {}
+    for name, system in systems.items():
+        for form, label in ((system, name), (system.over_features, f"{name} with an encoder")):
+            for setting in form.settings if form is not None else ():
+                owners.setdefault(setting.name, (setting, []))[1].append(label)
+    chosen = systems[method].resolve(values)
+    own = {setting.name for setting in chosen.settings}
+    ignored = [f"{setting.option} is an option of {', '.join(labels)}" for name, (setting, labels) in owners.items()
+               if name not in own and values.get(name, setting.default) != setting.default]
+    if ignored:
+        form = f"--method {method}" + (" with an encoder" if chosen is not systems[method] else "")
+        raise ParameterError(f"{'; '.join(ignored)}, not of {form}: drop it, or choose a --method it is for")

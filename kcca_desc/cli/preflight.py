@@ -33,9 +33,16 @@ from ..data.problems import ProblemLog
 from ..data.registry import load_dataset
 from .._core.errors import ParameterError, UnwritableOutputError, warn_user
 from ..methods.base import RetrievalMethod
-from .._core.validation import POSITIVE_INT, SEED, ValidatedParams, parameter_errors, validation_errors
+from .._core.validation import (
+    POSITIVE_INT,
+    SEED,
+    InvalidParameterError,
+    ValidatedParams,
+    parameter_errors,
+    validation_errors,
+)
 
-__all__ = ["add_options", "prepare_run", "check_settings", "check_writable", "check_cache",
+__all__ = ["add_options", "prepare_run", "check_settings", "with_option", "check_writable", "check_cache",
            "load_checked", "CommandLine"]
 
 
@@ -72,6 +79,12 @@ def _options_of(parser: argparse.ArgumentParser, parameter: str | None) -> str |
     return "/".join(options) or None
 
 
+def with_option(error: InvalidParameterError, parser: argparse.ArgumentParser) -> str:
+    """The error's message, after the command-line option that sets its parameter (when there is one)."""
+    option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))
+    return f"{option}: {error}" if option else str(error)
+
+
 def check_settings(method: RetrievalMethod, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Check the system's parameters and the command line's own options, all together.
 
@@ -86,7 +99,7 @@ def check_settings(method: RetrievalMethod, args: argparse.Namespace, parser: ar
         option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))
         if option not in options or option is None:
             options.add(option)
-            lines.append(f"{option}: {error}" if option else str(error))
+            lines.append(with_option(error, parser))
     if not lines:
         return
     raise ParameterError(lines[0] if len(lines) == 1 else f"{len(lines)} invalid settings:\n  " + "\n  ".join(lines))
@@ -112,6 +125,10 @@ def check_writable(path: str | os.PathLike, directory: bool = False) -> None:
     path = Path(path)
     if not directory and path.is_dir():
         raise UnwritableOutputError(path, "it is a directory; name a file (e.g. results.json)")
+    # The nearest existing folder on the way must be one: mkdir would say only "File exists".
+    existing = next(p for p in [path, *path.parents] if p.exists() or p == p.parent)
+    if existing != path and not existing.is_dir():
+        raise UnwritableOutputError(path, f"{existing} is a file, not a directory")
     try:
         _scratch_write(path if directory else path.parent)
     except OSError as exc:

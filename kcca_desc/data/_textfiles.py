@@ -14,7 +14,22 @@ from collections.abc import Iterator
 from .._core.errors import MissingDataFileError
 from .problems import DataFormatError, ProblemLog
 
-__all__ = ["read_lines", "iter_fields", "shorten"]
+__all__ = ["require_file", "read_lines", "iter_fields", "shorten"]
+
+
+def require_file(path: Path, what: str) -> None:
+    """Raise :class:`MissingDataFileError` naming ``what`` unless ``path`` is a file.
+
+    A directory is named as such, with the files it holds (a
+    user who points at the folder of a data set usually means a file in it).
+    """
+    if path.is_file():
+        return
+    if path.is_dir():
+        inside = sorted(p.name for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        hint = f" (it holds {', '.join(inside[:5])}{', ...' if len(inside) > 5 else ''})" if inside else ""
+        raise MissingDataFileError(f"{what} {path} is a directory, not a file: name the file itself{hint}")
+    raise MissingDataFileError(f"{what} not found: {path}")
 
 
 def read_lines(path: str | os.PathLike, what: str, problems: ProblemLog | None = None) -> list[str]:
@@ -33,13 +48,12 @@ def read_lines(path: str | os.PathLike, what: str, problems: ProblemLog | None =
     Raises
     ------
     MissingDataFileError
-        Naming ``what`` and ``path`` when the file does not exist (a ``FileNotFoundError``).
+        Naming ``what`` and ``path`` when the file does not exist or is a directory (a ``FileNotFoundError``).
     DataFormatError
         When the file is UTF-16, or not valid UTF-8 (naming the line) and no ``problems`` log is given.
     """
     path = Path(path)
-    if not path.is_file():
-        raise MissingDataFileError(f"{what} not found: {path}")
+    require_file(path, what)
     # Split the bytes, not the decoded text: str.splitlines would also break a caption at the
     # Unicode line separators (U+2028, U+0085...) that may appear inside it; every editor counts
     # lines at \n, \r\n and \r only.  A BOM is dropped.

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from .._core.errors import MissingDataFileError
-from ._textfiles import iter_fields, read_lines, shorten
+from ._textfiles import iter_fields, read_lines, require_file, shorten
 from .dataset import Dataset
 from .images import FileImages
 from .problems import DataFormatError, ProblemLog
@@ -99,8 +99,7 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
     generating image descriptions. CVPR.
     """
     path = Path(path)
-    if not path.is_file():
-        raise MissingDataFileError(f"Karpathy JSON file not found: {path}")
+    require_file(path, "Karpathy JSON file")
     image_root = Path(image_root)
     if not image_root.is_dir():
         raise MissingDataFileError(f"image directory not found: {image_root}")

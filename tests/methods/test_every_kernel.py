@@ -1,0 +1,99 @@
+"""Every registered text and image kernel runs end to end on the defaults, in quick mode: a small
+synthetic data set, small codebooks and grids, and a few sentences as the external corpus.
+
+Low-rank kernels (a small vocabulary, captions that repeat) keep the canonical pairs there are:
+the (n, reg) grid shrinks to the kernels' rank with one warning instead of failing.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from bad_inputs import write_tsv_dataset
+
+from kcca_desc.cli.fit import main
+from kcca_desc.data import make_synthetic
+from kcca_desc.image.kernel import IMAGE_KERNELS
+from kcca_desc.methods import ImageSentenceRanker
+from kcca_desc.text import named_kernels
+from kcca_desc.text.named_kernels import TEXT_KERNELS
+
+QUICK_IMAGES = {"levels": 0, "n_words": {"colour": 8, "texture": 8, "sift": 8}}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_synthetic(n_images=20, image_size=32, seed=0)
+
+
+@pytest.fixture(autouse=True)
+def small_corpus(monkeypatch, data):
+    """The external corpus of the ``dext`` similarities: the synthetic captions, not 0.8M words."""
+    sentences = [caption for captions in data.captions for caption in captions]
+    monkeypatch.setattr(named_kernels, "default_external_corpus", lambda: sentences)
+
+
+def _uses_wordnet(text_kernel: str) -> bool:
+    return "_lin" in text_kernel
+
+
+@pytest.fixture
+def needs(request, text_kernel):
+    """WordNet for the kernels of Lin's similarity (skipped only when its package is not installed)."""
+    if _uses_wordnet(text_kernel):
+        request.getfixturevalue("wordnet")
+
+
+def _fit_and_score(data, **params) -> ImageSentenceRanker:
+    ranker = ImageSentenceRanker(image_kernel_params=QUICK_IMAGES, regs=(0.1, 1.0), **params)
+    ranker.fit(data.subset("train"), data.view("dev"))
+    test = data.view("test")
+    scores = ranker.score(test.images, test.captions)
+    for task in (scores.annotation, scores.search):
+        assert task.shape == (len(test.images), len(test.captions)) and np.all(np.isfinite(task))
+    # The grid keeps only what the kernels support.
+    assert max(ranker.n_components_) <= min(ranker.kcca_.rank_x_, ranker.kcca_.rank_y_)
+    return ranker
+
+
+@pytest.mark.parametrize("text_kernel", list(TEXT_KERNELS))
+def test_every_text_kernel_runs_on_the_default_grid(data, text_kernel, needs):
+    _fit_and_score(data, text_kernel=text_kernel)
+
+
+@pytest.mark.parametrize("image_kernel", list(IMAGE_KERNELS))
+def test_every_image_kernel_runs_on_the_default_grid(data, image_kernel):
+    _fit_and_score(data, image_kernel=image_kernel, text_kernel="bow5")
+
+
+@pytest.fixture(scope="module")
+def repeated_captions(tmp_path_factory):
+    """A 12-image TSV data set (7 train, 2 dev, 3 test) whose images share three caption sets."""
+    tsv = write_tsv_dataset(tmp_path_factory.mktemp("repeated"), n_images=12)
+    lines = tsv.read_text().splitlines()
+    captions = [line.split("\t")[1] for line in lines]
+    # Image i takes the captions of image i % 3: many identical captions, a text kernel of rank 2.
+    rewritten = []
+    for number, line in enumerate(lines):
+        image, _, split = line.split("\t")
+        image_index, caption_index = divmod(number, 5)
+        rewritten.append(f"{image}\t{captions[5 * (image_index % 3) + caption_index]}\t{split}")
+    tsv.write_text("\n".join(rewritten) + "\n")
+    return tsv
+
+
+@pytest.mark.parametrize("text_kernel", list(TEXT_KERNELS))
+def test_every_text_kernel_runs_on_twelve_images_whose_captions_repeat(repeated_captions, text_kernel, needs,
+                                                                        capsys):
+    assert main(["--data", "tsv", "--data-root", str(repeated_captions), "--text-kernel", text_kernel, "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "error" not in err
+    # Three distinct caption sets: a text kernel of rank 2 at most, so the grid of [6] is clipped
+    # to it with one warning, unless the single-caption kernels drew different captions.
+    rank_warnings = [line for line in err.splitlines() if "has numerical rank" in line]
+    if text_kernel not in ("bow1", "tri1"):
+        assert rank_warnings == [f"warning: the training kernel of the captions ({text_kernel} text kernel) has "
+                                 "numerical rank 2, so KCCA finds at most 2 canonical pairs: the grid of "
+                                 "n_components uses [2] instead of [6]"]

@@ -1,0 +1,89 @@
+"""The fit command's options that conflict or that the run cannot honour: each refused before any
+work, in one line naming the option, with the documented exit code."""
+
+from __future__ import annotations
+
+import pytest
+from bad_inputs import write_tsv_dataset
+
+from kcca_desc._core.errors import MissingDataFileError, ParameterError, UnwritableOutputError
+from kcca_desc.cli.fit import main
+from kcca_desc.image.features import ImageFeaturizer
+
+SMALL = ["--colour-words", "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1", "-q"]
+
+
+@pytest.fixture(autouse=True)
+def no_features(monkeypatch):
+    """Fail the test if any image feature is computed: the checks must come first."""
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("features were computed before the problem was reported")
+
+    monkeypatch.setattr(ImageFeaturizer, "fit", refuse)
+
+
+def _refused(capsys, argv, code: int) -> str:
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    return err.strip().removeprefix("error: ")
+
+
+def test_quiet_and_verbose_together_are_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["-q", "-v"])
+    assert exit_.value.code == 2
+    assert "-v/--verbose: not allowed with argument -q/--quiet" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rank", "0"], "--rank is an option of kcca_scalable, not of --method kcca"),
+    (["--rank", "50", "--chunk-size", "10"],
+     "--rank is an option of kcca_scalable; --chunk-size is an option of kcca_scalable, not of --method kcca"),
+    (["--method", "nn", "--n-components", "4"], "--n-components is an option of kcca, kcca_scalable, not of "
+                                                 "--method nn"),
+    (["--method", "encoder", "--bridge-components", "4"], "--bridge-components is an option of kcca with an "
+                                                          "encoder, nn with an encoder, cca, not of --method encoder"),
+])
+def test_an_option_of_another_method_is_refused(capsys, argv, message):
+    assert _refused(capsys, ["--n-images", "40", *argv], ParameterError.exit_code).startswith(message)
+
+
+def test_the_options_of_the_method_and_its_defaults_are_accepted():
+    from kcca_desc.cli.options import check_applicable
+    from kcca_desc.methods.registry import SYSTEMS
+
+    # Every system's own options given, the others at their defaults: nothing to refuse.
+    for name, system in SYSTEMS.items():
+        check_applicable({setting.name: setting.default for setting in system.settings}, name, SYSTEMS)
+    check_applicable({"rank": 50}, "kcca_scalable", SYSTEMS)
+
+
+def test_more_models_to_select_than_the_grid_has_is_refused(capsys):
+    message = _refused(capsys, ["--n-images", "40", "--n-components", "4,8", "--regs", "0.1,1", "--n-select", "100"],
+                       ParameterError.exit_code)
+    assert message == ("--n-select 100 is more than the 4 (n, reg) settings of --n-components and --regs, each "
+                       "of which every selection metric keeps already; give at most 4")
+
+
+def test_a_grid_the_training_images_cannot_support_names_the_option(tmp_path, capsys):
+    tsv = write_tsv_dataset(tmp_path, n_images=12)
+    message = _refused(capsys, ["--data", "tsv", "--data-root", str(tsv), "--n-components", "50,60", *SMALL],
+                       ParameterError.exit_code)
+    assert message.startswith("--n-components: The 'n_components' parameter of ImageSentenceRanker must be below "
+                              "the number of training images (7)")
+
+
+def test_an_out_under_a_file_names_the_file(tmp_path, capsys):
+    blocker = tmp_path / "results"
+    blocker.write_text("not a folder")
+    message = _refused(capsys, ["--n-images", "40", "--out", str(blocker / "run" / "r.json")],
+                       UnwritableOutputError.exit_code)
+    assert message == f"cannot write {blocker / 'run' / 'r.json'}: {blocker} is a file, not a directory"
+
+
+def test_a_tsv_data_root_that_is_a_directory_says_so(tmp_path, capsys):
+    tsv = write_tsv_dataset(tmp_path, n_images=12)
+    message = _refused(capsys, ["--data", "tsv", "--data-root", str(tmp_path)], MissingDataFileError.exit_code)
+    assert message == (f"TSV data file {tmp_path} is a directory, not a file: name the file itself "
+                       f"(it holds {tsv.name})")
