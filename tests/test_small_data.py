@@ -139,3 +139,23 @@ def test_an_indefinite_kernel_warning_is_in_the_data_terms_and_points_at_the_cal
         warnings.simplefilter("always")
         KCCA(n_components=2, memory=str(tmp_path), view_names=("the images", "the captions")).fit(Kx, Ky)
     assert [str(w.message) for w in record if "positive semi-definite" in str(w.message)] == [str(warning.message)]
+
+
+def test_a_grid_above_the_solvers_rank_is_known_before_any_work(tiny_train, monkeypatch):
+    from kcca_desc.image.kernel import ImageKernel
+
+    monkeypatch.setattr(ImageKernel, "fit", lambda *a, **k: pytest.fail("features computed before the error"))
+    with pytest.raises(ParameterError, match=r"'n_components' parameter of ImageSentenceRanker must be at most "
+                                             r"the solver's rank \(kcca_params rank=3\)"):
+        ImageSentenceRanker(n_components=(4, 8), regs=(1.0,), kcca_params={"rank": 3}, **RANKER).fit(tiny_train)
+
+
+def test_a_grid_partly_above_the_solvers_rank_keeps_what_it_supports(tiny_train):
+    with pytest.warns(UserWarning) as record:
+        ranker = ImageSentenceRanker(n_components=(2, 4, 8), regs=(1.0, 0.1), kcca_params={"rank": 4},
+                                     **RANKER).fit(tiny_train, make_synthetic(n_images=20, image_size=32,
+                                                                              seed=2).view("dev"))
+    assert str(_only(record, "(kcca_params)").message) == (
+        "KCCA factors of rank 4 (kcca_params) give at most 4 canonical pairs: the grid of n_components uses "
+        "[2, 4] instead of [2, 4, 8]")
+    assert ranker.n_components_ == (2, 4) and ranker.kcca_.n_components_ == 4

@@ -300,13 +300,19 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         """The values of ``n_components`` that ``n_train`` training images support (n < n_train).
 
         KCCA finds at most n_train - 1 canonical pairs (the centred kernels have rank n_train - 1
-        at most), known before any work: see :meth:`_keep_supported`.
+        at most), and at most ``kcca_params["rank"]`` with the low-rank solver's factors of that
+        rank: both known before any work, see :meth:`_keep_supported`.
         """
         if n_train < 2:
             raise DataError(f"ImageSentenceRanker needs at least 2 training images, got {n_train}")
-        return self._keep_supported(self.n_components, n_train - 1,
+        kept = self._keep_supported(self.n_components, n_train - 1,
                                     f"below the number of training images ({n_train})",
                                     f"{n_train} training images support at most {n_train - 1} KCCA dimensions")
+        rank = (self.kcca_params or {}).get("rank")
+        if rank is None:
+            return kept
+        return self._keep_supported(kept, rank, f"at most the solver's rank (kcca_params rank={rank})",
+                                    f"KCCA factors of rank {rank} (kcca_params) give at most {rank} canonical pairs")
 
     def _keep_supported(self, grid: Sequence[int], limit: int, requirement: str, why: str) -> tuple[int, ...]:
         """The values of ``grid`` up to ``limit``, the canonical pairs there can be.

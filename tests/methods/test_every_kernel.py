@@ -132,3 +132,12 @@ def test_the_command_runs_every_text_kernel_on_the_default_data(text_kernel):
     run = _fit_command("--text-kernel", text_kernel)
     assert run.returncode == 0, run.stderr
     assert f"KCCA {text_kernel} (pyramid)" in run.stdout and "Traceback" not in run.stderr
+
+
+def test_a_grid_of_the_users_above_the_kernels_rank_is_an_error_naming_the_option(repeated_captions, capsys):
+    argv = ["--data", "tsv", "--data-root", str(repeated_captions), "--text-kernel", "bow5", "--n-components", "3,4"]
+    assert main(argv + ["-q"]) == 2
+    # After the default codebooks' warning that they shrink on 7 images, one line.
+    [error] = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert error == ("error: --n-components: The 'n_components' parameter of ImageSentenceRanker must be at most 2, "
+                     "the rank of the training kernel of the captions (bow5 text kernel). Got [3, 4] instead.")
