@@ -132,7 +132,7 @@ def test_an_indefinite_kernel_warning_is_in_the_data_terms_and_points_at_the_cal
     assert warning.category is RuntimeWarning
     assert str(warning.message).startswith("the training kernel of the captions (30 items) is not positive "
                                            "semi-definite: ")
-    # Not joblib's memory.py, nor a toolkit module: the line above.
+    # Not the cache's module, nor a toolkit module: the line above.
     assert warning.filename == __file__
     # A refit reads the spectrum from the cache, and warns the same, once.
     with warnings.catch_warnings(record=True) as record:

@@ -4,15 +4,18 @@ Entries are NumPy ``.npz`` archives (or pickles) named by a SHA-1 of every
 parameter that determines them, so a changed parameter can never return a
 stale entry.  Writes go to a temporary file in the same directory followed by
 :func:`os.replace`, which is atomic on POSIX: an interrupted run leaves either
-the old entry or none, never a truncated one.  Temporary files carry the writer's process
-id, so that a supervisor can remove those of a killed writer (:func:`remove_temporaries`).
+the old entry or none, never a truncated one; the file gets the mode the umask gives a new
+file.  Temporary files carry the writer's process id, so that a supervisor can remove those of a
+killed writer (:func:`remove_temporaries`), and a later run those of a writer that no longer runs
+(:func:`remove_stale_temporaries`, when it first reads a directory).
 
 Safety of the entries (``docs/design.md``, "Cache safety"):
 
 * every entry starts with a SHA-256 digest of its contents, checked on reading: an entry
   damaged on disk (truncated, overwritten with garbage) is discarded with a
-  :class:`CacheWarning` and recomputed, never trusted (entries written before checksums were
-  added are read as before: the CRC-32 of each ``.npz`` member still guards them);
+  :class:`CacheWarning` and recomputed, never trusted, and nothing is parsed before its checksum
+  is verified (``.npz`` entries written before checksums were added are read as before: the
+  CRC-32 of each member still guards them; a pickle without a checksum is never loaded);
 * an entry that cannot be written (full disk, read-only directory) warns once and the run
   goes on without writing to the cache; its results are unaffected;
 * :meth:`NpzCache.get_or_compute` computes a missing entry under a lock file
@@ -32,6 +35,7 @@ import json
 import os
 import pickle
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
@@ -42,13 +46,20 @@ from .errors import CacheError, KccaDescError, ParameterError, warn_user
 
 __all__ = ["cache_root", "cache_dir", "cache_key", "cache_keys", "atomic_write_bytes", "atomic_write_text", "NpzCache",
            "PickleCache", "ChunkCache", "CacheWarning", "DamagedEntryError", "open_checked", "discard_damaged",
-           "entry_lock", "written_since", "remove_temporaries"]
+           "entry_lock", "written_since", "remove_temporaries", "remove_stale_temporaries"]
 
 # Header of a checksummed entry: a magic string, then the SHA-256 digest of everything after it.
 _MAGIC = b"KCCA-DESC-SHA256"
 _HEADER = len(_MAGIC) + hashlib.sha256().digest_size
 # Cache directories whose failed writes were already reported (one warning per run and directory).
 _unwritable_reported: set[Path] = set()
+# Directories already swept of stale temporary files by this process (see remove_stale_temporaries).
+_swept: set[Path] = set()
+# When this run began: a temporary file older than that is not being written by it.
+_RUN_STARTED = time.time()
+#: Age beyond which a temporary file is stale even if a process of its writer's id runs (a reused
+#: process id, or a writer on another machine sharing the cache).
+STALE_AFTER_S = 24 * 3600
 
 
 class CacheWarning(UserWarning):
@@ -114,8 +125,24 @@ def _payload_digest(f: BinaryIO) -> bytes:
     return digest.digest()
 
 
+def _umask() -> int:
+    """The process's file mode creation mask, read without changing it where the system allows."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    # Elsewhere the mask can only be read by setting it: set it back at once.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, write: Callable[[Any], None], checksum: bool = False) -> None:
     """Call ``write(fileobj)`` on a temporary file, then move it to ``path`` atomically.
+
+    The file gets the mode that the umask gives a new file (``0o666 & ~umask``), and is never
+    seen half-written: a failure (or a kill) leaves the old ``path`` or none.
 
     With ``checksum``, the file starts with a header holding the SHA-256 digest of what
     ``write`` wrote (read back with :func:`open_checked`).
@@ -124,6 +151,9 @@ def atomic_write_bytes(path: str | os.PathLike, write: Callable[[Any], None], ch
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
+        # mkstemp creates the file 0600 whatever the umask; the file renamed into place must be
+        # readable as a plain ``open(path, "w")`` would have made it (a report in a shared folder).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w+b") as f:
             if checksum:
                 f.write(bytes(_HEADER))
@@ -157,13 +187,24 @@ class DamagedEntryError(KccaDescError, ValueError):
 
 
 @contextlib.contextmanager
-def open_checked(path: str | os.PathLike) -> Iterator[BinaryIO]:
+def open_checked(path: str | os.PathLike, legacy_magic: bytes | None = None) -> Iterator[BinaryIO]:
     """``path`` opened for reading at the start of its payload, its checksum verified.
+
+    Parameters
+    ----------
+    path : path-like
+        An entry written by :func:`atomic_write_bytes` with ``checksum=True``.
+    legacy_magic : bytes or None
+        A file without the checksum header is still read (from its first byte) when it starts
+        with these bytes: entries of a format that checks itself, written before entries
+        carried checksums (``.npz`` archives, whose members carry a CRC-32).  None: every entry
+        must carry a checksum, so that nothing unverified is ever parsed (a pickle, say).
 
     Raises
     ------
     DamagedEntryError
-        The payload does not match the stored digest (truncated or overwritten on disk).
+        The payload does not match the stored digest (truncated or overwritten on disk), or the
+        file has no checksum header (and is not a legacy entry).
     """
     with open(path, "rb") as f:
         header = f.read(_HEADER)
@@ -171,9 +212,12 @@ def open_checked(path: str | os.PathLike) -> Iterator[BinaryIO]:
             if len(header) < _HEADER or _payload_digest(f) != header[len(_MAGIC):]:
                 raise DamagedEntryError("its contents do not match their checksum")
             f.seek(_HEADER)
-        else:
-            # Written before entries carried checksums: parsing alone must catch damage.
+        elif legacy_magic is not None and header.startswith(legacy_magic):
             f.seek(0)
+        else:
+            # Said in the cache's terms: a parser's guess at random bytes (numpy's "allow_pickle",
+            # pickle's opcodes) would only mislead.
+            raise DamagedEntryError("it does not start with the cache's checksum header")
         yield f
 
 
@@ -270,6 +314,50 @@ def remove_temporaries(pid: int, *directories: str | os.PathLike) -> int:
     return removed
 
 
+def _writer_running(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (it may be a later one reusing the id)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, under another user
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> int:
+    """Delete the temporary files of :func:`atomic_write_bytes` that no writer will finish.
+
+    A temporary file in ``directory`` (not its sub-directories) is stale when it is older than
+    this run and its writer, named by the process id in its name, no longer runs (a writer killed
+    by SIGKILL, which no handler can clean up after), or when it is older than
+    :data:`STALE_AFTER_S` whatever runs.  A file being written now is never removed: its writer
+    is alive, or it is this run's own.  Each directory is swept once per process; returns how
+    many files were removed.
+    """
+    directory = Path(directory)
+    if directory in _swept:
+        return 0
+    _swept.add(directory)
+    removed = 0
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for path in directory.glob(".*.tmp"):
+            fields = path.name[:-len(".tmp")].rsplit(".", 2)
+            try:
+                mtime = path.stat().st_mtime
+                pid = int(fields[1]) if len(fields) == 3 else None
+            except (OSError, ValueError):
+                continue
+            if pid is None or mtime >= _RUN_STARTED:
+                continue
+            if now - mtime > STALE_AFTER_S or not _writer_running(pid):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed += 1
+    return removed
+
+
 class NpzCache:
     """A directory of ``.npz`` entries keyed by parameters.
 
@@ -284,14 +372,22 @@ class NpzCache:
 
     #: File suffix of the entries.
     suffix = ".npz"
+    #: Entries without a checksum header that are still read (see :func:`open_checked`).
+    legacy_magic: bytes | None = b"PK\x03\x04"
 
-    def __init__(self, subdir: str, enabled: bool = True):
+    def __init__(self, subdir: str, enabled: bool = True, *, root: str | os.PathLike | None = None):
         self.subdir = subdir
         self.enabled = enabled
+        self.root = root
+
+    @property
+    def directory(self) -> Path:
+        """Where the entries are: ``root/subdir`` (``root`` defaults to :func:`cache_root`)."""
+        # Not created here: reading a cache that cannot be written must still work.
+        return (cache_root() if self.root is None else Path(self.root)) / self.subdir
 
     def path(self, key: str) -> Path:
-        # Not created here: reading a cache that cannot be written must still work.
-        return cache_root() / self.subdir / f"{key}{self.suffix}"
+        return self.directory / f"{key}{self.suffix}"
 
     def load(self, key: str) -> Any | None:
         """The entry ``key``, or None when caching is off or the entry is missing or damaged.
@@ -302,8 +398,9 @@ class NpzCache:
         if not self.enabled:
             return None
         path = self.path(key)
+        remove_stale_temporaries(path.parent)
         try:
-            with open_checked(path) as f:
+            with open_checked(path, self.legacy_magic) as f:
                 return self._read(f)
         except FileNotFoundError:
             return None
@@ -356,6 +453,8 @@ class PickleCache(NpzCache):
     """Like :class:`NpzCache` for arbitrary picklable Python objects."""
 
     suffix = ".pkl"
+    # Nothing is unpickled before its checksum is verified.
+    legacy_magic = None
 
     @staticmethod
     def _read(f: BinaryIO) -> Any:
@@ -375,13 +474,13 @@ class ChunkCache(NpzCache):
     written since its last call, by this run or another.
     """
 
-    def __init__(self, subdir: str, enabled: bool = True):
-        super().__init__(subdir, enabled)
+    def __init__(self, subdir: str, enabled: bool = True, *, root: str | os.PathLike | None = None):
+        super().__init__(subdir, enabled, root=root)
         self._seen: set[str] = set()
 
     def unread(self) -> Iterator[dict[str, np.ndarray]]:
         """The chunks not yet read (damaged ones are discarded with a warning and skipped)."""
-        directory = cache_root() / self.subdir
+        directory = self.directory
         if not self.enabled or not directory.is_dir():
             return
         for path in sorted(directory.glob(f"*{self.suffix}")):
@@ -397,7 +496,7 @@ class ChunkCache(NpzCache):
 
     def clear(self) -> None:
         """Delete every chunk (the store served its purpose), and the emptied directory."""
-        directory = cache_root() / self.subdir
+        directory = self.directory
         for path in directory.glob(f"*{self.suffix}"):
             path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):

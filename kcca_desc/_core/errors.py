@@ -132,7 +132,7 @@ def _outside_toolkit_level() -> int:
     """``stacklevel`` of :func:`warnings.warn`, called from :func:`warn_user`, that names the user's call.
 
     That is the caller of the outermost toolkit frame, so a warning raised inside a library the
-    toolkit called back through (joblib's ``Memory``, a thread pool) still points at the user.
+    toolkit called back through (a thread pool, Dask) still points at the user.
     """
     frame, level, outermost = sys._getframe(2), 2, 2
     while frame is not None:

@@ -5,17 +5,14 @@ from __future__ import annotations
 import copy
 import functools
 import numbers
-import warnings
-from pathlib import Path
+import os
 from typing import Any, Callable, Sequence
 
-import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
-from sklearn.utils.validation import check_array, check_is_fitted, check_memory
+from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._core.cache import entry_lock
 from .._core.errors import DataError, ParameterError
 from .._core.resources import available_memory, require_memory
 from .._core.validation import (
@@ -23,7 +20,6 @@ from .._core.validation import (
     POSITIVE_INT,
     POSITIVE_REAL,
     DtypeOptions,
-    HasMethods,
     Interval,
     SequenceOf,
     StrOptions,
@@ -37,17 +33,16 @@ from .incomplete_cholesky import (
     MatrixColumns,
     incomplete_cholesky,
 )
+from .memory import SolverMemory
 from .precomputed import PrecomputedKernel
 from .preprocessing import KernelCentering, symmetrised
 from .scoring import CanonicalScoreMixin
 from .spectral import (
-    CanonicalSolution,
     KernelSpectrum,
     n_canonical_pairs,
     solve_canonical,
     spectrum_from_factor,
     spectrum_from_kernel,
-    warn_if_indefinite,
 )
 
 __all__ = ["KCCA"]
@@ -86,18 +81,6 @@ class _Decomposition:
 def _explained_trace(spectrum: KernelSpectrum) -> float:
     """Share of the centred kernel's trace its spectrum keeps; 1 for a zero kernel, which has nothing to keep."""
     return float(spectrum.values.sum() / spectrum.trace) if spectrum.trace else 1.0
-
-
-def _cached_spectrum(kernel_hash: str, K_centred: np.ndarray, name: str) -> KernelSpectrum:
-    """:func:`spectrum_from_kernel` keyed by ``kernel_hash`` (for ``joblib.Memory``, which ignores K)."""
-    return spectrum_from_kernel(K_centred, name)
-
-
-def _cached_solution(key: tuple[str, str], decomposition: _Decomposition, reg: float, form: str,
-                     n_components: int, dtype: np.dtype) -> CanonicalSolution:
-    """:func:`solve_canonical` keyed by the kernels' hashes (``decomposition`` is not hashed)."""
-    return solve_canonical(decomposition.spectrum_x, decomposition.spectrum_y, decomposition.cross,
-                           reg, form, n_components, dtype=dtype)
 
 
 class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -161,10 +144,11 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         Multiply projected dimension ``k`` by ``rho_k ** weight_power`` in
         :meth:`transform` (0: unweighted, as in Hodosh et al. 2013, Section 3.2.2);
         ``4`` helped retrieval on Flickr8K in a preliminary experiment (``docs/design.md``).
-    memory : str, joblib.Memory or None, default=None
-        Cache of the exact solver's kernel eigendecompositions and canonical
-        solutions (as in :class:`sklearn.pipeline.Pipeline`): a directory or
-        a ``joblib.Memory``.  Eigendecompositions are keyed by the centred
+    memory : str, path-like or None, default=None
+        Directory caching the exact solver's kernel eigendecompositions and
+        canonical solutions (:class:`~kcca_desc.kcca.memory.SolverMemory`:
+        checksummed entries of the toolkit's cache, verified on every read; a
+        ``joblib.Memory``, accepted before, is refused).  Eigendecompositions are keyed by the centred
         kernel's bytes, so systems that share one kernel (e.g. the image
         kernel of every text kernel) decompose it once; solutions by both
         kernels' bytes, ``reg``, ``reg_form``, ``n_components`` and
@@ -311,7 +295,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         "rank": [POSITIVE_INT, None],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "weight_power": [FINITE_REAL],
-        "memory": [str, HasMethods(["cache"]), None],
+        "memory": [str, os.PathLike, None],
         "solve_dtype": [DtypeOptions((np.float64, np.float32))],
         "clip_to_rank": ["boolean"],
         "view_names": [SequenceOf(str)],
@@ -400,20 +384,10 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
                     K -= centering.column_means_[None, :]
                     K -= centering.column_means_[:, None]
                     K += centering.grand_mean_
-                memory = check_memory(self.memory)
-                if memory.location is None:
+                if self.memory is None:
                     spectrum = spectrum_from_kernel(K, name)
                 else:
-                    kernel_hash = joblib.hash(K)
-                    # Locked, so that concurrent runs sharing the cache decompose a kernel once.
-                    with entry_lock(Path(memory.location) / f"spectrum-{kernel_hash}"), \
-                            warnings.catch_warnings():
-                        # Warned below, whether the spectrum is computed or read from the cache.
-                        warnings.filterwarnings("ignore", "the training kernel .* not positive semi-definite",
-                                                RuntimeWarning)
-                        spectrum = memory.cache(_cached_spectrum, ignore=["K_centred", "name"])(
-                            kernel_hash, K, name)
-                    warn_if_indefinite(spectrum, name)
+                    spectrum, kernel_hash = SolverMemory(self.memory).spectrum(K, name)
             else:
                 columns = MatrixColumns(K) if centering is None else CenteredMatrixColumns(K)
                 G, _ = incomplete_cholesky(columns, tol=self.tol, rank=self.rank)
@@ -470,10 +444,9 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             solution = solve_canonical(dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg,
                                        self.reg_form, self.n_components_, dtype=dtype)
         else:
-            memory = check_memory(self.memory)
-            with entry_lock(Path(memory.location) / f"solution-{'-'.join(dec.key)}-{self.reg!r}"):
-                solution = memory.cache(_cached_solution, ignore=["decomposition"])(
-                    dec.key, dec, float(self.reg), self.reg_form, int(self.n_components_), dtype)
+            solution = SolverMemory(self.memory).solution(
+                dec.key, dec.spectrum_x, dec.spectrum_y, lambda: dec.cross, self.reg, self.reg_form,
+                self.n_components_, dtype)
         self.canonical_correlations_ = solution.correlations
         self.alpha_ = dec.spectrum_x.vectors @ solution.coef_x
         self.beta_ = dec.spectrum_y.vectors @ solution.coef_y

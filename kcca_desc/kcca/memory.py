@@ -1,0 +1,80 @@
+"""The exact solver's cache: kernel spectra and canonical solutions as checksummed entries.
+
+What :class:`~kcca_desc.kcca.KCCA` keeps in its ``memory`` directory: the positive spectrum of
+each centred training kernel (``spectra/``), keyed by a digest of the kernel's bytes, and each
+canonical solution (``solutions/``), keyed by the two kernels' digests and the settings that
+determine it.  Both are :class:`~kcca_desc._core.cache.NpzCache` entries of plain arrays, so
+they share the toolkit's cache contract: written atomically, verified against their SHA-256 on
+every read (a damaged entry is named in one warning, discarded and recomputed, never trusted),
+computed once under a lock when concurrent runs share the directory, and nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from .._core.cache import NpzCache, cache_key
+from .spectral import CanonicalSolution, KernelSpectrum, solve_canonical, spectrum_from_kernel, warn_if_indefinite
+
+__all__ = ["SolverMemory"]
+
+
+def _to_arrays(record: Any) -> dict[str, np.ndarray]:
+    """The fields of a dataclass of arrays and scalars, as an ``.npz`` entry's arrays."""
+    return {field.name: np.asarray(getattr(record, field.name)) for field in dataclasses.fields(record)}
+
+
+def _from_arrays(kind: type, arrays: dict[str, np.ndarray]) -> Any:
+    """The dataclass ``kind`` back from :func:`_to_arrays` (0-d arrays become Python scalars)."""
+    return kind(**{field.name: arrays[field.name] if arrays[field.name].ndim else arrays[field.name].item()
+                   for field in dataclasses.fields(kind)})
+
+
+class SolverMemory:
+    """Spectra and canonical solutions of the exact KCCA solver, cached in ``location``.
+
+    Parameters
+    ----------
+    location : path-like
+        The directory of the entries (created on the first write).
+    """
+
+    def __init__(self, location: str | os.PathLike):
+        self.spectra = NpzCache("spectra", root=location)
+        self.solutions = NpzCache("solutions", root=location)
+
+    def spectrum(self, K_centred: np.ndarray, name: str) -> tuple[KernelSpectrum, str]:
+        """:func:`~kcca_desc.kcca.spectral.spectrum_from_kernel` of ``K_centred``, and its key.
+
+        ``K_centred`` is overwritten when the spectrum is computed (as by
+        ``spectrum_from_kernel``).  The key (a digest of the kernel's bytes) names the kernel in
+        :meth:`solution`, so that systems sharing a kernel decompose it once.
+        """
+        kernel_key = cache_key(kernel=K_centred)
+        with warnings.catch_warnings():
+            # Warned below, whether the spectrum is computed or read from the cache.
+            warnings.filterwarnings("ignore", "the training kernel .* not positive semi-definite", RuntimeWarning)
+            arrays = self.spectra.get_or_compute(lambda: _to_arrays(spectrum_from_kernel(K_centred, name)),
+                                                 kernel=kernel_key)
+        spectrum = _from_arrays(KernelSpectrum, arrays)
+        warn_if_indefinite(spectrum, name)
+        return spectrum, kernel_key
+
+    def solution(self, kernel_keys: tuple[str, str], spectrum_x: KernelSpectrum, spectrum_y: KernelSpectrum,
+                 cross: Callable[[], np.ndarray], reg: float, form: str, n_components: int,
+                 dtype: np.dtype) -> CanonicalSolution:
+        """:func:`~kcca_desc.kcca.spectral.solve_canonical` keyed by the kernels and the settings.
+
+        ``cross`` returns ``Ux'Uy``; it is called only when the solution is not cached.
+        """
+        arrays = self.solutions.get_or_compute(
+            lambda: _to_arrays(solve_canonical(spectrum_x, spectrum_y, cross(), reg, form, n_components,
+                                               dtype=dtype)),
+            kernels=list(kernel_keys), reg=float(reg), form=form, n_components=int(n_components),
+            dtype=np.dtype(dtype).name)
+        return _from_arrays(CanonicalSolution, arrays)
