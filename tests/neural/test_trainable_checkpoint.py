@@ -11,6 +11,8 @@ torch = pytest.importorskip("torch", reason="the trainable models need the optio
 from kcca_desc.neural import CharGRUEncoder, ReiRelevanceScorer, VSEEncoder  # noqa: E402
 from kcca_desc.neural import trainer  # noqa: E402
 from kcca_desc.neural.trainer import Trainer  # noqa: E402
+from kcca_desc.neural.checkpoints import read_checkpoint  # noqa: E402
+from kcca_desc._core.cache import CacheWarning  # noqa: E402
 
 from toys import TinyEncoder, make_dataset  # noqa: E402
 
@@ -318,7 +320,7 @@ def test_checkpoint_is_written_atomically_each_epoch(tmp_path, monkeypatch):
     path = model.checkpoint_path_
     assert path.parent.parent == tmp_path / "checkpoints"
     assert sorted(p.name for p in path.parent.iterdir()) == ["lineage.json", "state.pt"]  # no temporary file left
-    state = torch.load(path, weights_only=False)
+    state = read_checkpoint(path)
     assert state["finished"] and len(state["run"]["history"]) == 2
 
 
@@ -327,6 +329,7 @@ def test_damaged_checkpoint_is_retrained_not_trusted(tmp_path, monkeypatch):
     train = make_dataset(n=8).subset("train")
     first = _model(VSEEncoder).set_params(max_epochs=1).fit(train)
     first.checkpoint_path_.write_bytes(b"not a checkpoint")
-    again = _model(VSEEncoder).set_params(max_epochs=1).fit(train)
+    with pytest.warns(CacheWarning, match="state.pt is damaged"):
+        again = _model(VSEEncoder).set_params(max_epochs=1).fit(train)
     assert again.resumed_from_epoch_ == 0 and len(again.history_) == 1
-    assert torch.load(again.checkpoint_path_, weights_only=False)["finished"]
+    assert read_checkpoint(again.checkpoint_path_)["finished"]

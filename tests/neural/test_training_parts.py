@@ -2,7 +2,6 @@
 schedules, the dev R-sum, checkpoint files and the lineage of runs."""
 
 import json
-import logging
 import math
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kcca_desc._core.cache import CacheWarning
 from kcca_desc.neural.dev import recall_sum
 from kcca_desc.neural.early_stopping import EarlyStopping
 from kcca_desc.neural.lineage import Lineage
@@ -206,7 +206,7 @@ def _checkpointed(root, name, lineage, state):
     return path
 
 
-def test_a_checkpoint_reads_back_and_other_files_read_as_none(tmp_path, caplog):
+def test_a_checkpoint_reads_back_and_other_files_read_as_none(tmp_path):
     pytest.importorskip("torch", reason="checkpoints are torch files")
     from kcca_desc.neural.checkpoints import read_checkpoint
 
@@ -216,12 +216,17 @@ def test_a_checkpoint_reads_back_and_other_files_read_as_none(tmp_path, caplog):
     assert read_checkpoint(None) is None and read_checkpoint(tmp_path / "none.pt") is None
     import torch
 
-    torch.save({"format": 1}, tmp_path / "old.pt")
+    from kcca_desc.neural.checkpoints import write_checkpoint
+
+    write_checkpoint(tmp_path / "old.pt", {"format": 1})
     assert read_checkpoint(tmp_path / "old.pt") is None
-    (tmp_path / "damaged.pt").write_bytes(b"not a checkpoint")
-    with caplog.at_level(logging.WARNING, logger="kcca_desc"):
-        assert read_checkpoint(tmp_path / "damaged.pt") is None
-    assert "damaged" in caplog.text
+    # Unverified, never unpickled: a file without the checksum is damaged, and deleted.
+    for name, write in (("damaged.pt", lambda p: p.write_bytes(b"not a checkpoint")),
+                        ("unchecked.pt", lambda p: torch.save({"format": 1}, p))):
+        write(tmp_path / name)
+        with pytest.warns(CacheWarning, match=f"cache entry .*{name} is damaged.*checksum header"):
+            assert read_checkpoint(tmp_path / name) is None
+        assert not (tmp_path / name).exists()
 
 
 def test_the_earlier_run_that_went_furthest_is_the_start(tmp_path):
