@@ -359,3 +359,51 @@ def test_damage_is_reported_on_one_line(tmp_path):
     with pytest.warns(CacheWarning, match=r"damaged \(UnpicklingError: first line second line\); it is") as seen:
         discard_damaged(path, pickle.UnpicklingError("first line\nsecond line"))
     assert "\n" not in str(seen[0].message) and not path.exists()
+
+
+# ------------------------------------------------------------------------- file modes
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_written_files_honour_the_umask(tmp_path, umask):
+    from matplotlib.figure import Figure
+
+    from kcca_desc._core.cache import atomic_write_text
+    from kcca_desc.report.figures import save_figure
+
+    previous = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "results.json", "{}\n")
+        atomic_write_text(tmp_path / "results.json", "{}\n")  # replacing a file: the same mode
+        NpzCache("modes", root=tmp_path).save("entry", {"x": np.ones(2)})
+        save_figure(Figure(), tmp_path / "figures", "empty")
+    finally:
+        os.umask(previous)
+    written = [tmp_path / "results.json", tmp_path / "modes" / "entry.npz",
+               tmp_path / "figures" / "empty.png", tmp_path / "figures" / "empty.pdf"]
+    # What open(path, "w") would give: mkstemp alone made every one 0600.
+    assert {path.name: oct(path.stat().st_mode & 0o777) for path in written} == \
+        {path.name: oct(0o666 & ~umask) for path in written}
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+# ------------------------------------------------------------------ orphan temporaries
+def test_orphan_temporaries_of_dead_writers_are_swept_when_the_cache_is_opened(cache_root):
+    directory = cache_root / "swept"
+    directory.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    dead_pid = int(dead.stdout)
+    old = time.time() - 3600
+    orphans = {
+        "killed writer": (directory / f".a.npz.{dead_pid}.x1.tmp", old),
+        "alive but a day old": (directory / f".b.npz.{os.getppid()}.x2.tmp", time.time() - 2 * 86400),
+    }
+    kept = {
+        "alive writer": (directory / f".c.npz.{os.getppid()}.x3.tmp", old),
+        "this run's": (directory / f".d.npz.{dead_pid}.x4.tmp", time.time() + 1),
+        "not a temporary": (directory / "e.npz.tmp", old),
+    }
+    for path, mtime in [*orphans.values(), *kept.values()]:
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (mtime, mtime))
+    assert NpzCache("swept").load("missing") is None
+    assert {name for name, (path, _) in {**orphans, **kept}.items() if path.exists()} == set(kept)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._core.cache import atomic_write_bytes
 from .compare import Comparison, Run
 from ..evaluate.metrics import METRICS
 from ..evaluate.ranks import TASKS
@@ -162,7 +163,8 @@ def save_figure(fig: Figure, directory: str | Path, name: str, *, dpi: int = 150
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     png = buffer.getvalue()
-    (directory / f"{name}.png").write_bytes(png)
+    atomic_write_bytes(directory / f"{name}.png", lambda f: f.write(png))
     # A fixed creation date keeps the PDF byte-identical from run to run.
-    fig.savefig(directory / f"{name}.pdf", format="pdf", metadata={"CreationDate": None})
+    atomic_write_bytes(directory / f"{name}.pdf",
+                       lambda f: fig.savefig(f, format="pdf", metadata={"CreationDate": None}))
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
