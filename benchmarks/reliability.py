@@ -18,9 +18,12 @@ on small generated data, and each outcome is classified as it happens, never ass
   uninterrupted run in a fresh cache;
 * **concurrency**: two and then four runs with different splits and parameters started at once
   on one cache, each compared with the same run alone in a fresh cache;
-* **damaged cache**: entries of a finished run truncated, overwritten with garbage or with
-  one byte flipped, then the run repeated: each damaged entry must be reported, recomputed
-  and the figures unchanged.
+* **damaged cache**: one entry of each kind of a finished run (features, codebooks, image and
+  text Grams, the KCCA solver's spectra and solutions) truncated, overwritten with random bytes
+  or with sixteen bytes flipped, each in a copy of the cache, then the run repeated: each case's
+  outcome (recomputed: one warning naming the entry and the clean run's figures; a silent change;
+  a failure), exit code, time and message; and a killed writer's orphan temporary file, which the
+  next run must remove.
 
 Writes ``benchmarks/results/reliability.json``.
 
@@ -36,10 +39,11 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -301,39 +305,84 @@ def concurrency(work: Path, n_images: int, sizes: tuple[int, ...]) -> dict:
 
 
 # ----------------------------------------------------------------------------- damaged cache
-DAMAGES = {"truncated": lambda b: b[: len(b) // 2], "garbage": lambda b: os.urandom(len(b)),
-           "one byte flipped": lambda b: b[:-100] + bytes([b[-100] ^ 0xFF]) + b[-99:]}
+DAMAGES = {"truncated": lambda b: b[: len(b) // 2], "random bytes": lambda b: os.urandom(len(b)),
+           # Sixteen bytes inverted mid-file: the case that parsing alone does not notice.
+           "flipped bytes": lambda b: b[:len(b) // 2] + bytes(x ^ 0xFF for x in b[len(b) // 2:len(b) // 2 + 16])
+                                      + b[len(b) // 2 + 16:]}
 
 
-def damaged_cache(work: Path, n_images: int) -> dict:
+def _entry_kind(cache: Path, path: Path) -> str:
+    """The kind of a cache entry: its stage's sub-directory (the solver's two kinds are one level down)."""
+    parts = path.relative_to(cache).parts
+    return "/".join(parts[:2]) if parts[0] == "kcca_spectra" else parts[0]
+
+
+def _damage_outcome(run: dict, entry: Path, identical: bool) -> str:
+    """recomputed (one warning naming the entry, the clean run's figures), harmless, or what went wrong."""
+    warned = [line for line in run["stderr"].splitlines() if "cache entry" in line and "damaged" in line]
+    if run["rc"] != 0 or "Traceback" in run["stderr"]:
+        return "failed"
+    if not identical:
+        return "changed figures, reported" if warned else "silent change"
+    if not warned:
+        return "harmless"
+    return "recomputed" if len(warned) == 1 and str(entry) in warned[0] else "reported more than once"
+
+
+def damaged_cache(work: Path, n_images: int, quick: bool) -> dict:
+    """Each kind of entry of a finished run, damaged each way (quick: one way per kind), in a copy
+    of its cache; the run repeated on the copy must warn once naming the entry and give the clean
+    run's figures.  Then a killed writer's orphan temporary file, which a run must remove."""
     args = ["--n-images", str(n_images), *LIGHT, "--text-kernel", "bow5"]
-    cache = work / "cache_damaged"
-    first = run_cli(args + ["--out", str(work / "undamaged.json")], cache)
-    entries = sorted(p for p in cache.rglob("*") if p.is_file() and p.suffix in (".npz", ".pkl")
-                     and not p.name.startswith(".") and "kcca_spectra" not in p.parts)
-    # Up to three entries of each kind (codebooks, histogram chunks, Grams, preprocessed text),
-    # each damaged in one of the ways in turn.
+    clean = work / "cache_damaged"
+    first = run_cli(args + ["--out", str(work / "undamaged.json")], clean)
     by_kind: dict[str, list[Path]] = {}
-    for path in entries:
-        by_kind.setdefault(path.relative_to(cache).parts[0], []).append(path)
-    chosen = [path for paths in by_kind.values() for path in paths[:len(DAMAGES)]]
-    damage_of = {path: list(DAMAGES)[i % len(DAMAGES)] for i, path in enumerate(chosen)}
-    for path, damage in damage_of.items():
-        path.write_bytes(DAMAGES[damage](path.read_bytes()))
-    again = run_cli(args + ["--out", str(work / "redone.json")], cache)
-    reported = len(re.findall(r"cache entry .+? is damaged", again["stderr"]))
-    identical = first["rc"] == again["rc"] == 0 and figures(work / "undamaged.json") == figures(work / "redone.json")
-    # Recomputed and stored again: a third run finds every entry whole and writes nothing new.
-    before = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and ".locks" not in p.parts}
-    third = run_cli(args, cache)
-    after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and ".locks" not in p.parts}
-    restored = third["rc"] == 0 and "damaged" not in third["stderr"] and after == before
-    recomputed = reported if restored else 0
-    print(f"  {len(chosen)} entries damaged, {reported} detected, {recomputed} recomputed and stored again, "
-          f"identical figures: {identical}")
-    return {"damaged": len(chosen), "kinds": {kind: len(paths[:len(DAMAGES)]) for kind, paths in by_kind.items()},
-            "damages": {d: list(damage_of.values()).count(d) for d in DAMAGES}, "detected": reported, "recomputed": recomputed, "figures_identical": identical,
-            "third_run_all_hits": restored}
+    for path in sorted(p for p in clean.rglob("*") if p.is_file() and p.suffix in (".npz", ".pkl")
+                       and not p.name.startswith(".")):
+        by_kind.setdefault(_entry_kind(clean, path), []).append(path)
+    cases = [(kind, damage) for i, kind in enumerate(by_kind)
+             for damage in ([list(DAMAGES)[i % len(DAMAGES)]] if quick else DAMAGES)]
+    rows = []
+    for kind, damage in cases:
+        cache = work / "cache_damaged_case"
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(clean, cache)
+        entry = cache / by_kind[kind][0].relative_to(clean)
+        entry.write_bytes(DAMAGES[damage](entry.read_bytes()))
+        out = work / "redone.json"
+        again = run_cli(args + ["--out", str(out)], cache)
+        identical = first["rc"] == again["rc"] == 0 and figures(work / "undamaged.json") == figures(out)
+        said = [line for line in again["stderr"].splitlines() if "cache entry" in line or line.startswith("error:")]
+        rows.append({"case": f"{kind}, {damage}", "entry": str(entry.relative_to(cache)),
+                     "outcome": _damage_outcome(again, entry, identical), "exit_code": again["rc"],
+                     "s": round(again["s"], 1), "message": (said[0] if said else "")[:300]})
+        print(f"  {rows[-1]['case']:36s} {rows[-1]['outcome']:12s} exit {again['rc']}  {rows[-1]['message'][:70]}")
+    # A writer killed by SIGKILL (no handler runs) leaves its temporary file: a later run removes it.
+    cache = work / "cache_damaged_case"
+    orphan = next(cache.rglob("*.npz")).parent / f".entry.npz.{_dead_pid()}.killed.tmp"
+    orphan.write_bytes(os.urandom(4096))
+    os.utime(orphan, (time.time() - 3600, time.time() - 3600))
+    again = run_cli(args, cache)
+    rows.append({"case": "orphan temporary of a killed writer", "entry": str(orphan.relative_to(cache)),
+                 "outcome": "removed" if again["rc"] == 0 and not orphan.exists() else "left",
+                 "exit_code": again["rc"], "s": round(again["s"], 1), "message": ""})
+    print(f"  {rows[-1]['case']:36s} {rows[-1]['outcome']:12s} exit {again['rc']}")
+    damaged = [r for r in rows if r["case"] != "orphan temporary of a killed writer"]
+    return {"damaged": len(damaged), "kinds": {kind: len(paths) for kind, paths in by_kind.items()},
+            "damages": {d: sum(r["case"].endswith(f", {d}") for r in damaged) for d in DAMAGES},
+            "detected": sum(r["outcome"] in ("recomputed", "changed figures, reported", "reported more than once")
+                            for r in damaged),
+            "recomputed": sum(r["outcome"] == "recomputed" for r in damaged),
+            "silent": sum(r["outcome"] == "silent change" for r in damaged),
+            "figures_identical": all(r["outcome"] in ("recomputed", "harmless") for r in damaged),
+            "orphan_removed": rows[-1]["outcome"] == "removed", "cases": rows}
+
+
+def _dead_pid() -> int:
+    """The process id of a process that has exited."""
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
 
 
 # ---------------------------------------------------------------------------------- main
@@ -365,7 +414,7 @@ def main(argv=None) -> dict:
         print("concurrent runs on one cache:")
         record["concurrency"] = concurrency(work, args.small_images, (2,) if args.quick else (2, 4))
         print("damaged cache entries:")
-        record["damaged_cache"] = damaged_cache(work, args.small_images)
+        record["damaged_cache"] = damaged_cache(work, args.small_images, args.quick)
     record["wall_s"] = round(time.perf_counter() - start, 1)
     bad = record["bad_inputs"]["verdicts"]
     interrupted = record["interrupts"]
@@ -380,7 +429,9 @@ def main(argv=None) -> dict:
     for name, row in record["concurrency"]["runs"].items():
         print(f"concurrent {name}: {row['identical_to_alone']} of {len(row['configurations'])} identical to alone")
     d = record["damaged_cache"]
-    print(f"damaged cache entries: {d['damaged']} damaged, {d['detected']} detected, {d['recomputed']} recomputed")
+    print(f"damaged cache entries: {d['damaged']} damaged ({len(d['kinds'])} kinds), {d['detected']} detected, "
+          f"{d['recomputed']} recomputed with the clean run's figures, {d['silent']} silent changes; "
+          f"orphan temporary removed: {d['orphan_removed']}")
     write_results(output_path(args, __file__), record, indent=1)
     return record
 

@@ -62,6 +62,9 @@ def map_chunks(engine, compute: Callable[..., dict], payloads: Sequence[Any], n_
             store.write(name, 0, array)
         store.set_names(list(first))
         names = list(first)
+    else:
+        for name in names:
+            store.verify(name)
     missing = sorted(set().union(*(store.missing(name).tolist() for name in names)))
     if missing:
         shared = {key: engine.share(value) for key, value in shared.items()}

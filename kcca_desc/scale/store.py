@@ -11,6 +11,12 @@ leaves whole chunks with their flags, or chunks without a flag that are
 recomputed: a rerun computes only the missing chunks (:meth:`missing`), and its
 output is identical because every chunk is a deterministic function of the key.
 
+Every chunk (data and flags) carries a CRC-32C (Zarr's ``crc32c`` codec).  When a run reopens a
+store, :meth:`ChunkStore.verify` reads each flagged chunk back: a damaged one (truncated, random
+or flipped bytes) is named in one :class:`~kcca_desc._core.cache.CacheWarning`, deleted and its
+flag cleared, so that it is recomputed like a missing one and the results stay those of a clean
+run.  Arrays written before chunks carried checksums are recreated.
+
 Workers open the store by path, so a Dask cluster needs the store on a file
 system that all of its workers see (local disk for a ``LocalCluster``).
 """
@@ -23,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._core.cache import cache_dir
+from .._core.cache import cache_dir, discard_damaged
 from .._core.errors import import_optional
 from .views import SparseRows
 
@@ -32,6 +38,15 @@ __all__ = ["ChunkStore"]
 
 def _zarr():
     return import_optional("zarr", "dask", "storing chunks")
+
+
+def _checksummed_codecs():
+    codecs = _zarr().codecs
+    return [codecs.ZstdCodec(), codecs.Crc32cCodec()]
+
+
+def _checksummed(array) -> bool:
+    return any(type(codec).__name__ == "Crc32cCodec" for codec in array.compressors)
 
 
 class ChunkStore:
@@ -66,11 +81,37 @@ class ChunkStore:
         if name in group:
             array, done = group[name], group[f"{name}.done"]
             if array.shape == shape and array.chunks == chunks and done.shape == (n_chunks,) \
-                    and array.dtype == np.dtype(dtype):
+                    and array.dtype == np.dtype(dtype) and _checksummed(array) and _checksummed(done):
+                self.verify(name)
                 return
-        group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, overwrite=True, fill_value=0)
+        group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, overwrite=True, fill_value=0,
+                           compressors=_checksummed_codecs())
         group.create_array(f"{name}.done", shape=(n_chunks,), chunks=(1,), dtype=bool, overwrite=True,
-                           fill_value=False)
+                           fill_value=False, compressors=_checksummed_codecs())
+
+    def _discard(self, array, name: str, chunk: int, exc: Exception) -> None:
+        """Warn that chunk ``chunk`` of ``name`` is damaged and delete its file (read back as unwritten)."""
+        key = array.metadata.encode_chunk_key((chunk, *[0] * (array.ndim - 1)))
+        discard_damaged(self.path / name / key, exc)
+
+    def verify(self, name: str) -> None:
+        """Read back every flagged chunk of ``name``, checking its CRC-32C; a damaged one (or a
+        damaged flag) is reported, deleted and unflagged, so that it is recomputed."""
+        group = self._group()
+        array, done = group[name], group[f"{name}.done"]
+        flags = np.zeros(done.shape[0], dtype=bool)
+        for chunk in range(done.shape[0]):
+            try:
+                flags[chunk] = done[chunk]
+            except Exception as exc:  # a codec's error: the checksum's, or the decompressor's
+                self._discard(done, f"{name}.done", chunk, exc)
+        rows = array.chunks[0]
+        for chunk in np.flatnonzero(flags):
+            try:
+                array[chunk * rows:(chunk + 1) * rows]
+            except Exception as exc:  # a codec's error: the checksum's, or the decompressor's
+                self._discard(array, name, int(chunk), exc)
+                done[chunk] = False
 
     def names(self) -> list[str] | None:
         """The arrays of a mapping stored by :func:`~kcca_desc.scale.chunked.map_chunks`, None before."""

@@ -153,6 +153,32 @@ def test_interrupted_chunked_run_resumes_with_identical_output(tmp_path):
     assert again.chunk_calls == 0
 
 
+@pytest.mark.parametrize("damage", ["truncated", "random bytes", "flipped bytes"])
+@pytest.mark.parametrize("target", ["factor_y/c/2/0", "factor_y.done/c/5"])
+def test_a_damaged_zarr_chunk_is_reported_once_and_recomputed(tmp_path, damage, target):
+    import warnings
+
+    from kcca_desc._core.cache import CacheWarning
+
+    X, Y = _views(400, key="damage")
+    settings = dict(n_components=4, reg=0.3, rank=25, chunk_size=50)
+    reference = LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, Y)
+    (chunk,) = tmp_path.glob(f"*.zarr/{target}")
+    data = chunk.read_bytes()
+    chunk.write_bytes({"truncated": data[:len(data) // 2], "random bytes": np.random.default_rng(0).bytes(len(data)),
+                       "flipped bytes": data[:-6] + bytes(b ^ 0xFF for b in data[-6:-2]) + data[-2:]}[damage])
+    counting = Interrupting(Y.kernel, 25)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        again = LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, KernelView(Y.items, counting, key=Y.key))
+    warned = [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+    assert len(warned) == 1 and str(chunk) in warned[0], warned
+    assert counting.chunk_calls == 1  # only the damaged chunk was computed again
+    np.testing.assert_array_equal(again.canonical_correlations_, reference.canonical_correlations_)
+    for a, b in zip(again.transform(X, Y), reference.transform(X, Y)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_bad_input_is_named():
     X, Y = _views(50)
     with pytest.raises(ValueError, match="same pairs"):
