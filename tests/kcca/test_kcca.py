@@ -318,6 +318,19 @@ def test_memory_caches_the_exact_decomposition(tmp_path):
                                    atol=1e-10)
 
 
+def test_memory_is_a_directory_and_clones(tmp_path):
+    import joblib
+    from sklearn.base import clone
+
+    from kcca_desc._core.errors import ParameterError
+
+    model = KCCA(n_components=1, memory=tmp_path)
+    assert clone(model).get_params()["memory"] == tmp_path
+    # joblib's store loaded its pickles unverified: the toolkit's checksummed one replaces it.
+    with pytest.raises(ParameterError, match="'memory' parameter"):
+        KCCA(memory=joblib.Memory(tmp_path)).fit(np.eye(4), np.eye(4))
+
+
 def test_memory_caches_solutions_per_setting(tmp_path):
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(40, 5)), rng.normal(size=(40, 4))
