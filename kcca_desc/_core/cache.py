@@ -80,7 +80,10 @@ def cache_dir(subdir: str = "") -> Path:
 
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
-        return {"__ndarray__": hashlib.sha1(np.ascontiguousarray(obj).tobytes()).hexdigest(),
+        contiguous = np.ascontiguousarray(obj)
+        # Hashed in place (the same digest as of its bytes): a training kernel is not copied.
+        data = contiguous.tobytes() if contiguous.dtype.hasobject else contiguous.data
+        return {"__ndarray__": hashlib.sha1(data).hexdigest(),
                 "shape": list(obj.shape), "dtype": str(obj.dtype)}
     if isinstance(obj, (np.integer, np.floating)):
         return obj.item()
