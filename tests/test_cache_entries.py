@@ -146,7 +146,11 @@ def test_any_byte_flip_of_a_stored_entry_is_reported(tmp_path_factory, payload, 
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_checkpoint_is_reported_once_and_not_loaded(tmp_path, damage):
     pytest.importorskip("torch", reason="checkpoints are torch files")
-    from kcca_desc.neural.checkpoints import CHECKPOINT_FORMAT, read_checkpoint, write_checkpoint
+    from kcca_desc.neural.checkpoints import (
+        CHECKPOINT_FORMAT,
+        read_checkpoint,
+        write_checkpoint,
+    )
 
     path = tmp_path / "run" / "state.pt"
     state = {"format": CHECKPOINT_FORMAT, "finished": True, "network": {"w": np.arange(50.0)}}

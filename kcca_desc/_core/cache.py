@@ -130,11 +130,10 @@ def _payload_digest(f: BinaryIO) -> bytes:
 
 def _umask() -> int:
     """The process's file mode creation mask, read without changing it where the system allows."""
-    with contextlib.suppress(OSError, ValueError):
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     # Elsewhere the mask can only be read by setting it: set it back at once.
     mask = os.umask(0o022)
     os.umask(mask)

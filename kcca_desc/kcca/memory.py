@@ -14,12 +14,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .._core.cache import NpzCache, cache_key
-from .spectral import CanonicalSolution, KernelSpectrum, solve_canonical, spectrum_from_kernel, warn_if_indefinite
+from .spectral import (
+    CanonicalSolution,
+    KernelSpectrum,
+    solve_canonical,
+    spectrum_from_kernel,
+    warn_if_indefinite,
+)
 
 __all__ = ["SolverMemory"]
 
