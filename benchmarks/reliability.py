@@ -319,20 +319,24 @@ def _entry_kind(cache: Path, path: Path) -> str:
 
 def _damage_outcome(run: dict, entry: Path, identical: bool) -> str:
     """recomputed (one warning naming the entry, the clean run's figures), harmless, or what went wrong."""
-    warned = [line for line in run["stderr"].splitlines() if "cache entry" in line and "damaged" in line]
+    warned = [line for line in run["stderr"].splitlines() if "cache entry" in line and f"{entry} " in line]
     if run["rc"] != 0 or "Traceback" in run["stderr"]:
         return "failed"
     if not identical:
         return "changed figures, reported" if warned else "silent change"
     if not warned:
         return "harmless"
-    return "recomputed" if len(warned) == 1 and str(entry) in warned[0] else "reported more than once"
+    return "recomputed" if len(warned) == 1 else "reported more than once"
 
 
 def damaged_cache(work: Path, n_images: int, quick: bool) -> dict:
-    """Each kind of entry of a finished run, damaged each way (quick: one way per kind), in a copy
-    of its cache; the run repeated on the copy must warn once naming the entry and give the clean
-    run's figures.  Then a killed writer's orphan temporary file, which a run must remove."""
+    """Each kind of entry of a finished run, damaged each way, in a copy of its cache; the run
+    repeated on the copy must warn once naming the entry and give the clean run's figures.  And a
+    killed writer's orphan temporary file, which a run must remove.
+
+    Each case has a copy and a run of its own; quick: one way per kind, all the cases (and the
+    orphan) in one copy and one run, each entry's warning told apart by its path.
+    """
     args = ["--n-images", str(n_images), *LIGHT, "--text-kernel", "bow5"]
     clean = work / "cache_damaged"
     first = run_cli(args + ["--out", str(work / "undamaged.json")], clean)
@@ -340,34 +344,36 @@ def damaged_cache(work: Path, n_images: int, quick: bool) -> dict:
     for path in sorted(p for p in clean.rglob("*") if p.is_file() and p.suffix in (".npz", ".pkl")
                        and not p.name.startswith(".")):
         by_kind.setdefault(_entry_kind(clean, path), []).append(path)
-    cases = [(kind, damage) for i, kind in enumerate(by_kind)
+    cases = [(f"{kind}, {damage}", by_kind[kind][0].relative_to(clean), damage) for i, kind in enumerate(by_kind)
              for damage in ([list(DAMAGES)[i % len(DAMAGES)]] if quick else DAMAGES)]
+    # A writer killed by SIGKILL (no handler runs) leaves its temporary file: a later run removes it.
+    orphan = ("orphan temporary of a killed writer",
+              by_kind[next(iter(by_kind))][0].parent.relative_to(clean) / f".entry.npz.{_dead_pid()}.killed.tmp",
+              None)
+    runs = [[*cases, orphan]] if quick else [[case] for case in [*cases, orphan]]
     rows = []
-    for kind, damage in cases:
+    for group in runs:
         cache = work / "cache_damaged_case"
         shutil.rmtree(cache, ignore_errors=True)
         shutil.copytree(clean, cache)
-        entry = cache / by_kind[kind][0].relative_to(clean)
-        entry.write_bytes(DAMAGES[damage](entry.read_bytes()))
+        for _, entry, damage in group:
+            if damage is None:
+                (cache / entry).write_bytes(os.urandom(4096))
+                os.utime(cache / entry, (time.time() - 3600, time.time() - 3600))
+            else:
+                (cache / entry).write_bytes(DAMAGES[damage]((cache / entry).read_bytes()))
         out = work / "redone.json"
         again = run_cli(args + ["--out", str(out)], cache)
         identical = first["rc"] == again["rc"] == 0 and figures(work / "undamaged.json") == figures(out)
-        said = [line for line in again["stderr"].splitlines() if "cache entry" in line or line.startswith("error:")]
-        rows.append({"case": f"{kind}, {damage}", "entry": str(entry.relative_to(cache)),
-                     "outcome": _damage_outcome(again, entry, identical), "exit_code": again["rc"],
-                     "s": round(again["s"], 1), "message": (said[0] if said else "")[:300]})
-        print(f"  {rows[-1]['case']:36s} {rows[-1]['outcome']:12s} exit {again['rc']}  {rows[-1]['message'][:70]}")
-    # A writer killed by SIGKILL (no handler runs) leaves its temporary file: a later run removes it.
-    cache = work / "cache_damaged_case"
-    orphan = next(cache.rglob("*.npz")).parent / f".entry.npz.{_dead_pid()}.killed.tmp"
-    orphan.write_bytes(os.urandom(4096))
-    os.utime(orphan, (time.time() - 3600, time.time() - 3600))
-    again = run_cli(args, cache)
-    rows.append({"case": "orphan temporary of a killed writer", "entry": str(orphan.relative_to(cache)),
-                 "outcome": "removed" if again["rc"] == 0 and not orphan.exists() else "left",
-                 "exit_code": again["rc"], "s": round(again["s"], 1), "message": ""})
-    print(f"  {rows[-1]['case']:36s} {rows[-1]['outcome']:12s} exit {again['rc']}")
-    damaged = [r for r in rows if r["case"] != "orphan temporary of a killed writer"]
+        for case, entry, damage in group:
+            said = [line for line in again["stderr"].splitlines() if f"{cache / entry} " in line
+                    or line.startswith("error:")]
+            outcome = (_damage_outcome(again, cache / entry, identical) if damage is not None else
+                       "removed" if again["rc"] == 0 and not (cache / entry).exists() else "left")
+            rows.append({"case": case, "entry": str(entry), "outcome": outcome, "exit_code": again["rc"],
+                         "s": round(again["s"], 1), "message": (said[0] if said else "")[:300]})
+            print(f"  {case:40s} {outcome:12s} exit {again['rc']}  {rows[-1]['message'][:60]}")
+    damaged = rows[:-1]
     return {"damaged": len(damaged), "kinds": {kind: len(paths) for kind, paths in by_kind.items()},
             "damages": {d: sum(r["case"].endswith(f", {d}") for r in damaged) for d in DAMAGES},
             "detected": sum(r["outcome"] in ("recomputed", "changed figures, reported", "reported more than once")
