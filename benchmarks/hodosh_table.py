@@ -157,7 +157,7 @@ def run_system(name: str, args, train, dev, test, judgments, refs) -> dict:
     t0 = time.perf_counter()
     method.fit(train, dev=dev) if spec["method"] == "kcca" else method.fit(train)
     fit_s = time.perf_counter() - t0
-    result = evaluate_fitted(method, test, system=DISPLAY.get(name, name), params={"table_name": name, **spec},
+    result = evaluate_fitted(method, test, name=DISPLAY.get(name, name), params={"table_name": name, **spec},
                              timings={"fit": fit_s, **getattr(method, "timings_s_", {})},
                              judgments=judgments, references=refs)
     add_confidence_intervals(result)
@@ -196,7 +196,7 @@ def run_karpathy(args, dataset, train) -> dict:
     t0 = time.perf_counter()
     method.fit(train, dev=dataset.view("dev", "karpathy"))
     view = dataset.view("test", "karpathy")
-    result = evaluate_fitted(method, view, system="Tri5Sem",
+    result = evaluate_fitted(method, view, name="Tri5Sem",
                              timings={"fit": time.perf_counter() - t0, **method.timings_s_})
     # The five captions of an image are resampled together (cluster bootstrap), as compare does.
     add_confidence_intervals(result, groups=cluster_groups(result))

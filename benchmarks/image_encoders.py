@@ -77,7 +77,7 @@ def survey(name: str, data: Dataset, args) -> tuple[dict, list]:
         per_protocol = {}
         for protocol in ("hodosh", "karpathy"):
             view = data.view("dev", protocol)
-            result = evaluate_fitted(method, view, system=f"cca_minilm_{name}", params={"reg": reg},
+            result = evaluate_fitted(method, view, name=f"cca_minilm_{name}", params={"reg": reg},
                                      timings=method.timings_s_)
             results.setdefault(reg, []).append((result, view))
             per_protocol[protocol] = {"dev_rsum": recall_sum({"annotation": result.annotation,

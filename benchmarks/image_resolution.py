@@ -92,7 +92,7 @@ def main(argv=None) -> dict:
                                      **grid)
         ranker.fit(dataset.subset("train"), dev=dataset.view("dev"))
         view = dataset.view(args.split)
-        result = evaluate_fitted(ranker, view, system=f"{args.text_kernel} {label}")
+        result = evaluate_fitted(ranker, view, name=f"{args.text_kernel} {label}")
         results.append(result)
         out["rows"][label] = {**result_record(result, view), "sampling": sampling,
                               "wall_s": time.perf_counter() - t0}

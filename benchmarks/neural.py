@@ -110,7 +110,7 @@ def evaluate_on_test(method, data: Dataset, system: str, params: dict, fit_s: fl
     results = []
     for protocol in ("hodosh", "karpathy"):
         view = data.view("test", protocol)
-        result = evaluate_fitted(method, view, system=system, params=params, timings={"fit": fit_s})
+        result = evaluate_fitted(method, view, name=system, params=params, timings={"fit": fit_s})
         results.append(add_confidence_intervals(result, groups={"search": view.caption_image}))
     return results
 

@@ -43,7 +43,7 @@ def quick_table(directory: Path) -> tuple[Path, object]:
     results = []
     for text in ("idf_f1", "bow5"):
         nn = NearestNeighbour(text_similarity=text, image_kernel_params={"progress": False}).fit(dataset.subset("train"))
-        results.append(add_confidence_intervals(evaluate_fitted(nn, view, system=text)))
+        results.append(add_confidence_intervals(evaluate_fitted(nn, view, name=text)))
     add_significance(results[1], results[0])
     path = directory / "table.json"
     path.write_text(json.dumps({"systems": {r.system: {"result": r.to_dict(include_ranks=True)} for r in results}}))

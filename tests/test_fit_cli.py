@@ -31,6 +31,37 @@ def test_nn_run(capsys):
     assert "NN5 F1 (pyramid)" in capsys.readouterr().out
 
 
+def test_runs_are_named_and_describe_themselves(tmp_path, capsys):
+    import kcca_desc
+
+    out = tmp_path / "named.json"
+    assert main(SMALL + ["--text-kernel", "bow5", "--n-components", "4", "--regs", "1", "--weight-power", "2",
+                         "--out", str(out), "--quiet"]) == 0
+    (result,) = load_results(out)
+    # Default label: the system's name and each setting that differs from its default, in its notation.
+    assert result.system == "KCCA bow5 (pyramid) n=4 κ=1 ρ²"
+    environment = result.extras["environment"]
+    assert environment["kcca_desc"] == kcca_desc.__version__ and environment["python"].count(".") == 2
+    assert {"numpy", "scipy", "scikit-learn"} <= set(environment["libraries"])
+    assert environment["machine"]["cpus"] >= 1
+    # The estimator's resolved parameters, and the command's own settings (only those of kcca).
+    assert result.params["weight_power"] == 2.0 and result.params["text_kernel"] == "bow5"
+    command = result.extras["command"]
+    assert command["method"] == "kcca" and command["settings"]["weight_power"] == 2.0
+    assert "nn_text" not in command["settings"] and "--weight-power" in command["argv"]
+    assert len(result.extras["data_source"]["fingerprint"]) == 64
+    assert main(SMALL + ["--method", "nn", "--name", "my baseline", "--out", str(out), "--quiet"]) == 0
+    assert load_results(out)[0].system == "my baseline"
+
+
+def test_version_option(capsys):
+    import kcca_desc
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"kcca_desc {kcca_desc.__version__}"
+
+
 def test_unknown_names_are_rejected_with_the_choices(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--text-kernel", "tri9"])

@@ -114,18 +114,18 @@ def test_a_library_parser_error_is_a_usage_error_with_its_message(capsys):
     assert "argument --n-select: invalid int value: 'x'" in capsys.readouterr().err
 
 
-def test_a_setting_several_systems_declare_is_one_option_in_the_first_group():
+def test_a_setting_several_systems_declare_is_one_option_in_a_group_named_after_all_of_them():
     shared = Setting("alpha", float, 1.0, help="shared alpha")
     own = Setting("beta", int, 2, help="own beta", choices=(2, 3), metavar="B")
     parser = _parser(("one", System(dict, (shared,))), ("two", System(dict, (shared, own))))
     groups = {group.title: [action.dest for action in group._group_actions] for group in parser._action_groups}
-    assert groups["one system"] == ["alpha"] and groups["two system"] == ["beta"]
+    assert groups["one, two systems"] == ["alpha"] and groups["two system"] == ["beta"]
     args = parser.parse_args(["--alpha", "0.5"])
     assert (args.alpha, args.beta) == (0.5, 2)
     assert "--beta B" in parser.format_help() and "own beta (default: 2)" in parser.format_help()
 
 
 def test_two_different_settings_of_one_name_clash():
-    with pytest.raises(argparse.ArgumentError, match="conflicting option string: --alpha"):
+    with pytest.raises(ParameterError, match="systems one and two declare different settings named 'alpha'"):
         _parser(("one", System(dict, (Setting("alpha", float, 1.0),))),
                 ("two", System(dict, (Setting("alpha", int, 1),))))

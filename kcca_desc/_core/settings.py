@@ -14,13 +14,13 @@ line share.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["Setting", "setting_defaults", "comma_separated"]
+__all__ = ["Setting", "setting_defaults", "changed_settings", "superscript", "unlabelled", "comma_separated"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,10 @@ class Setting:
         The only values allowed, as :attr:`parse` returns them.
     metavar : str, optional
         The value's name in usage texts (by default derived from :attr:`name`).
+    label : callable, optional
+        ``label(value) -> str``: how a value other than the default shows in a run's label
+        (``"ρ²"`` for ``weight_power=2``); ``""`` leaves it out (a setting the system's name
+        already shows). Default ``"<name>=<value>"``.
     """
 
     name: str
@@ -53,6 +57,7 @@ class Setting:
     help: str | Callable[[], str] = ""
     choices: Sequence[Any] | None = None
     metavar: str | None = None
+    label: Callable[[Any], str] | None = None
 
     @property
     def option(self) -> str:
@@ -62,6 +67,40 @@ class Setting:
     def describe(self) -> str:
         """The help text, :attr:`help` called if it is callable."""
         return self.help() if callable(self.help) else self.help
+
+
+    def describe_value(self, value: Any) -> str:
+        """``value`` in a run's label (see :attr:`label`)."""
+        if self.label is not None:
+            return self.label(value)
+        shown = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) if isinstance(
+            value, (list, tuple)) else (f"{value:g}" if isinstance(value, float) else str(value))
+        return f"{self.name}={shown}"
+
+
+def changed_settings(settings: Iterable[Setting], values: Mapping[str, Any]) -> str:
+    """The label part of ``values`` that differ from their settings' defaults, in declaration order.
+
+    >>> changed_settings([Setting("reg", float, 1.0), Setting("k", int, 5)], {"reg": 0.5, "k": 5})
+    'reg=0.5'
+    """
+    parts = [setting.describe_value(values[setting.name]) for setting in settings
+             if setting.name in values and values[setting.name] != setting.default]
+    return " ".join(part for part in parts if part)
+
+
+def unlabelled(value: Any) -> str:
+    """A :attr:`Setting.label` for settings a run's label leaves out (its name shows them, or they
+    do not change the figures: threads, devices, chunk sizes)."""
+    return ""
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789-.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻·")
+
+
+def superscript(value: float) -> str:
+    """``value`` as a superscript, for exponents in labels: ``superscript(2) == "²"``."""
+    return f"{value:g}".translate(_SUPERSCRIPTS)
 
 
 def setting_defaults(settings: Iterable[Setting]) -> dict[str, Any]:

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_system_options(p, SYSTEMS.items())
 
     g = p.add_argument_group("output")
+    g.add_argument("--name", default=None,
+                   help="the run's label in tables, results and reports (default: the system's name and "
+                        "every setting that differs from its default, e.g. 'KCCA bow5 (pyramid) ρ²')")
     g.add_argument("--task", type=_task_list, default=[RETRIEVAL],
                    help=f"evaluation tasks, comma-separated; {RETRIEVAL} makes the table and always runs, "
                         "the others' metrics are printed and written under 'tasks' in --out: " + TASKS.describe())
@@ -186,14 +189,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The retrieval task is the table; the other tasks add their metrics to each result.
     further = [name for name in dict.fromkeys(args.task) if name != RETRIEVAL]
     results = []
+    label = args.name or system.label(method, vars(args))
     for protocol in protocols:
         set_stage(f"evaluation ({args.split}, {protocol})")
         view = dataset.view(args.split, protocol)
-        result = evaluate_fitted(method, view, system=method.name, params=vars(args),
+        # params: the estimator's own, fully resolved (only what applies to this system).
+        result = evaluate_fitted(method, view, name=label,
                                  timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
+        result.extras["command"] = {"argv": list(sys.argv[1:] if argv is None else argv),
+                                    "method": args.method, "settings": system.applied(vars(args))}
         # What reloads the data set, so that a report drawn from the results file can show the images.
         result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
-                                        "n_images": args.n_images, "image_root": args.image_root}
+                                        "n_images": args.n_images, "image_root": args.image_root,
+                                        "fingerprint": dataset.fingerprint()}
         if further:
             result.extras["tasks"] = {name: TASKS[name](method, view, seed=args.seed) for name in further}
         results.append(result)

@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .. import __version__
 from .._core.errors import ParameterError
 from .._core.settings import Setting
 from ..methods.registry import System
@@ -19,9 +20,11 @@ __all__ = ["command_parser", "add_system_options", "check_applicable"]
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """The parser of a command, whose ``--help`` shows each option's default."""
-    return argparse.ArgumentParser(prog=prog, description=description,
-                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    """The parser of a command, whose ``--help`` shows each option's default, with ``--version``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description,
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"kcca_desc {__version__}")
+    return parser
 
 
 def _argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -40,19 +43,32 @@ def _argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def add_system_options(parser: argparse.ArgumentParser, systems: Iterable[tuple[str, System]]) -> None:
-    """One group ``"<name> system"`` per system, with the options of the settings it declares.
+    """The options of the settings the systems declare, one group per set of systems sharing them.
 
-    A setting that several systems declare (the same :class:`Setting`) is listed once, in the
-    group of the first; two different settings of one name make argparse refuse the clash.
+    A setting that several systems declare (the same :class:`Setting`) is listed once, in a group
+    named after all of them (``"vse, vse_hardest, ... systems"``, not the first one's).
+
+    Raises
+    ------
+    ParameterError
+        If two systems declare different settings of one name.
     """
-    added: dict[str, Setting] = {}
+    declared_by: dict[str, list[str]] = {}
+    settings: dict[str, Setting] = {}
     for name, system in systems:
-        group = parser.add_argument_group(f"{name} system")
         for setting in system.settings:
-            if added.get(setting.name) != setting:
-                group.add_argument(setting.option, type=_argparse_type(setting.parse), default=setting.default,
-                                   choices=setting.choices, metavar=setting.metavar, help=setting.describe())
-                added[setting.name] = setting
+            if settings.setdefault(setting.name, setting) != setting:
+                raise ParameterError(f"systems {', '.join(declared_by[setting.name])} and {name} declare "
+                                     f"different settings named {setting.name!r} ({setting.option})")
+            declared_by.setdefault(setting.name, []).append(name)
+    groups: dict[tuple[str, ...], argparse._ArgumentGroup] = {}
+    for setting_name, names in declared_by.items():
+        key = tuple(names)
+        if key not in groups:
+            groups[key] = parser.add_argument_group(f"{', '.join(names)} system{'s' if len(names) > 1 else ''}")
+        setting = settings[setting_name]
+        groups[key].add_argument(setting.option, type=_argparse_type(setting.parse), default=setting.default,
+                                 choices=setting.choices, metavar=setting.metavar, help=setting.describe())
 
 
 def check_applicable(values: Mapping[str, Any], method: str, systems: Mapping[str, System]) -> None:

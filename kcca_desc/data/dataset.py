@@ -19,6 +19,8 @@ and why caption ``#2``: ``docs/design.md``):
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -108,6 +110,26 @@ class Dataset:
         n_captions = sum(len(caps) for caps in self.captions)
         return (f"<Dataset {self.name!r}: {len(self):,} images, {n_captions:,} captions"
                 + (f"; splits {splits}" if splits else "") + ">")
+
+    def fingerprint(self) -> str:
+        """SHA-256 of what identifies the data: name, image ids, captions, splits and the hodosh caption.
+
+        Recorded with results, so that two results files can be told to come from the same data.
+        The pixels are not read (that would cost as much as the features); a data set whose images
+        change under the same ids keeps its fingerprint.
+        """
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            digest = hashlib.sha256()
+            for part in (self.name, str(self.hodosh_caption), *self.images.ids):
+                digest.update(part.encode("utf-8") + b"\0")
+            for captions in self.captions:
+                digest.update("\x1f".join(captions).encode("utf-8") + b"\0")
+            for split in sorted(self.splits):
+                digest.update(split.encode("utf-8") + b"\0" + np.asarray(self.splits[split], dtype="<i8").tobytes())
+            cached = digest.hexdigest()
+            object.__setattr__(self, "_fingerprint", cached)
+        return cached
 
     # ------------------------------------------------------------------ access
     @property

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Mapping, Sequence
 
+from .._core.provenance import environment
 from ..data.dataset import Dataset, RetrievalView
 from .judgments import judgment_metrics
 from .ranks import TASKS, evaluate_scores
@@ -20,8 +21,8 @@ from .results import Result
 __all__ = ["evaluate_method", "evaluate_fitted", "result_from_scores"]
 
 
-def _system_name(method, system: str | None) -> str:
-    return system if system is not None else getattr(method, "name", type(method).__name__)
+def _system_name(method, name: str | None) -> str:
+    return name if name is not None else getattr(method, "name", type(method).__name__)
 
 
 def _method_params(method, params: Mapping | None) -> dict:
@@ -87,7 +88,7 @@ def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapp
     )
 
 
-def evaluate_fitted(method, view: RetrievalView, *, system: str | None = None, params: Mapping | None = None,
+def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, params: Mapping | None = None,
                     timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
                     judgments=None, references=None, top_k: int = 10) -> Result:
     """Score ``view`` with an already fitted method and measure both tasks.
@@ -98,8 +99,9 @@ def evaluate_fitted(method, view: RetrievalView, *, system: str | None = None, p
         Fitted; ``method.score(view.images, view.captions)`` is called once.
     view : RetrievalView
         Pools and gold items (hodosh or karpathy protocol).
-    system : str, optional
-        Name in the result; default ``method.name`` (else the class name).
+    name : str, optional
+        The run's label in the result and every table; default ``method.name`` (else the
+        class name).
     params : mapping, optional
         Recorded hyperparameters; default ``method.get_params()`` when the
         method has it.
@@ -116,16 +118,19 @@ def evaluate_fitted(method, view: RetrievalView, *, system: str | None = None, p
     Result
         With the per-query ranks in ``result.ranks``.
     """
-    name = _system_name(method, system)
+    label = _system_name(method, name)
     start = time.perf_counter()
     scores = method.score(view.images, view.captions)
     score_s = time.perf_counter() - start
-    return result_from_scores(scores, view, name, params=_method_params(method, params),
-                              timings={**(timings or {}), "score": score_s}, ks=ks, judgments=judgments,
-                              references=references, top_k=top_k)
+    result = result_from_scores(scores, view, label, params=_method_params(method, params),
+                                timings={**(timings or {}), "score": score_s}, ks=ks, judgments=judgments,
+                                references=references, top_k=top_k)
+    # The software and machine that made the figures (toolkit version and commit, libraries).
+    result.extras["environment"] = environment()
+    return result
 
 
-def evaluate_method(method, train: Dataset, view: RetrievalView, *, system: str | None = None,
+def evaluate_method(method, train: Dataset, view: RetrievalView, *, name: str | None = None,
                     params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
                     judgments=None, references=None) -> Result:
     """Fit ``method`` on ``train``, score ``view`` and measure both tasks.
@@ -141,5 +146,5 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, *, system: str 
     method.fit(train)
     fit_s = time.perf_counter() - start
     timings = {**getattr(method, "timings_s_", {}), "fit": fit_s}
-    return evaluate_fitted(method, view, system=system, params=params, timings=timings, ks=ks, judgments=judgments,
+    return evaluate_fitted(method, view, name=name, params=params, timings=timings, ks=ks, judgments=judgments,
                            references=references)

@@ -21,7 +21,7 @@ import numpy as np
 from .._core.errors import DataError, ParameterError
 from ..data.dataset import Dataset
 from ..data.karpathy import EvaluationPool
-from .harness import result_from_scores
+from .harness import _system_name, result_from_scores
 from .metrics import METRICS
 from .ranks import METRIC_KEYS, TASKS
 from .results import TABLE_METRICS, Result
@@ -78,7 +78,7 @@ def fold_average(results: Sequence[Result], pool: EvaluationPool, *, split: str 
                                     for r in results]})
 
 
-def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, *, system: str | None = None,
+def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, *, name: str | None = None,
                         params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10)) -> list[Result]:
     """Score every fold of ``pool`` with a fitted method: one result per fold, with its ranks.
 
@@ -89,8 +89,8 @@ def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, *, syste
     dataset : Dataset
         Holds the pool's split.
     pool : EvaluationPool
-    system : str, optional
-        Name in the results; default ``method.name``.
+    name : str, optional
+        The run's label in the results; default ``method.name``.
     params : mapping, optional
         Recorded hyperparameters.
 
@@ -99,25 +99,25 @@ def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, *, syste
     list of Result
         One per fold, in order, each recording the pool in ``extras["pool"]``.
     """
-    name = system if system is not None else getattr(method, "name", type(method).__name__)
+    label = _system_name(method, name)
     results = []
     for view in pool.views(dataset):
         start = time.perf_counter()
         scores = method.score(view.images, view.captions)
-        result = result_from_scores(scores, view, name, params=params, timings={"score": time.perf_counter() - start},
+        result = result_from_scores(scores, view, label, params=params, timings={"score": time.perf_counter() - start},
                                     ks=ks, top_k=0)
         result.extras = {**result.extras, "pool": pool.record()}
         results.append(result)
     return results
 
 
-def evaluate_pool(method, dataset: Dataset, pool: EvaluationPool, *, system: str | None = None,
+def evaluate_pool(method, dataset: Dataset, pool: EvaluationPool, *, name: str | None = None,
                   params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10)) -> Result:
     """The figure a paper reports for ``pool``: its one fold's result, or the mean over its folds.
 
     See :func:`evaluate_pool_folds` for the parameters and :func:`fold_average` for the mean.
     """
-    results = evaluate_pool_folds(method, dataset, pool, system=system, params=params, ks=ks)
+    results = evaluate_pool_folds(method, dataset, pool, name=name, params=params, ks=ks)
     return results[0] if pool.n_folds == 1 else fold_average(results, pool)
 
 

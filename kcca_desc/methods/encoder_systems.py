@@ -27,7 +27,7 @@ from ..adapters.families import (ENCODER_FAMILIES, SPEC_EXAMPLES, build_encoder,
 from ..adapters.paired import PairedEncoder
 from ..adapters.torch_base import TORCH_DTYPES
 from .._core.errors import ParameterError
-from .._core.settings import Setting
+from .._core.settings import Setting, unlabelled
 from .bridge import FeatureBridgeMethod
 
 __all__ = ["ENCODER_SETTINGS", "BRIDGE_SETTINGS", "BRIDGE_DEFAULTS", "encoder_spec", "encoder_requested",
@@ -80,16 +80,20 @@ def _families_help() -> str:
 
 #: The encoder specs and their runtime options.
 ENCODER_SETTINGS = (
-    Setting("encoder", encoder_spec, metavar="FAMILY:MODEL[@WEIGHTS]", help=_families_help),
+    # The encoders are in the system's name; devices, dtypes, batches and threads are not in a label.
+    Setting("encoder", encoder_spec, metavar="FAMILY:MODEL[@WEIGHTS]", help=_families_help, label=unlabelled),
     Setting("text_encoder", encoder_spec, metavar="SPEC",
-            help=f"text side (default: --encoder, else {DEFAULT_TEXT_ENCODER}), e.g. {SPEC_EXAMPLES[1]}"),
+            help=f"text side (default: --encoder, else {DEFAULT_TEXT_ENCODER}), e.g. {SPEC_EXAMPLES[1]}",
+            label=unlabelled),
     Setting("image_encoder", encoder_spec, metavar="SPEC",
-            help=f"image side (default: --encoder, else {DEFAULT_IMAGE_ENCODER}), e.g. {SPEC_EXAMPLES[2]}"),
-    Setting("encoder_device", help="cpu, cuda or cuda:N (PyTorch families; default cpu)"),
+            help=f"image side (default: --encoder, else {DEFAULT_IMAGE_ENCODER}), e.g. {SPEC_EXAMPLES[2]}",
+            label=unlabelled),
+    Setting("encoder_device", help="cpu, cuda or cuda:N (PyTorch families; default cpu)", label=unlabelled),
     Setting("encoder_dtype", choices=TORCH_DTYPES,
-            help="weights and image inputs in this dtype (PyTorch families; default float32)"),
-    Setting("encoder_batch_size", int, help="items per forward pass"),
-    Setting("encoder_threads", int, help="intra-op threads of the encoders"),
+            help="weights and image inputs in this dtype (PyTorch families; default float32)",
+            label=lambda dtype: dtype),
+    Setting("encoder_batch_size", int, help="items per forward pass", label=unlabelled),
+    Setting("encoder_threads", int, help="intra-op threads of the encoders", label=unlabelled),
     Setting("text_pooling", help="pooling of an hf text model's last hidden states: mean (default) or cls"),
     Setting("image_pooling", help="pooling of an hf vision model (cls, mean, pooler) or of onnx:vit "
                                   "(cls, mean_patch, cls+mean_patch)"),

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..data.dataset import Dataset
 from .._core.registry import Registry
-from .._core.settings import Setting, comma_separated, setting_defaults
+from .._core.settings import Setting, changed_settings, comma_separated, setting_defaults, superscript, unlabelled
 from .base import RetrievalMethod
 from .bridge import FeatureBridgeMethod
 from .encoder_systems import BRIDGE_SETTINGS, ENCODER_SETTINGS, bridge_params, encoder_params, encoder_requested
@@ -106,6 +106,20 @@ class System:
         """The form of this system ``settings`` ask for: :attr:`over_features` when an encoder is named."""
         return self.over_features if self.over_features is not None and encoder_requested(settings) else self
 
+    def label(self, method: RetrievalMethod, settings: Mapping[str, Any]) -> str:
+        """The run's default label: ``method.name`` and every setting that differs from its default.
+
+        Short and alike for every system (``"KCCA bow5 (pyramid) ρ²"``); each setting's notation
+        is its :attr:`~kcca_desc._core.settings.Setting.label`.
+        """
+        changed = changed_settings(self.settings, settings)
+        return f"{method.name} {changed}" if changed else method.name
+
+    def applied(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The values of this system's own settings in ``settings`` (defaults filled in): what a result records."""
+        return {**setting_defaults(self.settings),
+                **{setting.name: settings[setting.name] for setting in self.settings if setting.name in settings}}
+
     def build(self, settings: Mapping[str, Any], shared: Mapping[str, Any]) -> RetrievalMethod:
         """``factory(**shared, **params(...))``, keeping of ``shared`` what ``factory`` takes.
 
@@ -127,15 +141,18 @@ class System:
 
 
 _KCCA_SETTINGS = (
-    Setting("power", float, 1.0, help="image kernel power p"),
-    Setting("diag", float, 1.0, help="text kernel diagonal multiplier d (>= 1)"),
+    Setting("power", float, 1.0, help="image kernel power p", label=lambda p: f"p={p:g}"),
+    Setting("diag", float, 1.0, help="text kernel diagonal multiplier d (>= 1)", label=lambda d: f"d={d:g}"),
     Setting("n_components", comma_separated(int), list(DEFAULT_N_COMPONENTS),
-            help="grid of KCCA dimensions n (comma-separated)"),
+            help="grid of KCCA dimensions n (comma-separated)", label=lambda ns: "n=" + ",".join(map(str, ns))),
     Setting("regs", comma_separated(float), list(DEFAULT_REGS),
-            help="grid of KCCA regularisation values (comma-separated)"),
-    Setting("n_select", int, 5, help="models kept per selection metric (R@1, R@5, R@10) for Borda fusion"),
+            help="grid of KCCA regularisation values (comma-separated)",
+            label=lambda regs: "κ=" + ",".join(f"{r:g}" for r in regs)),
+    Setting("n_select", int, 5, help="models kept per selection metric (R@1, R@5, R@10) for Borda fusion",
+            label=lambda k: f"top {k}"),
     Setting("weight_power", float, 0.0,
-            help="weight projected dimensions by canonical correlation ** q before the cosine"),
+            help="weight projected dimensions by canonical correlation ** q before the cosine",
+            label=lambda q: "ρ" + superscript(q)),
 )
 
 
@@ -159,15 +176,15 @@ def _fit_with_selection(method: ImageSentenceRanker, dataset: Dataset, protocol:
 
 
 _SCALABLE_SETTINGS = (
-    Setting("rank", int, DEFAULT_RANK, help="landmarks per view (kcca_scalable)"),
+    Setting("rank", int, DEFAULT_RANK, help="landmarks per view (kcca_scalable)", label=unlabelled),  # in the name
     Setting("landmarks", choices=tuple(LANDMARKS), default="pivots", help="landmark choice"),
-    Setting("chunk_size", int, DEFAULT_CHUNK_SIZE, help="rows per chunk and partition"),
+    Setting("chunk_size", int, DEFAULT_CHUNK_SIZE, help="rows per chunk and partition", label=unlabelled),
     Setting("pairs", choices=("image", "caption"), default="image",
             help="training pairs: each image with its captions, or each caption with its image"),
     Setting("engine", choices=("dask", "local"), default="dask",
             help="dask: a Dask cluster (--scheduler, else a local one sized to the machine); "
-                 "local: this process only"),
-    Setting("scheduler", help=f"address of an existing Dask scheduler (default ${SCHEDULER_ENV})"),
+                 "local: this process only", label=unlabelled),
+    Setting("scheduler", help=f"address of an existing Dask scheduler (default ${SCHEDULER_ENV})", label=unlabelled),
 )
 
 
@@ -181,7 +198,8 @@ def _scalable_params(settings: Mapping[str, Any]) -> dict:
 # The word-set similarities of NearestNeighbour, or "kernel": the shared text_kernel.
 _NN_SETTINGS = (
     Setting("nn_text", choices=(*WORD_SET_SIMILARITIES, "kernel"), default="idf_f1",
-            help="nn text similarity: idf_f1 (NN5 idf F1), f1, or kernel (= --text-kernel)"),
+            help="nn text similarity: idf_f1 (NN5 idf F1), f1, or kernel (= --text-kernel)",
+            label=unlabelled),  # the system's name shows it
 )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.registry import Registry
-from .._core.settings import Setting
+from .._core.settings import Setting, unlabelled
 from ..neural import REI_ABLATION, CharGRUEncoder, ReiRelevanceScorer, TrainableModel, VSEEncoder
 from ..data.dataset import Dataset
 from .base import RetrievalMethod
@@ -133,10 +133,11 @@ class TrainableSystem:
 TRAINING_SETTINGS = (
     Setting("train_config", choices=CONFIGURATIONS, default="cpu",
             help="size and schedule of a trainable system: cpu (chosen by measurement on one "
-                 "thread) or paper (the paper's size, for a GPU)"),
-    Setting("train_epochs", int, help="override the configuration's max epochs"),
-    Setting("train_threads", int, 1, help="torch threads while training"),
-    Setting("train_device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)"),
+                 "thread) or paper (the paper's size, for a GPU)", label=lambda config: f"{config} config"),
+    Setting("train_epochs", int, help="override the configuration's max epochs", label=lambda n: f"{n} epochs"),
+    Setting("train_threads", int, 1, help="torch threads while training", label=unlabelled),
+    Setting("train_device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)",
+            label=unlabelled),
     *(setting for setting in ENCODER_SETTINGS if setting.name in ("image_encoder", "image_pooling")),
 )
 

@@ -20,3 +20,11 @@ def test_systems_refuse_arrays_naming_the_estimators_that_take_them(system):
     with pytest.raises(ParameterError, match=rf"^{system.__name__}\.fit: train must be a Dataset .* got ndarray; "
                                              r".*KCCA"):
         system().fit(np.zeros((10, 3)))
+
+
+def test_fingerprint_identifies_ids_captions_and_splits():
+    data = load_dataset("synthetic", n_images=60, seed=0)
+    same = load_dataset("synthetic", n_images=60, seed=0)
+    other = load_dataset("synthetic", n_images=60, seed=1)
+    assert data.fingerprint() == same.fingerprint() != other.fingerprint()
+    assert data.subset("train").fingerprint() != data.fingerprint()

@@ -63,7 +63,7 @@ def test_evaluate_method_fits_once_and_measures_both_protocols():
 def test_evaluate_fitted_records_given_names_params_and_timings():
     data = toy_dataset()
     method = NumberMatcher(shift=1).fit(data.subset("train"))
-    result = evaluate_fitted(method, data.view("test", "hodosh"), system="shifted",
+    result = evaluate_fitted(method, data.view("test", "hodosh"), name="shifted",
                              params={"note": "x"}, timings={"fit": 3.0})
     # Caption n scores -|v - (n + 1)| for image v (pool 6..11): the own caption scores -1,
     # caption v - 1 scores 0 (above) and caption v - 2 scores -1 (a tie, counted above).
