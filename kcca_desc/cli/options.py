@@ -8,6 +8,7 @@ imports argparse; this module makes one option of each (``--n-components`` from
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,13 +17,51 @@ from .._core.errors import ParameterError
 from .._core.settings import Setting
 from ..methods.registry import System
 
-__all__ = ["command_parser", "add_system_options", "check_applicable"]
+__all__ = ["command_parser", "add_system_options", "check_applicable", "HelpFormatter", "cli_value"]
 
 
-def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """The parser of a command, whose ``--help`` shows each option's default, with ``--version``."""
-    parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+def cli_value(value: Any) -> str:
+    """``value`` as one types it on the command line: lists comma-separated, floats short."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(cli_value, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``--help`` that shows a default once, in command-line syntax, and only when there is one.
+
+    argparse's :class:`~argparse.ArgumentDefaultsHelpFormatter` appends ``(default: None)`` to
+    options without a default, prints lists as Python lists and repeats a default the help text
+    already states; the description and the examples of the epilog keep their line breaks.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help_text = action.help or ""
+        default = action.default
+        if (default in (None, False, argparse.SUPPRESS) or "default" in help_text
+                or action.option_strings == [] or isinstance(action, argparse._VersionAction)):
+            return help_text
+        return f"{help_text} (default: {cli_value(default).replace('%', '%%')})"
+
+
+def command_parser(prog: str, description: str, examples: Iterable[str] = (), *,
+                   usage: str = "%(prog)s [options]") -> argparse.ArgumentParser:
+    """The parser of a command: defaults shown once (:class:`HelpFormatter`), examples, ``--version``.
+
+    Parameters
+    ----------
+    prog, description : str
+        The command and what it does.
+    examples : iterable of str
+        Command lines shown after the options, each with a ``# comment`` line before it.
+    usage : str, default="%(prog)s [options]"
+        The usage line (argparse would list every option: dozens of lines before the first help).
+    """
+    examples = list(examples)
+    epilog = ("examples:\n" + "\n".join(f"  {line}" for line in examples)) if examples else None
+    # Filled here: the formatter keeps the text's line breaks, for the examples' sake.
+    parser = argparse.ArgumentParser(prog=prog, description=textwrap.fill(description, 80), epilog=epilog,
+                                     usage=usage, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"kcca_desc {__version__}")
     return parser
 

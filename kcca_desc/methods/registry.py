@@ -42,7 +42,8 @@ from .._core.registry import Registry
 from .._core.settings import Setting, changed_settings, comma_separated, setting_defaults, superscript, unlabelled
 from .base import RetrievalMethod
 from .bridge import FeatureBridgeMethod
-from .encoder_systems import BRIDGE_SETTINGS, ENCODER_SETTINGS, bridge_params, encoder_params, encoder_requested
+from .encoder_systems import (BRIDGE_SETTINGS, DEFAULT_IMAGE_ENCODER, DEFAULT_TEXT_ENCODER, ENCODER_SETTINGS,
+                              bridge_params, encoder_params, encoder_requested)
 from .encoders import EncoderMethod
 from .nn import WORD_SET_SIMILARITIES, NearestNeighbour
 from ..scale import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, SCHEDULER_ENV, open_dask_engine
@@ -223,7 +224,8 @@ SYSTEMS.register("kcca_scalable", System(ScalableRanker, (*_KCCA_SETTINGS, *_SCA
 SYSTEMS.register("encoder", System(EncoderMethod, ENCODER_SETTINGS, encoder_params),
                  help="a joint image-text encoder's own cosine (--encoder FAMILY:MODEL@WEIGHTS)")
 SYSTEMS.register("cca", System(FeatureBridgeMethod, _OVER_FEATURES, bridge_params("cca", "linear")),
-                 help="linear CCA over an encoder's features (default: the offline ONNX MiniLM and ViT)")
+                 help="linear CCA over an encoder's features (default: the offline "
+                      f"{DEFAULT_TEXT_ENCODER} captions and {DEFAULT_IMAGE_ENCODER} images)")
 for _name, _spec in TRAINABLE.items():
     SYSTEMS.register(_name, System(TrainableSystem(_spec), TRAINING_SETTINGS, training_params, fit_with_dev),
                      help=f"trainable {_name} ({_spec.model.__name__}, --train-config cpu|paper)")
