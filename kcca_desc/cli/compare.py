@@ -19,10 +19,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "Compare retrieval runs on the same queries: every figure with its bootstrap interval and "
                     "paired tests against a reference (McNemar for R@K, Fisher's randomisation test for median "
                     "and mean rank).",
-                    ["# NN against KCCA, every figure with its interval; tables for a paper beside t.json",
-                     "python -m kcca_desc.compare nn.json kcca.json --reference nn.json --out t",
-                     "# one protocol of runs made with --protocol both",
-                     "python -m kcca_desc.compare nn.json kcca.json --protocol karpathy"])
+                    examples=["# NN against KCCA, every figure with its interval; tables for a paper beside t.json",
+                              "python -m kcca_desc.compare nn.json kcca.json --reference nn.json --out t",
+                              "# one protocol of runs made with --protocol both",
+                              "python -m kcca_desc.compare nn.json kcca.json --protocol karpathy"])
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help="confidence level of the intervals")
     p.add_argument("--out", default=None, help="write the table to this path with suffixes .json, .md, .csv, .tex")
     return p

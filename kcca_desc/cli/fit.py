@@ -77,14 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = command_parser("python -m kcca_desc.fit",
                        "Fit an image-sentence ranking system (Hodosh, Young & Hockenmaier 2013), "
                        "evaluate it on a retrieval protocol and print a results table.",
-                       ["# the paper's best system on the embedded synthetic data",
-                        "python -m kcca_desc.fit --text-kernel tri_sem",
-                        "# Flickr8K, both protocols, the nearest-neighbour baseline, results kept for compare/report",
-                        "python -m kcca_desc.fit --data flickr8k --data-root /data/flickr8k --method nn "
-                        "--protocol both --out nn.json",
-                        "# your own images and captions (a TSV of image<TAB>caption), a named run",
-                        "python -m kcca_desc.fit --data tsv --data-root captions.tsv --image-root images/ "
-                        "--name 'KCCA on my data'"])
+                       examples=["# the paper's best system on the embedded synthetic data",
+                                 "python -m kcca_desc.fit --text-kernel tri_sem",
+                                 "# Flickr8K, both protocols, the nearest-neighbour baseline, results kept for compare/report",
+                                 "python -m kcca_desc.fit --data flickr8k --data-root /data/flickr8k --method nn "
+                                 "--protocol both --out nn.json",
+                                 "# your own images and captions (a TSV of image<TAB>caption), a named run",
+                                 "python -m kcca_desc.fit --data tsv --data-root captions.tsv --image-root images/ "
+                                 "--name 'KCCA on my data'"])
     g = p.add_argument_group("data")
     g.add_argument("--data", type=_choice("data set", DATASETS), default="synthetic",
                    help="data set: " + DATASETS.describe())

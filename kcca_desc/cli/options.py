@@ -44,7 +44,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{help_text} (default: {cli_value(default).replace('%', '%%')})"
 
 
-def command_parser(prog: str, description: str, examples: Iterable[str] = (), *,
+def command_parser(prog: str, description: str, *, examples: Iterable[str] = (),
                    usage: str = "%(prog)s [options]") -> argparse.ArgumentParser:
     """The parser of a command: defaults shown once (:class:`HelpFormatter`), examples, ``--version``.
 

@@ -20,10 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "Write a self-contained HTML report of retrieval results: tables with bootstrap intervals, "
                     "paired tests against a reference, recall and rank plots (PNG and PDF too), a retrieval "
                     "gallery and error analysis.",
-                    ["# NN as the reference, the gallery of the KCCA run",
-                     "python -m kcca_desc.report nn.json kcca.json --reference nn.json --gallery kcca.json --out report",
-                     "# a Flickr8K run whose images live elsewhere than the results file says",
-                     "python -m kcca_desc.report run.json --data flickr8k --data-root /data/flickr8k"])
+                    examples=["# NN as the reference, the gallery of the KCCA run",
+                              "python -m kcca_desc.report nn.json kcca.json --reference nn.json --gallery kcca.json --out report",
+                              "# a Flickr8K run whose images live elsewhere than the results file says",
+                              "python -m kcca_desc.report run.json --data flickr8k --data-root /data/flickr8k"])
     p.add_argument("--out", default="report", help="output directory")
     p.add_argument("--data", default=None, choices=list(DATASETS),
                    help="data set of the runs, for the gallery (none: the one the results file records)")

@@ -12,9 +12,9 @@ from .options import command_parser
 __all__ = ["runs_parser", "selected_runs"]
 
 
-def runs_parser(prog: str, description: str, examples: Iterable[str] = ()) -> argparse.ArgumentParser:
+def runs_parser(prog: str, description: str, *, examples: Iterable[str] = ()) -> argparse.ArgumentParser:
     """A command over results files, with the options that pick runs and set the statistics."""
-    parser = command_parser(prog, description, examples, usage="%(prog)s RESULTS [RESULTS ...] [options]")
+    parser = command_parser(prog, description, examples=examples, usage="%(prog)s RESULTS [RESULTS ...] [options]")
     parser.add_argument("results", nargs="+", help="results files (python -m kcca_desc.fit --out) or benchmark tables")
     parser.add_argument("--reference", default=None, help="the reference run: a file, a system name or a label "
                                                           "(none: the first run)")
