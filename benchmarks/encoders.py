@@ -36,12 +36,16 @@ import numpy as np
 from kcca_desc.adapters.families import build_encoder
 from kcca_desc.adapters.onnx_models import l2_normalize
 from kcca_desc.adapters.torch_base import pooled_features
+from kcca_desc.adapters.torchvision_compat import import_torch_library
+from kcca_desc._core.errors import MissingDependencyError
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
 from kcca_bench import random_models
 from kcca_desc.data.images import ArrayImages
 
 #: Library import per family (the benchmark skips a family whose import fails, with the reason).
 LIBRARIES = {"open_clip": "open_clip", "st": "sentence_transformers", "hf": "transformers", "timm": "timm"}
+#: The setup.cfg extra of each family.
+EXTRAS = {"open_clip": "open-clip", "st": "sentence-transformers", "hf": "transformers", "timm": "timm"}
 
 
 # ------------------------------------------------------------ the libraries called directly
@@ -168,9 +172,9 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for family in args.families:
             try:
-                importlib.import_module("torch")
-                importlib.import_module(LIBRARIES[family])
-            except Exception as exc:  # noqa: BLE001 - a broken install is reported like a missing one
+                # The adapters' own import, which copes with a torchvision whose operators do not load.
+                import_torch_library(LIBRARIES[family], EXTRAS[family], f"the {family} family")
+            except MissingDependencyError as exc:
                 record["unavailable"][family] = f"import failed: {exc}"
                 print(f"{family}: unavailable ({exc})")
                 continue

@@ -8,8 +8,8 @@ named text kernels (:mod:`kcca_desc.text`), image features and kernels
 """
 
 from ._core.errors import (CacheError, DataError, InsufficientMemoryError, KccaDescError, MissingDataFileError,
-                           MissingDependencyError, MissingModelFileError, NotFittedError, ParameterError,
-                           UnwritableOutputError)
+                           MissingDependencyError, MissingModelFileError, ModelUnavailableError, NotFittedError,
+                           ParameterError, UnwritableOutputError)
 from .data import Dataset, load_dataset
 from .evaluate import evaluate_fitted, evaluate_method, format_table
 from .image import ImageKernel
@@ -23,5 +23,6 @@ __all__ = [
     "Dataset", "load_dataset", "Preprocessor", "make_text_kernel", "ImageKernel", "KCCA",
     "ImageSentenceRanker", "NearestNeighbour", "evaluate_fitted", "evaluate_method", "format_table",
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
-    "MissingDependencyError", "UnwritableOutputError", "CacheError", "InsufficientMemoryError", "NotFittedError",
+    "ModelUnavailableError", "MissingDependencyError", "UnwritableOutputError", "CacheError",
+    "InsufficientMemoryError", "NotFittedError",
 ]

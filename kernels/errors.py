@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 __all__ = ["KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingDependencyError",
-           "import_optional"]
+           "install_hint", "import_optional"]
 
 
 class KccaDescError(Exception):
@@ -94,10 +94,21 @@ class MissingDependencyError(KccaDescError, ImportError):
                  message: str | None = None):
         if message is None:
             needs = f"{purpose} needs" if purpose else "this needs"
-            how = f"pip install 'kcca_desc[{extra}]'" if extra else f"pip install {package}"
-            message = f"{needs} the optional package {package!r}, which is not installed; install it with `{how}`"
+            message = (f"{needs} the optional package {package!r}, which is not installed; "
+                       f"install it with {install_hint(extra, package)}")
         super().__init__(message, name=package)
         self.extra = extra
+
+
+def install_hint(extra: str | None, package: str) -> str:
+    """The command that installs ``extra`` (from a clone and from an index), or ``package`` alone.
+
+    ``extra`` is the name ``setup.cfg`` declares, which must be the name setuptools publishes
+    (lower case, ``-`` not ``_``: pip ignores an extra it cannot find, with only a warning).
+    """
+    if extra is None:
+        return f"`pip install {package}`"
+    return f"`pip install -e \".[{extra}]\"` from a clone of kcca_desc, or `pip install \"kcca_desc[{extra}]\"`"
 
 
 def import_optional(module: str, extra: str | None, purpose: str) -> ModuleType:
@@ -127,11 +138,24 @@ def import_optional(module: str, extra: str | None, purpose: str) -> ModuleType:
     Notes
     -----
     A package that is installed but fails to import (a torchvision built for another torch
-    raises ``RuntimeError`` or ``AttributeError``) makes the feature as unusable as a missing one,
-    so any exception of the import is reported the same way.
+    raises ``RuntimeError``, a compiled module an ``ImportError`` naming an undefined symbol)
+    makes the feature as unusable as a missing one, so it raises the same class, but the message
+    says that the package is installed and quotes the first line of the import's error.
     """
     try:
         return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        # exc.name is the import that is missing: the package itself, or one it needs (torchvision
+        # for timm); a module of the package itself missing is a broken installation.
+        missing, top = exc.name or module, module.split(".")[0]
+        if missing == module or missing.split(".")[0] != top:
+            through = f" (through {module!r})" if missing.split(".")[0] != top else ""
+            raise MissingDependencyError(missing, extra, purpose=purpose + through) from exc
+        failure: Exception = exc
     except Exception as exc:  # noqa: BLE001 - see Notes
-        package = exc.name if isinstance(exc, ImportError) and exc.name else module
-        raise MissingDependencyError(package, extra, purpose=f"{purpose} (import {module!r}: {exc})") from exc
+        failure = exc
+    first = (str(failure).strip().splitlines() or [type(failure).__name__])[0]
+    raise MissingDependencyError(module, extra, message=(
+        f"{purpose} needs the optional package {module!r}, which is installed but fails to import "
+        f"({type(failure).__name__}: {first}); reinstall matching versions with {install_hint(extra, module)}")
+    ) from failure

@@ -206,7 +206,7 @@ def test_each_toolkit_error_exits_with_its_code_in_one_line(capsys, monkeypatch,
     code, err = run_cli(capsys, ["--n-images", "40"])
     assert code == type(error).exit_code
     assert err == f"error: {error}\n"
-    assert {69: "pip install 'kcca_desc[neural]'"}.get(code, "") in err
+    assert {69: 'pip install -e ".[neural]"'}.get(code, "") in err
 
 
 def test_missing_data_directory_exits_66(tmp_path, capsys):

@@ -268,9 +268,10 @@ def test_errors_keep_their_built_in_bases():
 
 def test_import_optional_names_the_extra():
     assert import_optional("json", None, "a test").loads("1") == 1
-    with pytest.raises(MissingDependencyError, match=r"^the Dask engine \(import 'no_such_module_xyz': .*\) needs "
-                                                     r"the optional package 'no_such_module_xyz'.*"
-                                                     r"`pip install 'kcca_desc\[dask\]'`$") as info:
+    with pytest.raises(MissingDependencyError, match=r"^the Dask engine needs the optional package 'no_such_module_xyz', "
+                                                     r"which is not installed; install it with "
+                                                     r"`pip install -e \"\.\[dask\]\"` from a clone of kcca_desc, "
+                                                     r"or `pip install \"kcca_desc\[dask\]\"`$") as info:
         import_optional("no_such_module_xyz", "dask", "the Dask engine")
     assert info.value.name == "no_such_module_xyz" and info.value.extra == "dask"
     with pytest.raises(MissingDependencyError, match=r"`pip install no_such_module_xyz`"):

@@ -54,7 +54,8 @@ code  exception                         meaning
 65    :class:`DataError`                the data set is malformed (files, lines, items named)
 66    :class:`MissingDataFileError`     a data file or directory is missing
 66    :class:`MissingModelFileError`    a model or weights file is missing
-69    :class:`MissingDependencyError`   an optional package is not installed (the extra named)
+69    :class:`MissingDependencyError`   an optional package is not installed, or is installed but fails to import
+69    :class:`ModelUnavailableError`    a model named by a hub id is not cached and cannot be downloaded now
 71    :class:`InsufficientMemoryError`  a step would need more memory than the machine has
 73    :class:`UnwritableOutputError`    the ``--out`` file (or ``--report`` folder) cannot be written
 74    :class:`CacheError`               the feature cache cannot be used
@@ -77,7 +78,7 @@ from ..kernels.errors import (DataError, KccaDescError, MissingDataFileError, Mi
 
 __all__ = [
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
-    "MissingDependencyError", "UnwritableOutputError", "CacheError", "InsufficientMemoryError", "NotFittedError",
+    "ModelUnavailableError", "MissingDependencyError", "UnwritableOutputError", "CacheError", "InsufficientMemoryError", "NotFittedError",
     "EXIT_CODES", "warn_user", "import_optional",
 ]
 
@@ -86,6 +87,18 @@ class MissingModelFileError(KccaDescError, FileNotFoundError):
     """A model or weights file the run needs does not exist; the message says how to get it."""
 
     exit_code = 66
+
+
+class ModelUnavailableError(MissingModelFileError):
+    """A model named by a hub id is neither a local directory nor cached, and cannot be downloaded now.
+
+    The hub is unreachable, offline mode (``HF_HUB_OFFLINE``) forbids it, or the hub has no such
+    model; the message names the encoder and what to do (a local path, the offline variable).  Its
+    exit status is ``sysexits``' ``EX_UNAVAILABLE`` (69), a service (the hub) that cannot serve the
+    request, rather than the 66 of a missing local file.
+    """
+
+    exit_code = 69
 
 
 class NotFittedError(KccaDescError, RuntimeError):
@@ -118,7 +131,7 @@ class CacheError(UnwritableOutputError):
 #: Exit status of each exception class, for documentation and tests.
 EXIT_CODES: dict[type[KccaDescError], int] = {
     cls: cls.exit_code for cls in (ParameterError, DataError, MissingDataFileError, MissingModelFileError,
-                                   MissingDependencyError, UnwritableOutputError, CacheError,
+                                   ModelUnavailableError, MissingDependencyError, UnwritableOutputError, CacheError,
                                    InsufficientMemoryError)
 }
 

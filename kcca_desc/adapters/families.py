@@ -248,10 +248,10 @@ def _torch_family(family: str, cls_path: str, example: str, pooling: bool = Fals
 
 ENCODER_FAMILIES.register(
     "open_clip", _torch_family("open_clip", "open_clip_models.OpenCLIPEncoder", SPEC_EXAMPLES[0]),
-    help="OpenCLIP image-text model, joint space (extra open_clip): open_clip:ARCH@TAG|FILE|random")
+    help="OpenCLIP image-text model, joint space (extra open-clip): open_clip:ARCH@TAG|FILE|random")
 ENCODER_FAMILIES.register(
     "st", _torch_family("st", "st_models.SentenceTransformerEncoder", SPEC_EXAMPLES[1]),
-    help="sentence-transformers text model (extra sentence_transformers): st:NAME|DIR")
+    help="sentence-transformers text model (extra sentence-transformers): st:NAME|DIR")
 ENCODER_FAMILIES.register(
     "hf", _torch_family("hf", "hf_models.HFEncoder", SPEC_EXAMPLES[3], pooling=True),
     help="transformers model (extra transformers): CLIP/SigLIP dual encoder, vision or text model; hf:NAME|DIR")

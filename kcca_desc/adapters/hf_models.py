@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.errors import ParameterError, import_optional
+from .._core.errors import ParameterError
+from .hub import load_named
 from .onnx_models import l2_normalize
 from .torch_base import TorchEncoder, pooled_features, to_pil
+from .torchvision_compat import import_torch_library
 
 __all__ = ["HFEncoder", "HF_POOLINGS"]
 
@@ -78,12 +80,16 @@ class HFEncoder(TorchEncoder):
         return {"dual": ("image", "text"), "vision": ("image",), "text": ("text",)}[self.kind]
 
     def _load(self):
-        transformers = import_optional("transformers", self.extra, type(self).__name__)
+        transformers = import_torch_library("transformers", self.extra, type(self).__name__)
         if self.weights:
             raise ParameterError(f"HFEncoder takes its weights from the model name or directory; "
                              f"got weights={self.weights!r} (use hf:{self.weights})")
         if self.pooling is not None and self.pooling not in HF_POOLINGS:
             raise ParameterError(f"HFEncoder: pooling must be one of {HF_POOLINGS} or None, got {self.pooling!r}")
+        return load_named(self.name, self.family, self.model_name, lambda: self._bundle(transformers))
+
+    def _bundle(self, transformers) -> dict:
+        """The model, its configuration and its tokenizer and/or image processor, by kind."""
         config = transformers.AutoConfig.from_pretrained(self.model_name)
         model = transformers.AutoModel.from_pretrained(self.model_name)
         bundle = {"model": model, "config": config}

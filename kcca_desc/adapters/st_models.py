@@ -1,4 +1,4 @@
-"""sentence-transformers caption encoders (optional extra ``sentence_transformers``).
+"""sentence-transformers caption encoders (optional extra ``sentence-transformers``).
 
 :class:`SentenceTransformerEncoder` embeds texts with ``SentenceTransformer(name_or_path)``:
 the model's own tokenizer, transformer and pooling modules (e.g. masked mean pooling then
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.errors import ParameterError, import_optional
+from .._core.errors import ParameterError
+from .hub import load_named
 from .torch_base import TorchEncoder
+from .torchvision_compat import import_torch_library
 
 __all__ = ["SentenceTransformerEncoder"]
 
@@ -35,16 +37,19 @@ class SentenceTransformerEncoder(TorchEncoder):
     BERT-networks. EMNLP.
     """
 
-    extra = "sentence_transformers"
+    extra = "sentence-transformers"
     family = "st"
     modalities = ("text",)
 
     def _load(self):
-        st = import_optional("sentence_transformers", self.extra, type(self).__name__)
+        st = import_torch_library("sentence_transformers", self.extra, type(self).__name__)
         if self.weights:
             raise ParameterError(f"SentenceTransformerEncoder takes its weights from the model name or directory; "
                              f"got weights={self.weights!r} (use st:{self.weights})")
-        return st.SentenceTransformer(self.model_name, device="cpu")
+        # sentence-transformers fetches a bare name from its own organisation when the name is not a repository.
+        repos = [self.model_name] + ([f"sentence-transformers/{self.model_name}"] if "/" not in self.model_name else [])
+        return load_named(self.name, self.family, self.model_name,
+                          lambda: st.SentenceTransformer(self.model_name, device="cpu"), repos)
 
     def _output_dims(self, bundle) -> dict[str, int]:
         return {"text": bundle.get_embedding_dimension()}

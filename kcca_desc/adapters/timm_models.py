@@ -13,8 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .._core.errors import MissingModelFileError, ParameterError, import_optional
+from .._core.errors import MissingModelFileError, ParameterError
+from .hub import hub_model, repo_cached
 from .torch_base import RANDOM_WEIGHTS, TorchEncoder, logger, to_pil
+from .torchvision_compat import import_torch_library
 
 __all__ = ["TimmImageEncoder", "HUB_WEIGHTS"]
 
@@ -47,15 +49,29 @@ class TimmImageEncoder(TorchEncoder):
     modalities = ("image",)
 
     def _load(self):
-        timm = import_optional("timm", self.extra, type(self).__name__)
+        timm = import_torch_library("timm", self.extra, type(self).__name__)
         if not self.weights:
             raise ParameterError(f"TimmImageEncoder({self.model_name!r}) needs weights: a local weights file, "
                              f"{HUB_WEIGHTS!r} (timm's default weights from the hub) or {RANDOM_WEIGHTS!r}")
+        if not timm.is_model(self.model_name):
+            raise ParameterError(f"timm has no model {self.model_name!r}; see timm.list_models(), e.g. resnet50")
         if self.weights == RANDOM_WEIGHTS:
             logger.warning("timm model %s is randomly initialised", self.model_name)
             model = timm.create_model(self.model_name, pretrained=False, num_classes=0)
         elif self.weights == HUB_WEIGHTS:
-            model = timm.create_model(self.model_name, pretrained=True, num_classes=0)
+            cfg = timm.models.get_pretrained_cfg(self.model_name)
+            repo = getattr(cfg, "hf_hub_id", None) or ""
+            url = getattr(cfg, "url", None) or ""
+            if not (repo or url):
+                raise ParameterError(f"timm has no pretrained weights for {self.model_name!r}; give a local "
+                                     "weights file or 'random'")
+            # Weights without a hub repository are downloaded from their URL into torch's hub cache.
+            torch = self._torch()
+            cached = repo_cached(repo) if repo else (
+                Path(torch.hub.get_dir()) / "checkpoints" / Path(url).name).is_file()
+            with hub_model(self.name, repo or url, cached=cached,
+                           local=f"timm:{self.model_name}@/path/to/weights.safetensors"):
+                model = timm.create_model(self.model_name, pretrained=True, num_classes=0)
         else:
             path = Path(self.weights).expanduser()
             if not path.is_file():

@@ -66,7 +66,7 @@ def test_a_missing_extra_is_named(monkeypatch):
     # None in sys.modules makes the import fail as for a package that is not installed.
     monkeypatch.setitem(sys.modules, "efficientnet_lite_pytorch", None)
     encoder = build_encoder("efficientnet:lite0", cache=False)
-    with pytest.raises(MissingDependencyError, match=r"pip install 'kcca_desc\[efficientnet\]'"):
+    with pytest.raises(MissingDependencyError, match=r"pip install -e \"\.\[efficientnet\]\""):
         encoder.embed_images(ArrayImages([np.zeros((32, 32, 3), np.uint8)], ["a"]))
 
 

@@ -119,16 +119,17 @@ def test_without_an_encoder_the_classical_systems_are_unchanged():
 
 
 # ------------------------------------------------------------------ missing extras
-@pytest.mark.parametrize("spec, module, extra", [("open_clip:ViT-B-32@random", "open_clip", "open_clip"),
+@pytest.mark.parametrize("spec, module, extra", [("open_clip:ViT-B-32@random", "open_clip", "open-clip"),
                                                  ("st:all-MiniLM-L6-v2", "sentence_transformers",
-                                                  "sentence_transformers"),
+                                                  "sentence-transformers"),
                                                  ("hf:bert-base-uncased", "transformers", "transformers"),
                                                  ("timm:resnet18@random", "timm", "timm")])
 def test_a_missing_extra_is_named(spec, module, extra, monkeypatch):
     # None in sys.modules makes the import fail as for a package that is not installed.
     monkeypatch.setitem(sys.modules, module, None)
     encoder = build_encoder(spec, cache=False)  # nothing is imported before use
-    with pytest.raises(MissingDependencyError, match=rf"pip install 'kcca_desc\[{extra}\]'") as info:
+    with pytest.raises(MissingDependencyError, match=rf'pip install -e "\.\[{extra}\]"` from a clone of kcca_desc, '
+                                                     rf'or `pip install "kcca_desc\[{extra}\]"') as info:
         encoder.dim
     assert info.value.exit_code == 69
 

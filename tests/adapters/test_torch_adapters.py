@@ -1,7 +1,7 @@
 """The PyTorch adapter families on small random models built offline, each through the command line.
 
-Every family's test skips, with the reason, when its extra is absent (``pip install
-'kcca_desc[open_clip]'`` and so on).  The models are built in a temporary directory
+Every family's test skips, with the reason, when its extra is absent (``pip install -e
+".[open-clip]"`` and so on).  The models are built in a temporary directory
 (:mod:`kcca_bench.random_models`, ``size="tiny"``) and the hubs are switched off, so nothing is downloaded.
 """
 
@@ -15,12 +15,13 @@ import pytest
 from kcca_desc.adapters.families import build_encoder
 from kcca_bench import random_models
 from kcca_desc.data.images import ArrayImages
-from kcca_desc._core.errors import ParameterError
+from kcca_desc._core.errors import MissingDependencyError, ParameterError
+from kcca_desc.adapters.torchvision_compat import import_torch_library
 from kcca_desc.evaluate import load_results
 from kcca_desc.cli.fit import main
 from test_encoder_specs import N_IMAGES, user_family  # noqa: F401 - a fixture
 
-EXTRAS = {"open_clip": ("open_clip", "open_clip"), "st": ("sentence_transformers", "sentence_transformers"),
+EXTRAS = {"open_clip": ("open_clip", "open-clip"), "st": ("sentence_transformers", "sentence-transformers"),
           "hf": ("transformers", "transformers"), "timm": ("timm", "timm")}
 
 
@@ -31,12 +32,12 @@ def offline(monkeypatch):
 
 
 def need(family: str):
-    """Import the family's library or skip naming the extra (a broken install skips too, with its error)."""
+    """Import the family's library as the adapters do, or skip with the reason (a broken install too)."""
     module, extra = EXTRAS[family]
     try:
-        return importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - e.g. a torchvision built for another torch
-        pytest.skip(f"the {family} family needs the extra {extra!r} (import {module} failed: {exc})")
+        return import_torch_library(module, extra, f"the {family} family")
+    except MissingDependencyError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="module")
