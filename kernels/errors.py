@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 __all__ = ["KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingDependencyError",
-           "install_hint", "import_optional"]
+           "install_hint", "first_line", "import_optional"]
 
 
 class KccaDescError(Exception):
@@ -111,6 +111,12 @@ def install_hint(extra: str | None, package: str) -> str:
     return f"`pip install -e \".[{extra}]\"` from a clone of kcca_desc, or `pip install \"kcca_desc[{extra}]\"`"
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its class name when it has none), for a one-line error."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def import_optional(module: str, extra: str | None, purpose: str) -> ModuleType:
     """Import the optional package ``module``, or raise :class:`MissingDependencyError` naming the extra.
 
@@ -154,8 +160,8 @@ def import_optional(module: str, extra: str | None, purpose: str) -> ModuleType:
         failure: Exception = exc
     except Exception as exc:  # noqa: BLE001 - see Notes
         failure = exc
-    first = (str(failure).strip().splitlines() or [type(failure).__name__])[0]
     raise MissingDependencyError(module, extra, message=(
         f"{purpose} needs the optional package {module!r}, which is installed but fails to import "
-        f"({type(failure).__name__}: {first}); reinstall matching versions with {install_hint(extra, module)}")
+        f"({type(failure).__name__}: {first_line(failure)}); "
+        f"reinstall matching versions with {install_hint(extra, module)}")
     ) from failure

@@ -74,12 +74,13 @@ from pathlib import Path
 # The root of the tree and the classes kernels/ raises live in kernels/, which imports nothing of
 # the rest of the toolkit; they are re-exported here, so that this is the one place to import from.
 from ..kernels.errors import (DataError, KccaDescError, MissingDataFileError, MissingDependencyError, ParameterError,
-                              import_optional)
+                              first_line, import_optional)
 
 __all__ = [
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
-    "ModelUnavailableError", "MissingDependencyError", "UnwritableOutputError", "CacheError", "InsufficientMemoryError", "NotFittedError",
-    "EXIT_CODES", "warn_user", "import_optional",
+    "ModelUnavailableError", "MissingDependencyError", "UnwritableOutputError", "CacheError",
+    "InsufficientMemoryError", "NotFittedError",
+    "EXIT_CODES", "warn_user", "import_optional", "first_line",
 ]
 
 

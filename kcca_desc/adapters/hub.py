@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from .._core.errors import MissingModelFileError, ModelUnavailableError
+from .._core.errors import MissingModelFileError, ModelUnavailableError, first_line
 
 __all__ = ["OFFLINE_VARIABLE", "PROBE_TIMEOUT", "is_hub_id", "local_model_path", "hub_offline",
            "repo_cached", "hub_unreachable", "hub_model", "load_named"]
@@ -164,11 +164,6 @@ def _hub_error(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 @contextlib.contextmanager
 def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterator[None]:
     """The context in which a library loads ``repo_id`` from the hub or its cache.
@@ -212,7 +207,7 @@ def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterat
             if hub is None:
                 raise
             raise ModelUnavailableError(f"encoder {encoder}: the hub cannot provide {repo_id!r}: "
-                                        f"{_first_line(hub)}; {todo} or check the name") from exc
+                                        f"{first_line(hub)}; {todo} or check the name") from exc
 
 
 def load_named(encoder: str, family: str, name: str, load: Callable[[], T], repos: Sequence[str] = ()) -> T:

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from kcca_desc._core.errors import (MissingDependencyError, MissingModelFileError, ModelUnavailableError,
-                                    import_optional)
+                                    ParameterError, import_optional)
 from kcca_desc.adapters import hub
 from kcca_desc.adapters.families import build_encoder
+from kcca_desc.adapters.torchvision_compat import import_torch_library
 from kcca_desc.cli.fit import main
 from kcca_bench import random_models
 from test_encoder_specs import N_IMAGES, user_family  # noqa: F401 - a fixture
@@ -39,8 +40,8 @@ def _extras_named_in_code() -> set[str]:
                     in ("import_optional", "import_torch_library", "MissingDependencyError")
                     and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value):
                 named.add(node.args[1].value)
-            if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] in (["extra"], ["_EXTRA"])
-                    and isinstance(node.value, ast.Constant)):
+            targets = [getattr(t, "id", None) for t in node.targets] if isinstance(node, ast.Assign) else []
+            if targets in (["extra"], ["_EXTRA"]) and isinstance(node.value, ast.Constant):
                 named.add(node.value.value)
     return named
 
@@ -170,3 +171,35 @@ def test_the_probe_reports_a_refused_connection_quickly(closed_hub):
     reason = hub.hub_unreachable(timeout=2.0)
     assert reason and "127.0.0.1" in reason and time.perf_counter() - started < 2.5
 
+
+
+def _library_or_skip(module: str) -> None:
+    try:
+        import_torch_library(module, None, "this test")
+    except MissingDependencyError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize("spec, library, repo", [
+    ("open_clip:ViT-B-32@laion2b_s34b_b79k", "open_clip", "laion/CLIP-ViT-B-32-laion2B-s34B-b79K"),
+    ("timm:resnet18@pretrained", "timm", "timm/resnet18"),
+])
+def test_open_clip_tags_and_timm_pretrained_weights_fail_fast_offline(spec, library, repo, empty_hub_cache,
+                                                                      monkeypatch):
+    _library_or_skip(library)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelUnavailableError, match=rf"^encoder {spec}: '{repo}.*' is not in the Hugging Face "
+                                                    r"cache .* HF_HUB_OFFLINE=1 forbids downloading it"):
+        build_encoder(spec, cache=False).dim
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ("open_clip:ViT-B-32@no_such_tag",
+     r"OpenCLIP has no pretrained tag 'no_such_tag' for ViT-B-32 .*laion2b_s34b_b79k"),
+    ("open_clip:No-Such-Arch@random", r"OpenCLIP has no architecture 'No-Such-Arch'"),
+    ("timm:no_such_model@random", r"timm has no model 'no_such_model'"),
+])
+def test_unknown_architectures_and_tags_are_bad_settings(spec, problem):
+    _library_or_skip(spec.split(":")[0])
+    with pytest.raises(ParameterError, match=problem):
+        build_encoder(spec, cache=False).dim
