@@ -16,7 +16,10 @@ Encoders of other libraries — OpenCLIP (:mod:`.open_clip_models`), sentence-tr
 optional extra of its own — and a user's own class (:mod:`.user`) are built from spec strings
 ``FAMILY:MODEL@WEIGHTS`` by :func:`.families.build_encoder`; :data:`.families.ENCODER_FAMILIES`
 lists the families and :func:`.families.register_encoder` adds one.  Image features computed
-elsewhere are read from a file by image id (:mod:`.precomputed`, the family ``features``).
+elsewhere are read from a file by image id (:mod:`.precomputed`, the family ``features``).  A
+model named by a hub id loads from the local cache or fails at once with what to do when it cannot
+be downloaded (:mod:`.hub`); the PyTorch libraries are imported through
+:mod:`.torchvision_compat`, which copes with a torchvision whose C++ operators do not load.
 """
 
 from .base import Encoder, PairScorer

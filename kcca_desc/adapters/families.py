@@ -240,8 +240,10 @@ def _torch_family(family: str, cls_path: str, example: str, pooling: bool = Fals
                 batch_size: int = 32, n_threads: int | None = None, cache: bool = True, **extra) -> Encoder:
         module, _, name = cls_path.rpartition(".")
         cls = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-        return cls(_require_model(family, model, example), weights=weights, device=device, dtype=dtype,
-                   batch_size=batch_size, n_threads=n_threads, cache=cache, **extra)
+        encoder = cls(_require_model(family, model, example), weights=weights, device=device, dtype=dtype,
+                      batch_size=batch_size, n_threads=n_threads, cache=cache, **extra)
+        encoder.check_source()
+        return encoder
     factory.options = ("device", "dtype", "batch_size", "n_threads", "cache") + (("pooling",) if pooling else ())
     return factory
 

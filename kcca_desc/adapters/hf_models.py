@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.errors import ParameterError
-from .hub import load_named
+from .hub import check_named, load_named
 from .onnx_models import l2_normalize
 from .torch_base import TorchEncoder, pooled_features, to_pil
-from .torchvision_compat import import_torch_library
+from .torchvision_compat import import_torch_library, library_installed
 
 __all__ = ["HFEncoder", "HF_POOLINGS"]
 
@@ -87,6 +87,10 @@ class HFEncoder(TorchEncoder):
         if self.pooling is not None and self.pooling not in HF_POOLINGS:
             raise ParameterError(f"HFEncoder: pooling must be one of {HF_POOLINGS} or None, got {self.pooling!r}")
         return load_named(self.name, self.family, self.model_name, lambda: self._bundle(transformers))
+
+    def check_source(self) -> None:
+        if library_installed("transformers"):
+            check_named(self.name, self.family, self.model_name)
 
     def _bundle(self, transformers) -> dict:
         """The model, its configuration and its tokenizer and/or image processor, by kind."""

@@ -13,6 +13,9 @@ before the library is called:
   local directory, or downloading it once with network);
 * otherwise the library downloads it, its retry logging silenced; a hub error (no such model, a
   gated one) becomes the same one-line error.
+
+The ``st`` and ``hf`` encoders run the same checks when they are built (:func:`check_named`), so
+a command refuses such a model before it encodes the other side.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -31,7 +35,7 @@ from urllib.parse import urlsplit
 from .._core.errors import MissingModelFileError, ModelUnavailableError, first_line
 
 __all__ = ["OFFLINE_VARIABLE", "PROBE_TIMEOUT", "is_hub_id", "local_model_path", "hub_offline",
-           "repo_cached", "hub_unreachable", "hub_model", "load_named"]
+           "repo_cached", "hub_unreachable", "require_source", "hub_model", "check_named", "load_named"]
 
 #: The variable that puts the hub libraries in offline mode (huggingface_hub also reads
 #: ``TRANSFORMERS_OFFLINE``).
@@ -39,6 +43,10 @@ OFFLINE_VARIABLE = "HF_HUB_OFFLINE"
 
 #: Seconds the hub has to accept a connection before it is taken as unreachable.
 PROBE_TIMEOUT = 3.0
+
+# A probe's answer is reused this many seconds: an encoder is checked when built, then when loaded.
+_PROBE_REUSE = 60.0
+_probes: dict[tuple[str, str], tuple[float, str | None]] = {}
 
 T = TypeVar("T")
 
@@ -164,9 +172,18 @@ def _hub_error(exc: BaseException) -> BaseException | None:
     return None
 
 
-@contextlib.contextmanager
-def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterator[None]:
-    """The context in which a library loads ``repo_id`` from the hub or its cache.
+def _probe() -> str | None:
+    """:func:`hub_unreachable`, its answer reused for :data:`_PROBE_REUSE` seconds per endpoint and proxy."""
+    key = (_endpoint(), os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy") or "")
+    when, answer = _probes.get(key, (-_PROBE_REUSE, None))
+    if time.monotonic() - when >= _PROBE_REUSE:
+        answer = hub_unreachable()
+        _probes[key] = (time.monotonic(), answer)
+    return answer
+
+
+def require_source(encoder: str, repo_id: str, *, cached: bool, local: str) -> str | None:
+    """Refuse a model that is not cached and cannot be downloaded now; else why the hub is unreachable.
 
     Parameters
     ----------
@@ -180,16 +197,21 @@ def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterat
     local : str
         The spec with a local model instead (``"st:/path/to/all-MiniLM-L6-v2"``), for the message.
 
+    Returns
+    -------
+    str or None
+        Why the hub cannot be reached (the model is then loaded from the cache, offline); None
+        when it can, or when offline mode is on.
+
     Raises
     ------
     ModelUnavailableError
-        Before the library is called when the model is not cached and offline mode is on or the
-        hub is unreachable; after, when the hub refuses the model (no such repository, gated).
+        The model is not cached, and offline mode is on or the hub is unreachable.
     """
     todo = f"give a local model instead ({local})"
     where = f"the Hugging Face cache ({_hub_cache()})"
     offline = hub_offline()
-    unreachable = None if offline else hub_unreachable()
+    unreachable = None if offline else _probe()
     if not cached and offline:
         raise ModelUnavailableError(
             f"encoder {encoder}: {repo_id!r} is not in {where} and {OFFLINE_VARIABLE}=1 forbids downloading it; "
@@ -199,6 +221,23 @@ def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterat
             f"encoder {encoder}: {repo_id!r} is not in {where} and the hub ({_endpoint()}) cannot be reached "
             f"({unreachable}); {todo}, or run once with network to cache it (then {OFFLINE_VARIABLE}=1 "
             "uses the cache without trying the network)")
+    return unreachable
+
+
+@contextlib.contextmanager
+def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterator[None]:
+    """The context in which a library loads ``repo_id`` from the hub or its cache.
+
+    Parameters are those of :func:`require_source`, which runs first.  In the context the
+    libraries' retry logs are silenced, and the load is offline when the hub is unreachable.
+
+    Raises
+    ------
+    ModelUnavailableError
+        Before the library is called, from :func:`require_source`; after, when the hub refuses
+        the model (no such repository, a gated one).
+    """
+    unreachable = require_source(encoder, repo_id, cached=cached, local=local)
     with _quiet(), (_forced_offline() if unreachable else contextlib.nullcontext()):
         try:
             yield
@@ -207,7 +246,29 @@ def hub_model(encoder: str, repo_id: str, *, cached: bool, local: str) -> Iterat
             if hub is None:
                 raise
             raise ModelUnavailableError(f"encoder {encoder}: the hub cannot provide {repo_id!r}: "
-                                        f"{first_line(hub)}; {todo} or check the name") from exc
+                                        f"{first_line(hub)}; give a local model instead ({local}) or check "
+                                        "the name") from exc
+
+
+def _named_source(encoder: str, family: str, name: str, repos: Sequence[str]) -> dict | None:
+    """``require_source``'s keywords for the model ``name``; None for a local path."""
+    if local_model_path(encoder, name) is not None:
+        return None
+    return {"cached": any(repo_cached(repo) for repo in (repos or [name])),
+            "local": f"{family}:/path/to/{name.rsplit('/', 1)[-1]}"}
+
+
+def check_named(encoder: str, family: str, name: str, repos: Sequence[str] = ()) -> None:
+    """The checks of :func:`load_named` without the load: run when the encoder is built, before any work.
+
+    Raises
+    ------
+    MissingModelFileError, ModelUnavailableError
+        As :func:`load_named` would.
+    """
+    source = _named_source(encoder, family, name, repos)
+    if source is not None:
+        require_source(encoder, name, **source)
 
 
 def load_named(encoder: str, family: str, name: str, load: Callable[[], T], repos: Sequence[str] = ()) -> T:
@@ -227,8 +288,8 @@ def load_named(encoder: str, family: str, name: str, load: Callable[[], T], repo
         The repositories the library may fetch for ``name`` (default ``[name]``); the model is
         cached when any of them is.
     """
-    if local_model_path(encoder, name) is not None:
+    source = _named_source(encoder, family, name, repos)
+    if source is None:
         return load()
-    cached = any(repo_cached(repo) for repo in (repos or [name]))
-    with hub_model(encoder, name, cached=cached, local=f"{family}:/path/to/{name.rsplit('/', 1)[-1]}"):
+    with hub_model(encoder, name, **source):
         return load()

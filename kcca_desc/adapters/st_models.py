@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.errors import ParameterError
-from .hub import load_named
+from .hub import check_named, load_named
 from .torch_base import TorchEncoder
-from .torchvision_compat import import_torch_library
+from .torchvision_compat import import_torch_library, library_installed
 
 __all__ = ["SentenceTransformerEncoder"]
 
@@ -46,10 +46,16 @@ class SentenceTransformerEncoder(TorchEncoder):
         if self.weights:
             raise ParameterError(f"SentenceTransformerEncoder takes its weights from the model name or directory; "
                              f"got weights={self.weights!r} (use st:{self.weights})")
-        # sentence-transformers fetches a bare name from its own organisation when the name is not a repository.
-        repos = [self.model_name] + ([f"sentence-transformers/{self.model_name}"] if "/" not in self.model_name else [])
         return load_named(self.name, self.family, self.model_name,
-                          lambda: st.SentenceTransformer(self.model_name, device="cpu"), repos)
+                          lambda: st.SentenceTransformer(self.model_name, device="cpu"), self._repos())
+
+    def _repos(self) -> list[str]:
+        # sentence-transformers fetches a bare name from its own organisation when the name is not a repository.
+        return [self.model_name] + ([f"sentence-transformers/{self.model_name}"] if "/" not in self.model_name else [])
+
+    def check_source(self) -> None:
+        if library_installed("sentence_transformers"):
+            check_named(self.name, self.family, self.model_name, self._repos())
 
     def _output_dims(self, bundle) -> dict[str, int]:
         return {"text": bundle.get_embedding_dimension()}

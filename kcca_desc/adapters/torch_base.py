@@ -124,6 +124,13 @@ class TorchEncoder(Encoder):
         """Load the model (float32, CPU) and whatever preprocessing it needs; return a bundle."""
         raise NotImplementedError
 
+    def check_source(self) -> None:
+        """Raise before any work when the model cannot be had (a hub id offline); by default no check.
+
+        Called when the encoder is built from a spec (:func:`~kcca_desc.adapters.families.build_encoder`),
+        so a command stops before it encodes anything; it must not import the library.
+        """
+
     def _model_module(self, bundle) -> Any:
         """The ``torch.nn.Module`` of ``bundle`` whose state dict identifies the weights."""
         return bundle

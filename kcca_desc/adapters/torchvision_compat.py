@@ -20,13 +20,14 @@ operators' schemas (no kernel), which lets the import finish; nothing else chang
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import sys
 from types import ModuleType
 
 from .._core.errors import import_optional
 
-__all__ = ["import_torch_library"]
+__all__ = ["import_torch_library", "library_installed"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,3 +81,11 @@ def import_torch_library(module: str, extra: str, purpose: str) -> ModuleType:
     if "torchvision" not in sys.modules:
         _prepare_torchvision(torch)
     return import_optional(module, extra, purpose)
+
+
+def library_installed(module: str) -> bool:
+    """Whether ``module`` can be found, without importing it (a module set to None counts as absent)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

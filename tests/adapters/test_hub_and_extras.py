@@ -20,7 +20,7 @@ from kcca_desc.adapters.families import build_encoder
 from kcca_desc.adapters.torchvision_compat import import_torch_library
 from kcca_desc.cli.fit import main
 from kcca_bench import random_models
-from test_encoder_specs import N_IMAGES, user_family  # noqa: F401 - a fixture
+from test_encoder_specs import N_IMAGES, PixelsAndWords, user_family  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,6 +81,14 @@ def test_a_missing_dependency_of_an_installed_package_is_named(broken_package):
 
 
 # ------------------------------------------------------------------ hub ids without a network
+def _library_or_skip(module: str) -> None:
+    """Import a family's library as the adapters do (with its torchvision), or skip."""
+    try:
+        import_torch_library(module, None, "this test")
+    except MissingDependencyError as exc:
+        pytest.skip(str(exc))
+
+
 @pytest.fixture
 def empty_hub_cache(tmp_path, monkeypatch):
     from huggingface_hub import constants
@@ -109,7 +117,7 @@ def _encoder_runs_through_the_cli(capsys, argv):
 @pytest.mark.parametrize("spec", ["st:all-MiniLM-L6-v2", "hf:openai/clip-vit-base-patch32"])
 def test_a_hub_id_in_offline_mode_is_one_line_naming_the_encoder_and_what_to_do(spec, empty_hub_cache, capsys,
                                                                                 monkeypatch, user_family):
-    pytest.importorskip("transformers")
+    _library_or_skip("transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     side = "--text-encoder" if spec.startswith("st") else "--image-encoder"
     other = "--image-encoder" if side == "--text-encoder" else "--text-encoder"
@@ -119,17 +127,26 @@ def test_a_hub_id_in_offline_mode_is_one_line_naming_the_encoder_and_what_to_do(
     assert "HF_HUB_OFFLINE=1 forbids downloading it" in err and "/path/to/" in err and str(empty_hub_cache) in err
 
 
-def test_an_unreachable_hub_is_refused_within_seconds_without_retry_logs(closed_hub, capsys, user_family):
-    pytest.importorskip("sentence_transformers")
+def test_an_unreachable_hub_is_refused_before_any_work_without_retry_logs(closed_hub, capsys, user_family):
+    _library_or_skip("sentence_transformers")
+    images_before = PixelsAndWords.calls["image"]
     code, err, seconds = _encoder_runs_through_the_cli(
         capsys, ["--text-encoder", "st:all-MiniLM-L6-v2", "--image-encoder", user_family])
     assert code == 69 and err.count("\n") == 1 and "Retrying" not in err, err
     assert "the hub (http://127.0.0.1:9) cannot be reached" in err and "HF_HUB_OFFLINE=1" in err
-    assert seconds < 30  # the import of the library included; the probe itself is under PROBE_TIMEOUT
+    assert PixelsAndWords.calls["image"] == images_before, "the image side was encoded before the refusal"
+    assert seconds < 20
+
+
+def test_an_unavailable_hub_model_is_refused_when_the_encoder_is_built(empty_hub_cache, monkeypatch):
+    _library_or_skip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelUnavailableError, match=r"^encoder hf:someone/model: 'someone/model' is not"):
+        build_encoder("hf:someone/model", cache=False)
 
 
 def test_a_cached_model_loads_from_the_cache_when_the_hub_is_unreachable(closed_hub, tmp_path):
-    pytest.importorskip("sentence_transformers")
+    _library_or_skip("sentence_transformers")
     # The layout huggingface_hub writes: a snapshot per revision, refs/main naming it.
     repo = closed_hub / "models--someone--tiny-st"
     snapshot = repo / "snapshots" / ("0" * 40)
@@ -171,13 +188,6 @@ def test_the_probe_reports_a_refused_connection_quickly(closed_hub):
     reason = hub.hub_unreachable(timeout=2.0)
     assert reason and "127.0.0.1" in reason and time.perf_counter() - started < 2.5
 
-
-
-def _library_or_skip(module: str) -> None:
-    try:
-        import_torch_library(module, None, "this test")
-    except MissingDependencyError as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.mark.parametrize("spec, library, repo", [
