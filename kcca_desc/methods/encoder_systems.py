@@ -27,7 +27,7 @@ from ..adapters.families import (ENCODER_FAMILIES, SPEC_EXAMPLES, build_encoder,
 from ..adapters.paired import PairedEncoder
 from ..adapters.torch_base import TORCH_DTYPES
 from .._core.errors import ParameterError
-from .._core.settings import Setting, unlabelled
+from .._core.settings import Setting, superscript, unlabelled
 from .bridge import FeatureBridgeMethod
 
 __all__ = ["ENCODER_SETTINGS", "BRIDGE_SETTINGS", "BRIDGE_DEFAULTS", "encoder_spec", "encoder_requested",
@@ -101,15 +101,20 @@ ENCODER_SETTINGS = (
 
 #: Settings of CCA / KCCA over encoder features (``--method cca``; ``kcca`` with an encoder).
 BRIDGE_SETTINGS = (
-    Setting("bridge_components", int, _BRIDGE["n_components"], help="canonical dimensions kept"),
+    Setting("bridge_components", int, _BRIDGE["n_components"], help="canonical dimensions kept",
+            label=lambda n: f"n={n}"),
     Setting("bridge_reg", float, help="relative ridge of linear CCA, or KCCA's kappa (default: "
-                                      + ", ".join(f"{k} {v['reg']}" for k, v in BRIDGE_DEFAULTS.items()) + ")"),
+                                      + ", ".join(f"{k} {v['reg']}" for k, v in BRIDGE_DEFAULTS.items()) + ")",
+            label=lambda reg: f"κ={reg:g}"),
     Setting("bridge_weight_power", float,
             help="canonical correlations ** p weight the projected dimensions (default: "
-                 + ", ".join(f"{k} {v['weight_power']}" for k, v in BRIDGE_DEFAULTS.items()) + ")"),
-    Setting("bridge_rank", int, _BRIDGE["rank"], help="rank of the incomplete Cholesky factors of RBF KCCA"),
+                 + ", ".join(f"{k} {v['weight_power']}" for k, v in BRIDGE_DEFAULTS.items()) + ")",
+            label=lambda q: "ρ" + superscript(q)),
+    Setting("bridge_rank", int, _BRIDGE["rank"], help="rank of the incomplete Cholesky factors of RBF KCCA",
+            label=lambda rank: f"rank {rank}"),
     Setting("bridge_gamma_scale", float, help="RBF bandwidth = this x the median heuristic, per view "
-                                              f"(default {BRIDGE_DEFAULTS['rbf']['gamma_scale']})"),
+                                              f"(default {BRIDGE_DEFAULTS['rbf']['gamma_scale']})",
+            label=lambda scale: f"γ×{scale:g}"),
 )
 
 

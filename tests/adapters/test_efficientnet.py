@@ -88,7 +88,7 @@ def test_it_runs_through_the_command_line_beside_the_offline_captions(method, mo
             "--encoder-threads", "1", "--bridge-components", "8", "--bridge-rank", "60", "--out", str(out), "-q"]
     assert main(argv) == 0
     [cli] = load_results(out)
-    assert cli.system == f"{method}_efficientnet_lite0+minilm"
+    assert cli.system == f"{method}_efficientnet_lite0+minilm n=8 rank 60"  # non-default settings in the label
     # The same bridge through the Python API, from the cache the run filled: no forward pass.
     monkeypatch.setattr(EfficientNetLiteImageEncoder, "_encode_image_batch",
                         lambda self, arrays: pytest.fail("a cached image went through the network"))

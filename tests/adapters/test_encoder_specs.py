@@ -179,7 +179,8 @@ def test_a_registered_user_encoder_runs_through_the_command_line(user_family, sm
     assert main(argv) == 0
     [cli] = load_results(out)
     system = {"cca": "cca", "kcca": "kcca", "nn": "nn"}[method]
-    assert cli.system == f"{system}_{user_family}"
+    # The label adds the settings given other values than their defaults.
+    assert cli.system == f"{system}_{user_family} n=8 rank 60"
     # The command line's figures are those of the same bridge fitted through the Python API.
     bridge = FeatureBridgeMethod(build_encoder(user_family), model=model, kernel=kernel, n_components=8,
                                  rank=60, **BRIDGE_DEFAULTS[kernel]).fit(small_data.subset("train"))
