@@ -270,9 +270,12 @@ def test_import_optional_names_the_extra():
     assert import_optional("json", None, "a test").loads("1") == 1
     with pytest.raises(MissingDependencyError, match=r"^the Dask engine needs the optional package 'no_such_module_xyz', "
                                                      r"which is not installed; install it with "
-                                                     r"`pip install -e \"\.\[dask\]\"` from a clone of kcca_desc, "
-                                                     r"or `pip install \"kcca_desc\[dask\]\"`$") as info:
+                                                     r"`pip install \"kcca_desc\[dask\]\"` \(from a clone of kcca_desc: "
+                                                     r"`pip install -e \"\.\[dask\]\"`\)$") as info:
         import_optional("no_such_module_xyz", "dask", "the Dask engine")
     assert info.value.name == "no_such_module_xyz" and info.value.extra == "dask"
+    # The extra as the package metadata names it (setuptools normalises "_" to "-", PEP 685).
+    with pytest.raises(MissingDependencyError, match=r"`pip install \"kcca_desc\[open-clip\]\"`"):
+        import_optional("no_such_module_xyz", "open_clip", "the OpenCLIP encoder")
     with pytest.raises(MissingDependencyError, match=r"`pip install no_such_module_xyz`"):
         import_optional("no_such_module_xyz", None, "a test")
