@@ -38,6 +38,8 @@ from typing import Sequence
 
 import numpy as np
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (BLAS_OVERRIDES, add_output_arguments, blas_libraries, fill_defaults, machine_info,
                              output_path, synthetic_image_kernel, synthetic_items, synthetic_text_kernel,
                              write_results)
@@ -84,11 +86,11 @@ def run_worker(n: int, coretype: str | None) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, help="timed runs per configuration (default 2; quick 1)")
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=positive_int, help="timed runs per configuration (default 2; quick 1)")
     parser.add_argument("--forced", default="Haswell", help="the OPENBLAS_CORETYPE to compare with")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--n", type=int, help="kernel size (default 6000; quick 200)")
+    parser.add_argument("--n", type=positive_int, help="kernel size (default 6000; quick 200)")
     add_output_arguments(parser, "n = 200, one run per configuration")
     args = fill_defaults(parser.parse_args(argv),
                          {"full": {"n": 6000, "repeats": 2}, "quick": {"n": 200, "repeats": 1}})
@@ -124,4 +126,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

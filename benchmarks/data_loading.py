@@ -12,7 +12,6 @@ figures are skipped when the data is not found (``--flickr8k`` or
 
 from __future__ import annotations
 
-import argparse
 import os
 import warnings
 from pathlib import Path
@@ -20,14 +19,16 @@ from typing import Sequence
 
 import numpy as np
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
 from kcca_desc.data import load_flickr8k, load_flickr8k_judgments, make_synthetic
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
     parser.add_argument("--flickr8k", default=os.environ.get("KCCA_DESC_FLICKR8K"))
-    parser.add_argument("--repeats", type=int, help="timed runs per figure (default 3; quick 1)")
+    parser.add_argument("--repeats", type=positive_int, help="timed runs per figure (default 3; quick 1)")
     add_output_arguments(parser, "20 synthetic images of 96 px, one repeat, no Flickr8K")
     args = fill_defaults(parser.parse_args(argv), {"full": {"repeats": 3}, "quick": {"repeats": 1}})
     n_synthetic, sizes = (20, (96,)) if args.quick else (1000, (96, 224))
@@ -62,4 +63,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -38,6 +38,8 @@ from kcca_desc.adapters.onnx_models import l2_normalize
 from kcca_desc.adapters.torch_base import pooled_features
 from kcca_desc.adapters.torchvision_compat import import_torch_library
 from kcca_desc._core.errors import MissingDependencyError
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
 from kcca_bench import random_models
 from kcca_desc.data.images import ArrayImages
@@ -153,13 +155,13 @@ def measure(family: str, directory: Path, args) -> dict:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     p.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
-    p.add_argument("--threads", type=int, default=2, help="torch threads of both paths")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--n-images", type=int, help="images embedded per repeat (default 32; quick 8)")
-    p.add_argument("--n-texts", type=int, help="captions embedded per repeat (default 128; quick 32)")
-    p.add_argument("--repeats", type=int, help="interleaved repeats, medians reported (default 3; quick 1)")
+    p.add_argument("--threads", type=positive_int, default=2, help="torch threads of both paths")
+    p.add_argument("--batch-size", type=positive_int, default=32)
+    p.add_argument("--n-images", type=positive_int, help="images embedded per repeat (default 32; quick 8)")
+    p.add_argument("--n-texts", type=positive_int, help="captions embedded per repeat (default 128; quick 32)")
+    p.add_argument("--repeats", type=positive_int, help="interleaved repeats, medians reported (default 3; quick 1)")
     p.add_argument("--size", choices=list(random_models.SIZES), help="architectures (default small; quick tiny)")
     add_output_arguments(p, "tiny architectures, 8 images, 32 captions, one repeat")
     args = fill_defaults(p.parse_args(argv), {
@@ -200,4 +202,4 @@ def save(record: dict, args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

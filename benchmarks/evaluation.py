@@ -18,7 +18,6 @@ Each time is the median wall time of ``--repeats`` runs.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import tracemalloc
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import rankdata
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, median_time, output_path, write_results
 from kcca_desc.evaluate.ranks import gold_ranks
 from kcca_desc.evaluate.statistics import (N_PERMUTATIONS, N_RESAMPLES, mcnemar_test, metric_cis,
@@ -62,9 +63,9 @@ SIZES = {
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, help="timed runs per figure (default 3; quick 1)")
-    parser.add_argument("--large-rows", type=int, help="rows of the memmapped score matrix (default 25000; quick 2000)")
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=positive_int, help="timed runs per figure (default 3; quick 1)")
+    parser.add_argument("--large-rows", type=positive_int, help="rows of the memmapped score matrix (default 25000; quick 2000)")
     add_output_arguments(parser, "pools a tenth of the size (2,000 x 500 memmap), one repeat")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     size, repeats = SIZES["quick" if args.quick else "full"], args.repeats
@@ -143,4 +144,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record)
 from kcca_desc._core.cache import atomic_write_text
@@ -215,8 +216,8 @@ def _save(path: Path, table: dict) -> None:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0],
+                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--systems", help=f"comma-separated table names (default all; quick {DEFAULTS['quick']['systems']})")
     p.add_argument("--list", action="store_true", help="print the system names and exit")
@@ -291,4 +292,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

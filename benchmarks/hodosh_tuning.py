@@ -18,12 +18,12 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import time
 
 from kcca_desc import ImageSentenceRanker
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, write_results)
 from kcca_desc.evaluate import result_from_scores
@@ -43,7 +43,7 @@ def _floats(text: str) -> list[float]:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--text-kernel", default="tri_sem")
     p.add_argument("--image-kernel", default="pyramid")
@@ -92,4 +92,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

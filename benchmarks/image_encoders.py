@@ -32,6 +32,8 @@ import time
 from kcca_desc.adapters import PairedEncoder
 from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, write_results)
 from kcca_desc.data.dataset import Dataset
@@ -93,14 +95,14 @@ def survey(name: str, data: Dataset, args) -> tuple[dict, list]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flickr8k", default=None, help="Flickr8K directory (default $KCCA_DESC_FLICKR8K)")
     parser.add_argument("--encoders", nargs="+", choices=tuple(ENCODERS), default=list(ENCODERS))
-    parser.add_argument("--max-train-images", type=int, help="fit on the first N train images (default 2000)")
+    parser.add_argument("--max-train-images", type=positive_int, help="fit on the first N train images (default 2000)")
     parser.add_argument("--regs", type=float, nargs="+", help="linear CCA regularisers tried (default 0.1 0.3 1 3)")
-    parser.add_argument("--n-components", type=int)
-    parser.add_argument("--threads", type=int, default=2, help="threads of the encoders (default 2)")
-    parser.add_argument("--throughput-images", type=int, help="images timed per encoder (default 48)")
+    parser.add_argument("--n-components", type=positive_int)
+    parser.add_argument("--threads", type=positive_int, default=2, help="threads of the encoders (default 2)")
+    parser.add_argument("--throughput-images", type=positive_int, help="images timed per encoder (default 48)")
     add_output_arguments(parser, "20 synthetic images, one regulariser")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     out = output_path(args, __file__)
@@ -127,4 +129,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

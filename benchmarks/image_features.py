@@ -33,6 +33,8 @@ import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from threadpoolctl import threadpool_limits
 
+from kcca_desc.cli.options import non_negative_int, positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              write_results)
 from kcca_desc.data.images import ImageSource
@@ -100,11 +102,11 @@ def neighbour_sanity(dataset, histograms: dict, seed: int) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K", DEFAULT_ROOT))
     parser.add_argument("--n-jobs", type=int, default=-1)
-    parser.add_argument("--cost-sample", type=int, help="images timed per feature type (default 100; quick 5)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cost-sample", type=positive_int, help="images timed per feature type (default 100; quick 5)")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     add_output_arguments(parser, "the synthetic data set, 5 images for the per-type costs")
     args = fill_defaults(parser.parse_args(argv), {"full": {"cost_sample": 100}, "quick": {"cost_sample": 5}})
 
@@ -159,4 +161,4 @@ def measure(dataset, args) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -31,7 +31,6 @@ an otherwise idle machine with that many cores.
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import time
@@ -43,6 +42,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from kcca_desc.cli.options import non_negative_int, positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
 from kcca_desc.kernels.image.intersection import histogram_intersection
 from kcca_desc.kernels.image.pyramid import image_kernel, pyramid_cell_weights
@@ -142,14 +143,14 @@ def timed(function):
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, help="images in the Gram matrix (default 6000; quick 100)")
-    parser.add_argument("--n-cross", type=int, help="rows of the cross kernel (default 1000; quick 20)")
-    parser.add_argument("--n-numpy", type=int, help="rows timed with the NumPy reference (default 200; quick 10)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
+    parser.add_argument("--n", type=positive_int, help="images in the Gram matrix (default 6000; quick 100)")
+    parser.add_argument("--n-cross", type=positive_int, help="rows of the cross kernel (default 1000; quick 20)")
+    parser.add_argument("--n-numpy", type=positive_int, help="rows timed with the NumPy reference (default 200; quick 10)")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     parser.add_argument("--flickr8k", type=Path,
                         help="Flickr8K root, to measure the real non-zero fractions (default $KCCA_DESC_FLICKR8K)")
-    parser.add_argument("--density-images", type=int, default=60)
+    parser.add_argument("--density-images", type=positive_int, default=60)
     parser.add_argument("--cupy", action="store_true",
                         help="also time the CuPy kernels on the same inputs (needs a CUDA device)")
     add_output_arguments(parser, "--n 100 --n-cross 20 --n-numpy 10, no Flickr8K measurement")
@@ -275,4 +276,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -24,7 +24,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import time
@@ -34,6 +33,8 @@ import cv2
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker, evaluate_fitted, format_table
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, flickr8k_or_quick, machine_info, output_path, result_record,
                              write_results)
 from kcca_desc.data import ImageSource
@@ -61,10 +62,10 @@ class DownsampledImages(ImageSource):
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--text-kernel", default="tri_sem")
-    p.add_argument("--factor", type=int, default=2)
+    p.add_argument("--factor", type=positive_int, default=2)
     p.add_argument("--power", type=float, default=1.0)
     p.add_argument("--weight-power", type=float, default=0.0)
     p.add_argument("--dense", action="store_true", help="also run denser feature sampling at 224 px")
@@ -103,4 +104,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

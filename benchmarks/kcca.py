@@ -26,7 +26,6 @@ The kernels are :func:`kcca_bench.synthetic_image_kernel` and
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Sequence
 
@@ -34,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, machine_info, output_path, synthetic_image_kernel,
                              synthetic_items, synthetic_text_kernel, timed_with_peak_memory as timed,
                              write_results)
@@ -128,7 +128,7 @@ def reg_path_cost(Kx, Ky, regs: Sequence[float], method: str, rank: int | None) 
 
 # ---------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
     add_output_arguments(parser, "n = 150 / 300, 400 and 2,000 caption-level pairs, ranks 100-200")
     args = parser.parse_args(argv)
     sizes, big, captions = ((150, 300), 400, 5) if args.quick else ((1000, 2000, 3000), 6000, 5)
@@ -177,4 +177,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

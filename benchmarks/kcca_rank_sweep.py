@@ -16,13 +16,14 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Sequence
 
 import numpy as np
 
 from kcca_desc import ImageSentenceRanker
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, timed_with_peak_memory, write_results)
 from kcca_desc.data import RetrievalView
@@ -85,13 +86,13 @@ def rank_sweep(
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--text-kernel", default="tri_sem")
     p.add_argument("--ranks", default=None, help="comma-separated ranks, 'full' for the exact solver "
                                                  "(default 500,1000,2000,full; quick 10,20,full)")
     p.add_argument("--reg", type=float, default=1.0)
-    p.add_argument("--n-components", type=int, default=None, help="default 64 (quick 8)")
+    p.add_argument("--n-components", type=positive_int, default=None, help="default 64 (quick 8)")
     p.add_argument("--power", type=float, default=1.0)
     p.add_argument("--weight-power", type=float, default=0.0)
     add_output_arguments(p, "the synthetic data set, ranks 10 / 20 / exact, 8 components")
@@ -125,4 +126,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -22,7 +22,6 @@ Writes ``benchmarks/results/kcca_solve_dtype.json``.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from typing import Sequence
@@ -30,6 +29,8 @@ from typing import Sequence
 import numpy as np
 from scipy import linalg
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, machine_info, output_path, synthetic_image_kernel,
                              synthetic_items, synthetic_text_kernel, write_results)
 from kcca_desc.kcca import KCCA
@@ -37,8 +38,8 @@ from kcca_desc.methods.ranker import DEFAULT_REGS
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, help="timed passes over the κ grid per precision (default 2)")
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=positive_int, help="timed passes over the κ grid per precision (default 2)")
     add_output_arguments(parser, "n = 300, 32 components, one pass")
     args = fill_defaults(parser.parse_args(argv), {"full": {"repeats": 2}, "quick": {"repeats": 1}})
     n, n_components = (300, 32) if args.quick else (6000, 256)
@@ -89,4 +90,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

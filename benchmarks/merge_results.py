@@ -52,6 +52,8 @@ import json
 from pathlib import Path
 
 from kcca_desc.neural.training import PARAMETERS_ADDED_LATER
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import write_results
 from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
 
@@ -101,10 +103,10 @@ def merge(paths: list[Path], top_k: int | None = None) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("inputs", type=Path, nargs="+")
-    parser.add_argument("--top-k", type=int, default=None,
+    parser.add_argument("--top-k", type=positive_int, default=None,
                         help="keep each query's first K retrieved items (default: as the runs wrote them)")
     args = parser.parse_args(argv)
     records = merge(args.inputs, args.top_k)
@@ -115,4 +117,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -52,6 +52,8 @@ from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
 from kcca_desc.adapters.onnx_models import MiniLMTextEncoder, ViTImageEncoder
 from kcca_desc.adapters.precomputed import PrecomputedImageEncoder
 from kcca_desc.neural import torch_module
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (PeakMemory, add_output_arguments, fill_defaults, output_path, quick_dataset, result_record,
                              write_results)
 from kcca_desc.data.dataset import Dataset
@@ -422,12 +424,12 @@ def parse_setting(text: str, parser: argparse.ArgumentParser) -> tuple[str, obje
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flickr8k", default="/work/shared/flickr8k")
     parser.add_argument("--vsts", type=Path, help="vSTS directory (default /work/shared/vsts; quick: none)")
-    parser.add_argument("--n-components", type=int, help="canonical dimensions of the CCA bridges (default 128)")
-    parser.add_argument("--off-topic-k", type=int, help="k of the off-topic task's P@k (default 50)")
-    parser.add_argument("--kcca-rank", type=int,
+    parser.add_argument("--n-components", type=positive_int, help="canonical dimensions of the CCA bridges (default 128)")
+    parser.add_argument("--off-topic-k", type=positive_int, help="k of the off-topic task's P@k (default 50)")
+    parser.add_argument("--kcca-rank", type=positive_int,
                         help="maximum rank of each incomplete Cholesky factor of the RBF KCCA (default 4096)")
     parser.add_argument("--select-on", nargs="+", choices=("hodosh", "karpathy"), default=["hodosh", "karpathy"],
                         help="dev protocols whose summed R@1/5/10 (both tasks) selects each bridge's settings")
@@ -437,8 +439,8 @@ def main(argv=None) -> None:
     parser.add_argument("--kcca-gamma-scales", type=float, nargs="+")
     parser.add_argument("--train-config", choices=("cpu", "paper"), default="cpu",
                         help="size of the trainable systems: cpu (measured on one thread) or paper (for a GPU)")
-    parser.add_argument("--train-epochs", type=int, help="override each trainable configuration's max epochs")
-    parser.add_argument("--train-threads", type=int, default=1, help="torch threads while training (default 1)")
+    parser.add_argument("--train-epochs", type=positive_int, help="override each trainable configuration's max epochs")
+    parser.add_argument("--train-threads", type=positive_int, default=1, help="torch threads while training (default 1)")
     parser.add_argument("--train-device", default="cpu", help="torch device of the trainable systems (default cpu)")
     parser.add_argument("--train-only", action="store_true",
                         help="train the trainable systems named into their checkpoints; evaluate and write nothing")
@@ -454,7 +456,7 @@ def main(argv=None) -> None:
     parser.add_argument("--train-params", nargs="+", default=[], metavar="NAME=VALUE",
                         help="settings of the trainable models over their configuration, e.g. dropout=0.2 "
                              "(values are Python literals)")
-    parser.add_argument("--max-train-images", type=int, default=None,
+    parser.add_argument("--max-train-images", type=positive_int, default=None,
                         help="train on the first N train images (split-file order) only")
     parser.add_argument("--cca-regs", type=float, nargs="+")
     parser.add_argument("--cca-weight-powers", type=float, nargs="+",
@@ -543,4 +545,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -18,13 +18,14 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 import numpy as np
 
 from kcca_desc import NearestNeighbour, load_dataset
+from kcca_desc.cli.options import non_negative_int, positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset,
                              result_record, write_results)
 from kcca_desc.data import PROTOCOLS
@@ -66,11 +67,11 @@ def random_over_seeds(dataset, n_seeds: int) -> dict:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
     p.add_argument("--no-flickr8k", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--random-seeds", type=int,
+    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--random-seeds", type=positive_int,
                    help="seeds averaged for the random-score sanity check (default 20; quick 2)")
     add_output_arguments(p, "the 50-image synthetic data set only, 2 random seeds")
     args = fill_defaults(p.parse_args(argv), {"full": {"random_seeds": 20}, "quick": {"random_seeds": 2}})
@@ -96,4 +97,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -25,7 +25,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import itertools
@@ -37,6 +36,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from kcca_desc.adapters.families import build_encoder
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record, write_results)
 from kcca_desc.data import PROTOCOLS
@@ -106,9 +107,9 @@ def tri_sem_reference(path: Path, views: dict) -> dict:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
-    p.add_argument("--bridge-components", type=int,
+    p.add_argument("--bridge-components", type=positive_int,
                    help="canonical dimensions of cca and kcca (default: the command line's; quick 8)")
     add_output_arguments(p, "the 50-image synthetic data set (whose 30 training images allow 29 canonical "
                             "dimensions), no Tri5Sem reference (its figures are Flickr8K's)")
@@ -148,4 +149,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -35,7 +35,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -53,6 +52,8 @@ import cv2
 import numpy as np
 
 from kcca_desc import load_dataset
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
 from kcca_bench.cli import figures, interrupt_cli, run_cli
 from kcca_desc._core.errors import EXIT_CODES, KccaDescError
@@ -393,10 +394,10 @@ def _dead_pid() -> int:
 
 # ---------------------------------------------------------------------------------- main
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--fuzz-cases", type=int, help="fuzzed data files (default 400; quick 40)")
-    p.add_argument("--interrupt-images", type=int, help="synthetic images of the interrupted runs (default 1500; quick 60)")
-    p.add_argument("--small-images", type=int,
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
+    p.add_argument("--fuzz-cases", type=positive_int, help="fuzzed data files (default 400; quick 40)")
+    p.add_argument("--interrupt-images", type=positive_int, help="synthetic images of the interrupted runs (default 1500; quick 60)")
+    p.add_argument("--small-images", type=positive_int,
                    help="synthetic images of the concurrent and damaged-cache runs (default 120; quick 40)")
     add_output_arguments(p, "one bad input per category, 40 fuzz cases, tiny data, one interrupted stage, "
                             "two concurrent runs")
@@ -443,4 +444,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

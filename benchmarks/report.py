@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from kcca_desc import NearestNeighbour
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, quick_dataset, write_results
 from kcca_desc.report.compare import load_runs
 from kcca_desc.evaluate import add_confidence_intervals, add_significance, evaluate_fitted
@@ -93,8 +94,8 @@ def _size(directory: Path) -> int:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0],
+                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--table", default=None, help="results file to report on (default: the Hodosh table's)")
     p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"), help="Flickr8K directory")
     p.add_argument("--reference", default=None, help=f"reference system (default {REFERENCE})")
@@ -146,4 +147,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

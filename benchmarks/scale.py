@@ -40,7 +40,6 @@ Usage (the full run is one command; it needs the dask extra and about two hours 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import tempfile
@@ -49,6 +48,8 @@ from typing import Sequence
 
 import numpy as np
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (PeakMemory, add_output_arguments, fill_defaults, machine_info, output_path, result_record,
                              synthetic_items, timed_with_memory, timed_with_peak_rss, write_results)
 from kcca_desc._core.cache import cache_dir
@@ -301,11 +302,11 @@ def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank
 
 # ---------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
     parser.add_argument("--scheduler", default=os.environ.get(SCHEDULER_ENV),
                         help=f"address of an existing Dask scheduler (default ${SCHEDULER_ENV}; none: a local cluster)")
-    parser.add_argument("--rank", type=int, default=None, help="landmarks per view (default 2000; quick 40)")
-    parser.add_argument("--chunk-size", type=int, default=None, help="rows per chunk (default 4096; quick 256)")
+    parser.add_argument("--rank", type=positive_int, default=None, help="landmarks per view (default 2000; quick 40)")
+    parser.add_argument("--chunk-size", type=positive_int, default=None, help="rows per chunk (default 4096; quick 256)")
     parser.add_argument("--sizes", default=None, help="comma-separated training pairs of the series")
     parser.add_argument("--sections", default=",".join(SECTIONS),
                         help=f"comma-separated sections to run (default all: {','.join(SECTIONS)})")
@@ -385,4 +386,4 @@ def merged_sections(path, settings: dict, sections: set[str]) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -16,7 +16,6 @@ recorded under ``unavailable`` with the reason, and everything else still runs.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -27,6 +26,8 @@ from collections import Counter
 
 import numpy as np
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fill_defaults,
                              fit_word_similarities, flickr8k_or_quick, frequent_words, machine_info, neighbour_lists,
                              output_path, wordnet_unavailable, write_results)
@@ -112,9 +113,9 @@ def pair_throughput(kernel, queries, train_sentences, n_pairs, seed=0) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = benchmark_parser(__file__, __doc__.splitlines()[0])
     parser.add_argument("--data-root", default=None)
-    parser.add_argument("--sample-pairs", type=int,
+    parser.add_argument("--sample-pairs", type=positive_int,
                         help="caption pairs compared with the reference (default 300; quick 16)")
     parser.add_argument("--kernels", nargs="+", default=["tri5", "tri_sem"])
     add_output_arguments(parser, "the synthetic data set, 16 sampled caption pairs")
@@ -186,4 +187,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

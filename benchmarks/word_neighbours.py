@@ -18,11 +18,12 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from typing import Sequence
 
+from kcca_desc.cli.options import positive_int
+from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (FIGURE6_WORDS, QUICK_WORDS, add_output_arguments, fit_word_similarities,
                              flickr8k_or_quick, frequent_words, machine_info, neighbour_lists, output_path,
                              write_results)
@@ -31,12 +32,12 @@ from kcca_desc.text import Preprocessor
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = benchmark_parser(__file__, __doc__.split("\n\n")[0])
     parser.add_argument("--words", nargs="+", default=None,
                         help=f"query words (lemmas); default {' '.join(FIGURE6_WORDS)} "
                              f"(quick: {' '.join(QUICK_WORDS)})")
-    parser.add_argument("--k", type=int, default=5, help="neighbours per word (default 5)")
-    parser.add_argument("--min-count", type=int, default=5,
+    parser.add_argument("--k", type=positive_int, default=5, help="neighbours per word (default 5)")
+    parser.add_argument("--min-count", type=positive_int, default=5,
                         help="a candidate neighbour occurs at least this often in the training captions")
     parser.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"),
                         help="Flickr8K directory (default $KCCA_DESC_FLICKR8K)")
@@ -68,4 +69,4 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -163,8 +163,10 @@ def _raised_classes(source: Source, module: str, exc: ast.expr, function: ast.Fu
         return [_returns(source, qualified.rpartition(".")[0], node) if isinstance(node, ast.FunctionDef)
                 else qualified]
     if isinstance(exc, ast.Call) and isinstance(target, ast.Attribute):
-        # A method that builds the error (``problems.error(source)``): every method of that name.
-        return [_returns(source, mod, method) for mod, method in source.methods_named(target.attr)] or [None]
+        # A method that builds the error (``problems.error(source)``): every method of that name,
+        # less those that never return (argparse's ``error`` hook of the command line's parser).
+        built = [_returns(source, mod, method) for mod, method in source.methods_named(target.attr)]
+        return [name for name in built if name != "typing.NoReturn"] or [None]
     # A parameter, or an item of a list parameter (``raise errors[0]``): its annotation.
     name = exc.value if isinstance(exc, ast.Subscript) else exc
     for arg in (function.args.args + function.args.kwonlyargs if function else []):

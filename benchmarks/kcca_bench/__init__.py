@@ -15,7 +15,8 @@ from kcca_bench.machine import BLAS_OVERRIDES, blas_libraries, machine_info
 from kcca_bench.memory import PeakMemory, timed_with_memory, timed_with_peak_rss
 from kcca_bench.neighbours import (FIGURE6_SOURCES, FIGURE6_WORDS, fit_word_similarities, frequent_words, neighbour_lists,
                          wordnet_unavailable)
-from kcca_bench.output import QUICK_DIR, add_output_arguments, fill_defaults, output_path, write_results
+from kcca_bench.output import (QUICK_DIR, add_output_arguments, benchmark_parser, fill_defaults, output_path, run_main,
+                               write_results)
 from kcca_bench.records import result_record
 from kcca_bench.synthetic import (
     QUICK_N_IMAGES,
@@ -30,7 +31,7 @@ from kcca_bench.timing import median_time, timed_with_peak_memory
 
 __all__ = [
     "BLAS_OVERRIDES", "blas_libraries", "machine_info",
-    "QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results", "result_record",
+    "QUICK_DIR", "benchmark_parser", "run_main", "add_output_arguments", "fill_defaults", "output_path", "write_results", "result_record",
     "QUICK_N_IMAGES", "QUICK_WORDS", "quick_dataset", "flickr8k_or_quick",
     "synthetic_items", "synthetic_image_kernel", "synthetic_text_kernel",
     "median_time", "timed_with_peak_memory", "PeakMemory", "timed_with_memory", "timed_with_peak_rss",

@@ -1,5 +1,11 @@
 """The options every benchmark shares (``--quick``, ``--out``), and where and how it writes its record.
 
+Every benchmark's main follows the command line's error contract (:mod:`kcca_desc.cli.errors`):
+its parser (:func:`benchmark_parser`) reports a bad option in one line naming it, and
+:func:`run_main` prints a toolkit error as one ``error:`` line and exits with its documented code.
+A record that cannot be written (full disk, read-only folder) is written to a temporary folder
+named in the error (exit 73), so the run's figures are not lost.
+
 A ``--quick`` run is the same code on a problem small enough for seconds: each script keeps the
 defaults of both kinds of run in one table (:func:`fill_defaults`). A full run writes
 ``results/<name>.json`` beside the script (``benchmarks/results/``), the committed figures; a
@@ -13,17 +19,43 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NoReturn
 
 from kcca_desc._core.cache import atomic_write_text
+from kcca_desc.cli.errors import exits_cleanly
+from kcca_desc.cli.options import CommandParser
+from kcca_desc.cli.outputs import write_or_keep
 from kcca_desc.evaluate.results import dumps_json
 
-__all__ = ["QUICK_DIR", "add_output_arguments", "fill_defaults", "output_path", "write_results"]
+__all__ = ["QUICK_DIR", "benchmark_parser", "run_main", "add_output_arguments", "fill_defaults", "output_path",
+           "write_results"]
 
 #: Default folder of the records of ``--quick`` runs (outside the repository).
 QUICK_DIR = Path(tempfile.gettempdir()) / "kcca_desc_benchmarks_quick"
+
+
+def benchmark_parser(script: str | os.PathLike, description: str, *,
+                     formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter) -> argparse.ArgumentParser:
+    """The parser of the benchmark ``script`` (``__file__``): a usage error is one line and a pointer to ``--help``."""
+    return CommandParser(prog=f"python benchmarks/{Path(script).name}", description=description,
+                         formatter_class=formatter_class)
+
+
+def run_main(main: Callable[[Sequence[str] | None], Any]) -> NoReturn:
+    """Run a benchmark's ``main(argv)`` under the command line's error contract and exit with its status.
+
+    A ``main`` that returns an int (a check's status) exits with it; one that returns its record, with 0.
+    """
+    @exits_cleanly
+    def run(argv: Sequence[str] | None) -> int:
+        status = main(argv)
+        return status if isinstance(status, int) else 0
+
+    sys.exit(run(None))
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, quick_help: str) -> argparse.ArgumentParser:
@@ -83,8 +115,11 @@ def write_results(path: str | os.PathLike, figures: Any, indent: int = 2,
                   default: Callable[[Any], Any] | None = None) -> None:
     """Save ``figures`` as JSON at ``path`` atomically (folders created) and say so.
 
+    When ``path`` cannot be written, the record goes to a temporary folder and an
+    :class:`~kcca_desc._core.errors.UnwritableOutputError` names it.
+
     Lists of numbers (per-query ranks, top-K rows) are written on one line each.
     """
     text = dumps_json(figures, indent=indent, default=default, allow_nan=True) + "\n"
-    atomic_write_text(Path(path), text)
-    print(f"wrote {path}")
+    written = write_or_keep(path, lambda target: atomic_write_text(target, text) or target)
+    print(f"wrote {written}")

@@ -56,6 +56,7 @@ code  exception                         meaning
 66    :class:`MissingModelFileError`    a model or weights file is missing
 69    :class:`MissingDependencyError`   an optional package is not installed, or is installed but fails to import
 69    :class:`ModelUnavailableError`    a model named by a hub id is not cached and cannot be downloaded now
+69    :class:`UnreachableServiceError`  a service the run needs (a Dask scheduler) does not answer
 71    :class:`InsufficientMemoryError`  a step would need more memory than the machine has
 73    :class:`UnwritableOutputError`    the ``--out`` file (or ``--report`` folder) cannot be written
 74    :class:`CacheError`               the feature cache cannot be used
@@ -79,7 +80,7 @@ from ..kernels.errors import (DataError, KccaDescError, MissingDataFileError, Mi
 __all__ = [
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
     "ModelUnavailableError", "MissingDependencyError", "UnwritableOutputError", "CacheError",
-    "InsufficientMemoryError", "NotFittedError",
+    "InsufficientMemoryError", "NotFittedError", "UnreachableServiceError",
     "EXIT_CODES", "warn_user", "import_optional", "first_line",
 ]
 
@@ -113,6 +114,12 @@ class InsufficientMemoryError(KccaDescError, MemoryError):
     exit_code = 71
 
 
+class UnreachableServiceError(KccaDescError, ConnectionError):
+    """A service the run needs (a Dask scheduler) does not answer within a few seconds (``EX_UNAVAILABLE``)."""
+
+    exit_code = 69
+
+
 class UnwritableOutputError(KccaDescError, OSError):
     """A file the run must write (``--out`` and its tables) cannot be written."""
 
@@ -132,7 +139,8 @@ class CacheError(UnwritableOutputError):
 #: Exit status of each exception class, for documentation and tests.
 EXIT_CODES: dict[type[KccaDescError], int] = {
     cls: cls.exit_code for cls in (ParameterError, DataError, MissingDataFileError, MissingModelFileError,
-                                   ModelUnavailableError, MissingDependencyError, UnwritableOutputError, CacheError,
+                                   ModelUnavailableError, MissingDependencyError, UnreachableServiceError,
+                                   UnwritableOutputError, CacheError,
                                    InsufficientMemoryError)
 }
 

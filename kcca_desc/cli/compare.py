@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from ..evaluate.statistics import CONFIDENCE
 from ..report.compare import compare_runs
 from .errors import exits_cleanly
+from .outputs import write_or_keep
+from .preflight import RunsCommandLine, check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
 __all__ = ["build_parser", "main"]
@@ -30,12 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 @exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command; a problem exits with the code :mod:`kcca_desc._core.errors` documents."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Every option, and where the table goes, before the files are read and the bootstrap runs.
+    check_settings(None, args, parser, RunsCommandLine)
+    if args.out:
+        check_writable(args.out)
     comparison = compare_runs(selected_runs(args), reference=args.reference, n_resamples=args.n_resamples,
                               n_permutations=args.n_permutations, confidence=args.confidence, seed=args.seed)
     print(comparison.to_markdown())
     if args.out:
-        written = comparison.write(args.out)
+        written = write_or_keep(args.out, comparison.write)
         print("wrote " + ", ".join(map(str, written)))
     return 0
 

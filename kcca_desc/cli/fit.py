@@ -39,6 +39,7 @@ from ..image.kernel import IMAGE_KERNELS
 from .._core.progress import set_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser
+from .outputs import write_or_keep
 from ..methods.registry import SYSTEMS
 from .preflight import add_options as add_preflight_options
 from .preflight import prepare_run, with_option
@@ -218,18 +219,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, metrics in result.extras.get("tasks", {}).items():
             print(f"{name} ({result.protocol}): {json.dumps(metrics)}")
     if args.out:
-        out = Path(args.out)
-        # The per-query ranks go in too, so every figure can be recomputed and tested from the file.
-        save_results(results, out, include_ranks=True)
-        atomic_write_text(out.with_suffix(".md"), to_markdown(results))
-        atomic_write_text(out.with_suffix(".csv"), to_csv(results))
-        atomic_write_text(out.with_suffix(".tex"), to_latex(results))
-        print(f"wrote {out} (+ .md, .csv, .tex)")
+        def write(out: Path) -> Path:
+            # The per-query ranks go in too, so every figure can be recomputed and tested from the file.
+            save_results(results, out, include_ranks=True)
+            atomic_write_text(out.with_suffix(".md"), to_markdown(results))
+            atomic_write_text(out.with_suffix(".csv"), to_csv(results))
+            atomic_write_text(out.with_suffix(".tex"), to_latex(results))
+            return out
+
+        print(f"wrote {write_or_keep(args.out, write)} (+ .md, .csv, .tex)")
     if args.report:
         # Imported here: Matplotlib and Jinja2 load only when a report is asked for.
         from ..report import build_report
 
-        page = build_report(results, args.report, dataset=dataset)
+        page = write_or_keep(args.report, lambda folder: build_report(results, folder, dataset=dataset))
         print(f"report: {page}")
     return 0
 

@@ -1,5 +1,10 @@
 """The commands' parsers, and options made from the settings the library declares.
 
+Every command (``fit``, ``compare``, ``report``) and every benchmark's main builds its parser
+with :func:`command_parser`, whose usage errors are one line, ``error: <what is wrong> (see
+<command> --help)``, with the exit status of a bad setting (2), rather than argparse's whole
+usage before the line that matters.
+
 The library declares settings as :class:`~kcca_desc._core.settings.Setting` objects and never
 imports argparse; this module makes one option of each (``--n-components`` from
 ``n_components``), so a registered system brings its options with it.
@@ -10,14 +15,23 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import __version__
 from .._core.errors import ParameterError
 from .._core.settings import Setting
 from ..methods.registry import System
 
-__all__ = ["command_parser", "add_system_options", "check_applicable", "HelpFormatter", "cli_value"]
+__all__ = ["CommandParser", "command_parser", "add_system_options", "check_applicable", "HelpFormatter", "cli_value",
+           "positive_int", "non_negative_int"]
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose usage error is one line naming the problem, and a pointer to ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        # argparse's message already names the option ("argument --levels: invalid int value: 'x'").
+        self.exit(ParameterError.exit_code, f"error: {message} (see {self.prog} --help)\n")
 
 
 def cli_value(value: Any) -> str:
@@ -45,7 +59,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def command_parser(prog: str, description: str, *, examples: Iterable[str] = (),
-                   usage: str = "%(prog)s [options]") -> argparse.ArgumentParser:
+                   usage: str = "%(prog)s [options]") -> CommandParser:
     """The parser of a command: defaults shown once (:class:`HelpFormatter`), examples, ``--version``.
 
     Parameters
@@ -60,10 +74,29 @@ def command_parser(prog: str, description: str, *, examples: Iterable[str] = (),
     examples = list(examples)
     epilog = ("examples:\n" + "\n".join(f"  {line}" for line in examples)) if examples else None
     # Filled here: the formatter keeps the text's line breaks, for the examples' sake.
-    parser = argparse.ArgumentParser(prog=prog, description=textwrap.fill(description, 80), epilog=epilog,
-                                     usage=usage, formatter_class=HelpFormatter)
+    parser = CommandParser(prog=prog, description=textwrap.fill(description, 80), epilog=epilog,
+                           usage=usage, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"kcca_desc {__version__}")
     return parser
+
+
+def _int_at_least(minimum: int, name: str) -> Callable[[str], int]:
+    """argparse type of an integer ``>= minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+    parse.__name__ = name
+    return parse
+
+
+#: argparse types of a count (``--repeats``) and of a seed or an optional count.
+positive_int = _int_at_least(1, "positive_int")
+non_negative_int = _int_at_least(0, "non_negative_int")
 
 
 def _argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:

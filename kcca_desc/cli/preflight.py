@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from numbers import Real
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,16 +35,19 @@ from ..data.registry import load_dataset
 from .._core.errors import ParameterError, UnwritableOutputError, warn_user
 from ..methods.base import RetrievalMethod
 from .._core.validation import (
+    NON_NEGATIVE_INT,
     POSITIVE_INT,
     SEED,
+    Interval,
     InvalidParameterError,
     ValidatedParams,
+    invalid_parameter,
     parameter_errors,
     validation_errors,
 )
 
 __all__ = ["add_options", "prepare_run", "check_settings", "with_option", "check_writable", "check_cache",
-           "load_checked", "CommandLine"]
+           "load_checked", "CommandLine", "RunsCommandLine"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +71,23 @@ class CommandLine(ValidatedParams):
         return {name: getattr(self.args, name) for name in self._parameter_constraints if hasattr(self.args, name)}
 
 
+class RunsCommandLine(CommandLine):
+    """The options of ``compare`` and ``report`` (:mod:`kcca_desc.cli.runs`), with their constraints."""
+
+    _parameter_constraints = {"seed": [SEED], "n_resamples": [POSITIVE_INT], "n_permutations": [POSITIVE_INT],
+                              "confidence": [Interval(Real, 0, 1, closed="neither")],
+                              "n_gallery": [NON_NEGATIVE_INT], "n_worst": [NON_NEGATIVE_INT]}
+
+
+def _conflicts(args: argparse.Namespace) -> list:
+    """Errors of options that contradict each other (each would otherwise be silently ignored)."""
+    errors = []
+    if getattr(args, "scheduler", None) and getattr(args, "engine", None) == "local":
+        errors.append(invalid_parameter("CommandLine", "scheduler", "unset with --engine local (which runs in this "
+                                        "process, on no scheduler)", args.scheduler))
+    return errors
+
+
 # Estimator parameters set by a command-line option of another name.
 _OPTION_OF = {"random_state": "seed"}
 
@@ -85,15 +106,20 @@ def with_option(error: InvalidParameterError, parser: argparse.ArgumentParser) -
     return f"{option}: {error}" if option else str(error)
 
 
-def check_settings(method: RetrievalMethod, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Check the system's parameters and the command line's own options, all together.
+def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, parser: argparse.ArgumentParser,
+                   options: type[CommandLine] = CommandLine) -> None:
+    """Check the system's parameters (if any) and the command line's own options, all together.
+
+    ``options`` is the class whose constraints hold the command's own options.
 
     Raises
     ------
     ParameterError
         One line per bad setting, each starting with the option that sets it.
     """
-    errors = parameter_errors(CommandLine(args)) + validation_errors(method)
+    errors = parameter_errors(options(args)) + _conflicts(args)
+    if method is not None:
+        errors += validation_errors(method)
     lines, options = [], set()
     for error in errors:
         option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))

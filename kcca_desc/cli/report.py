@@ -1,15 +1,25 @@
-"""Command line: ``python -m kcca_desc.report RESULTS.json [...] --out report/``."""
+"""Command line: ``python -m kcca_desc.report RESULTS.json [...] --out report/``.
+
+The report needs the data set of the runs only for its retrieval gallery.  A data set named on
+the command line (``--data``, ``--data-root``) that cannot be found is an error before any work;
+one recorded in the results file that cannot be loaded any more (moved, on another machine)
+leaves a report without its gallery and a warning on standard error that says why.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from ..data.registry import DATASETS
+from .._core.errors import MissingDataFileError
 from .._core.progress import set_quiet
+from ..data.registry import DATASETS
 from ..report import build_report
 from .errors import exits_cleanly
+from .outputs import write_or_keep
+from .preflight import RunsCommandLine, check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
 __all__ = ["build_parser", "main"]
@@ -38,14 +48,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """The data paths named on the command line exist (raises :class:`MissingDataFileError`)."""
+    for option in ("data_root", "image_root"):
+        path = getattr(args, option)
+        if path is not None and not Path(path).exists():
+            raise MissingDataFileError(f"--{option.replace('_', '-')} {path}: no such file or directory")
+
+
 @exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command; a problem exits with the code :mod:`kcca_desc._core.errors` documents."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     set_quiet(args.quiet)
-    page = build_report(selected_runs(args), args.out, data=args.data, data_root=args.data_root,
-                        image_root=args.image_root, reference=args.reference, n_gallery=args.n_gallery,
-                        n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
-                        n_permutations=args.n_permutations, title=args.title, gallery=args.gallery)
+    # Every option, the data named and where the report goes, before the files are read.
+    check_settings(None, args, parser, RunsCommandLine)
+    _check_paths(args)
+    check_writable(args.out, directory=True)
+    runs = selected_runs(args)
+    page = write_or_keep(args.out, lambda out: build_report(
+        runs, out, data=args.data, data_root=args.data_root, image_root=args.image_root, reference=args.reference,
+        n_gallery=args.n_gallery, n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
+        n_permutations=args.n_permutations, title=args.title, gallery=args.gallery))
     print(f"report: {page}")
     return 0
 

@@ -255,7 +255,7 @@ def load_results(path: str | os.PathLike) -> list[Result]:
     path = Path(path)
     try:
         data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # malformed JSON, or bytes that are not UTF-8 text
         raise DataError(f"{path}: not a JSON results file ({exc})") from None
     items = data if isinstance(data, list) else [data]
     results = []

@@ -16,7 +16,7 @@ from .. import __version__
 from .._core.cache import atomic_write_text
 from .compare import Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
-from .._core.errors import ParameterError
+from .._core.errors import ParameterError, warn_user
 from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result
@@ -90,6 +90,8 @@ def _error_analysis(runs: Sequence[Run], comparison: Comparison, shown: Run, dat
         data = gallery.resolve_dataset(shown.result, dataset=dataset, **options)
         view = gallery.result_view(shown.result, data)
     except gallery.ReportDataError as exc:
+        # The tables and figures are still worth having: the page and a warning say what is missing.
+        warn_user(f"the report has no retrieval gallery: {exc}")
         return {"error": str(exc), "run": shown.label, "protocol": protocol}
     thumbs = gallery.Thumbnails(view)
     judgments = gallery.load_judgments(data, options.get("data_root") or

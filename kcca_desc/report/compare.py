@@ -121,7 +121,7 @@ def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | No
             data = json.loads(path.read_text())
         except OSError as exc:
             raise ComparisonError(f"{path}: cannot read ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # malformed JSON, or bytes that are not UTF-8 text
             raise ComparisonError(f"{path}: not a JSON results file ({exc})") from None
         found = _result_dicts(data)
         if not found:

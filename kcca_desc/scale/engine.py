@@ -24,7 +24,7 @@ import operator
 import os
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .._core.errors import DataError, import_optional
+from .._core.errors import DataError, ParameterError, UnreachableServiceError, import_optional
 
 __all__ = ["SCHEDULER_ENV", "LocalEngine", "DaskEngine", "dask_engine", "open_dask_engine", "running_sum",
            "available_cores"]
@@ -34,6 +34,9 @@ _NOTHING = object()
 
 #: Environment variable naming the address of an existing Dask scheduler.
 SCHEDULER_ENV = "KCCA_DESC_SCHEDULER"
+#: Seconds to wait for a scheduler to answer: Dask's own default (30 s, with retries) leaves a
+#: mistyped address looking like a hang.
+CONNECT_TIMEOUT_S = 5
 
 
 def available_cores() -> int:
@@ -155,6 +158,17 @@ def open_dask_engine(scheduler: str | None = None, *, n_workers: int | None = No
     return engine
 
 
+def _connect(distributed, address: str):
+    """A client of the scheduler at ``address``, or one clear error within :data:`CONNECT_TIMEOUT_S`."""
+    try:
+        return distributed.Client(address, timeout=CONNECT_TIMEOUT_S)
+    except ValueError as exc:  # an address Dask cannot parse
+        raise ParameterError(f"scheduler {address!r} (--scheduler or ${SCHEDULER_ENV}): {exc}") from None
+    except OSError as exc:
+        raise UnreachableServiceError(f"the Dask scheduler at {address!r} does not answer ({exc}); start it, correct "
+                                      f"--scheduler (or ${SCHEDULER_ENV}), or run with --engine local") from None
+
+
 @contextlib.contextmanager
 def dask_engine(scheduler: str | None = None, *, n_workers: int | None = None, threads_per_worker: int = 1,
                 processes: bool = True, memory_limit: str | float | None = "auto") -> Iterator[DaskEngine]:
@@ -177,7 +191,7 @@ def dask_engine(scheduler: str | None = None, *, n_workers: int | None = None, t
     distributed = import_optional("distributed", "dask", "the Dask engine")
     address = scheduler or os.environ.get(SCHEDULER_ENV)
     if address:
-        with distributed.Client(address) as client:
+        with _connect(distributed, address) as client:
             yield DaskEngine(client)
         return
     workers = n_workers or max(1, available_cores() // threads_per_worker)
