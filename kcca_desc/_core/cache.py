@@ -46,7 +46,8 @@ from .errors import CacheError, KccaDescError, ParameterError, warn_user
 
 __all__ = ["cache_root", "cache_dir", "cache_key", "cache_keys", "atomic_write_bytes", "atomic_write_text", "NpzCache",
            "PickleCache", "ChunkCache", "CacheWarning", "DamagedEntryError", "open_checked", "discard_damaged",
-           "entry_lock", "written_since", "remove_temporaries", "remove_stale_temporaries"]
+           "write_entry", "cache_write_failed", "entry_lock", "written_since", "remove_temporaries",
+           "remove_stale_temporaries"]
 
 # Header of a checksummed entry: a magic string, then the SHA-256 digest of everything after it.
 _MAGIC = b"KCCA-DESC-SHA256"
@@ -233,7 +234,7 @@ def discard_damaged(path: Path, reason: BaseException) -> None:
         path.unlink()
 
 
-def _write_failed(path: Path, exc: OSError) -> None:
+def cache_write_failed(path: Path, exc: OSError) -> None:
     """Warn, once per cache directory, that an entry could not be written; the run goes on.
 
     Later entries are still tried (a full disk may get room again); each failed write has
@@ -245,6 +246,20 @@ def _write_failed(path: Path, exc: OSError) -> None:
         warn_user(f"cannot write the cache entry {path} ({exc.strerror or exc}); this run goes on "
                   "without caching what it cannot write: its results are unaffected, but a later run "
                   "recomputes those entries", CacheWarning)
+
+
+def write_entry(path: str | os.PathLike, write: Callable[[Any], None], checksum: bool = True) -> bool:
+    """Write a cache entry as :func:`atomic_write_bytes` does; on a full or read-only disk, warn and go on.
+
+    The cache only saves time: an ``OSError`` (``ENOSPC``, ``EROFS``, a permission) leaves no
+    file, warns once per run (:class:`CacheWarning`) and returns False, and the run goes on.
+    """
+    try:
+        atomic_write_bytes(path, write, checksum=checksum)
+    except OSError as exc:
+        cache_write_failed(Path(path), exc)
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -415,10 +430,7 @@ class NpzCache:
     def save(self, key: str, value: Any) -> None:
         """Write the entry ``key`` atomically, with its checksum; warn and go on when it cannot be."""
         if self.enabled:
-            try:
-                atomic_write_bytes(self.path(key), lambda f: self._write(f, value), checksum=True)
-            except OSError as exc:
-                _write_failed(self.path(key), exc)
+            write_entry(self.path(key), lambda f: self._write(f, value))
 
     def lock(self, key: str):
         """Context manager: the lock of entry ``key`` across processes (see :func:`entry_lock`)."""

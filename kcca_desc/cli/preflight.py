@@ -6,7 +6,8 @@ otherwise meet half-way, or after hours:
 1. the settings: every option the chosen system takes, through the estimators' own
    ``_parameter_constraints`` (so the command line and the Python API share one set of rules), and
    the command line's own options; all bad settings are reported together, each with its option;
-2. the outputs: ``--out`` (and ``--report``) must be writable, checked by writing a scratch file;
+2. the outputs: ``--out`` (and ``--report``) must be writable, checked by writing a scratch file
+   (one block of data, so that a full disk is found too);
 3. the cache: when it cannot be written the run goes on without it, with a warning;
 4. the data: the loader reads every caption and line, then
    :func:`~kcca_desc.data.checks.check_dataset` checks the splits and protocols the run needs and
@@ -133,11 +134,19 @@ def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, par
 
 # ------------------------------------------------------------------ outputs, cache
 def _scratch_write(directory: Path) -> None:
-    """Create ``directory`` if needed and write and delete a scratch file in it (OSError if that fails)."""
+    """Create ``directory`` if needed and write and delete a scratch file in it (OSError if that fails).
+
+    The file gets one block of data, synced: on a full disk creating an empty file still succeeds.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     fd, scratch = tempfile.mkstemp(dir=directory, prefix=".kcca_desc-write-check-")
-    os.close(fd)
-    os.unlink(scratch)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(bytes(4096))
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        os.unlink(scratch)
 
 
 def check_writable(path: str | os.PathLike, directory: bool = False) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from .._core.cache import atomic_write_bytes, discard_damaged, open_checked, remove_stale_temporaries
+from .._core.cache import discard_damaged, open_checked, remove_stale_temporaries, write_entry
 from .._core.progress import LOGGER
 from ._torch import torch_module
 
@@ -29,10 +29,14 @@ CHECKPOINT_FORMAT = 2
 
 
 def write_checkpoint(path: Path, state: dict) -> None:
-    """Save ``state`` at ``path`` atomically (serialised first, so the temporary file lives briefly)."""
+    """Save ``state`` at ``path`` atomically (serialised first, so the temporary file lives briefly).
+
+    A checkpoint is a cache entry: on a full or read-only disk the training goes on without it,
+    with one warning (:func:`kcca_desc._core.cache.write_entry`).
+    """
     buffer = io.BytesIO()
     torch_module().save(state, buffer)
-    atomic_write_bytes(path, lambda f: f.write(buffer.getvalue()), checksum=True)
+    write_entry(path, lambda f: f.write(buffer.getvalue()), checksum=True)
 
 
 def read_checkpoint(path: Path | None) -> dict | None:

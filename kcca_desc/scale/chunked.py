@@ -5,7 +5,8 @@ hundred thousand images are several GB) are computed: each task gets one chunk's
 (e.g. the chunk's images), computes ``{name: array}`` for its rows and writes each array's
 chunk to the :class:`~.store.ChunkStore` itself, so the results never travel back through
 the client; the caller gets Zarr arrays that later tasks read chunk by chunk.  Chunks already
-flagged in the store are not recomputed.
+flagged in the store are not recomputed.  The store is a cache: when it cannot be written (a full
+or read-only disk) the chunks are computed in memory instead, with one warning.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._core.cache import cache_write_failed
 from .store import ChunkStore
 
 __all__ = ["map_chunks"]
@@ -52,6 +54,16 @@ def map_chunks(engine, compute: Callable[..., dict], payloads: Sequence[Any], n_
     """
     if store is None:
         return _concat(engine.map(compute, payloads, **{k: engine.share(v) for k, v in shared.items()}))
+    try:
+        return _map_stored(engine, compute, payloads, n_rows, chunk_rows, store, shared)
+    except OSError as exc:
+        cache_write_failed(store.path, exc)
+        return map_chunks(engine, compute, payloads, n_rows, chunk_rows, store=None, **shared)
+
+
+def _map_stored(engine, compute: Callable[..., dict], payloads: Sequence[Any], n_rows: int, chunk_rows: int,
+                store: ChunkStore, shared: dict) -> dict:
+    """:func:`map_chunks` with a store: the chunks it lacks computed into it, its arrays returned."""
     names = store.names()
     if names is None:
         # The first chunk tells the arrays' names, shapes and dtypes.

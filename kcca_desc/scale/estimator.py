@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._core.cache import cache_key
+from .._core.cache import cache_key, cache_write_failed
 from .._core.errors import DataError, ParameterError
 from ..kcca.scoring import CanonicalScoreMixin
 from ..kcca.spectral import KernelSpectrum, n_canonical_pairs, solve_canonical, spectrum_from_gram
@@ -82,6 +82,31 @@ def _chunk_rows(chunk: int, chunk_size: int, n: int) -> np.ndarray:
     return np.arange(chunk * chunk_size, min((chunk + 1) * chunk_size, n))
 
 
+def _created(store: ChunkStore | None, shapes: dict[str, tuple[int, ...]], chunk_rows: int) -> ChunkStore | None:
+    """``store`` with the arrays of ``shapes`` created; None, with a warning, when it cannot be written.
+
+    The store only saves a rerun its work (every chunk is also returned), so a full or read-only
+    disk leaves the fit without it.
+    """
+    if store is None:
+        return None
+    try:
+        for name, shape in shapes.items():
+            store.create(name, shape, chunk_rows)
+    except OSError as exc:
+        cache_write_failed(store.path, exc)
+        return None
+    return store
+
+
+def _keep(store: ChunkStore, name: str, chunk: int, block: np.ndarray) -> None:
+    """Store a chunk that the caller also returns; a failed write only warns (see :func:`_created`)."""
+    try:
+        store.write(name, chunk, block)
+    except OSError as exc:
+        cache_write_failed(store.path, exc)
+
+
 def _factor_chunk(chunk: int, *, views, maps, store, chunk_size: int) -> dict:
     """Factors of one chunk of rows (computed, or read back when stored) and their partial sums."""
     factors = []
@@ -92,7 +117,7 @@ def _factor_chunk(chunk: int, *, views, maps, store, chunk_size: int) -> dict:
         else:
             G = fmap.features(view, _chunk_rows(chunk, chunk_size, view.n_samples))
             if store is not None:
-                store.write(f"factor_{name}", chunk, G)
+                _keep(store, f"factor_{name}", chunk, G)
         factors.append(G)
     Gx, Gy = factors
     rows = _chunk_rows(chunk, chunk_size, views[0].n_samples)
@@ -108,7 +133,7 @@ def _feature_chunk(chunk: int, *, view, fmap, mean, store, name, chunk_size: int
         return store.read(name, chunk)
     F = fmap.features(view, _chunk_rows(chunk, chunk_size, view.n_samples)) - mean
     if store is not None:
-        store.write(name, chunk, F)
+        _keep(store, name, chunk, F)
     return F
 
 
@@ -303,11 +328,9 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         settings = {"rank": self.rank, "landmarks": self.landmarks, "oversample": self.oversample,
                     "seed": self.random_state, "chunk_size": self.chunk_size}
         self.fit_key_ = None if X.key is None or Y.key is None else cache_key(x=X.key, y=Y.key, **settings)
-        store = self.store_ = self._store(self.fit_key_)
+        store = self.store_ = _created(self._store(self.fit_key_), {"factor_x": (n, self.map_x_.rank),
+                                                                   "factor_y": (n, self.map_y_.rank)}, self.chunk_size)
         n_chunks = -(-n // self.chunk_size)
-        if store is not None:
-            store.create("factor_x", (n, self.map_x_.rank), self.chunk_size)
-            store.create("factor_y", (n, self.map_y_.rank), self.chunk_size)
         engine = self._engine
         sums = engine.map_reduce(
             _factor_chunk, range(n_chunks), _add,
@@ -383,9 +406,8 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
                 continue
             view = self._view(view, name)
             n_chunks = -(-view.n_samples // self.chunk_size)
-            store = self._store(self.fit_key_, view.key)
-            if store is not None:
-                store.create(f"features_{name}", (view.n_samples, fmap.rank), self.chunk_size)
+            store = _created(self._store(self.fit_key_, view.key), {f"features_{name}": (view.n_samples, fmap.rank)},
+                             self.chunk_size)
             blocks = engine.map(_feature_chunk, range(n_chunks), view=engine.share(view), fmap=engine.share(fmap),
                                 mean=mean, store=store, name=f"features_{name}", chunk_size=self.chunk_size)
             out.append(LandmarkFeatures(name, np.concatenate(blocks, axis=0)))
