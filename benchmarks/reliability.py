@@ -5,7 +5,11 @@ Everything runs through ``python -m kcca_desc.fit`` (the data loaders alone for 
 on small generated data, and each outcome is classified as it happens, never assumed:
 
 * **bad inputs** (corrupt, truncated, zero-byte and non-image files, a missing image, bad
-  settings, malformed TSV and JSON, an unwritable output directory or cache): *graceful* — the
+  settings, malformed TSV and JSON, an unwritable output directory or cache; ``compare`` and
+  ``report`` with bad options, a results file that is not UTF-8 and a missing data root; a usage
+  error; an unreachable or contradictory ``--scheduler``; a full or read-only disk under the
+  cache or the output, through the fault layer of :mod:`kcca_bench.faults`; a benchmark's bad
+  option): *graceful* — the
   run finished (``warned`` says whether it said so), *clear* — it stopped with a one-line
   ``error:`` and a documented non-zero exit code, no traceback, *failed* — anything else
   (a traceback, a crash, a hang);
@@ -47,6 +51,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -55,8 +60,9 @@ from kcca_desc import load_dataset
 from kcca_desc.cli.options import positive_int
 from kcca_bench import benchmark_parser, run_main
 from kcca_bench import add_output_arguments, fill_defaults, machine_info, output_path, write_results
-from kcca_bench.cli import figures, interrupt_cli, run_cli
+from kcca_bench.cli import FIT, figures, interrupt_cli, run_cli
 from kcca_desc._core.errors import EXIT_CODES, KccaDescError
+from kcca_desc.evaluate import Result, retrieval_metrics
 from kcca_desc.cli.fit import build_parser
 from kcca_desc.cli.interrupts import INTERRUPT_EXIT_CODES
 
@@ -67,6 +73,21 @@ DOCUMENTED = set(EXIT_CODES.values()) | {2}
 #: Options that keep the image features cheap: the figures here are about behaviour, not accuracy.
 LIGHT = ["--levels", "1", "--pixel-step", "4", "--colour-words", "16", "--texture-words", "16",
          "--sift-words", "16", "--n-components", "4,8", "--regs", "0.1,1", "--n-select", "2"]
+
+
+#: How the other commands are run.
+COMPARE, REPORT = ["-m", "kcca_desc.compare"], ["-m", "kcca_desc.report"]
+
+
+class Case(NamedTuple):
+    """One bad input: its command (``python`` + ``command`` + ``args``), environment and faulty disk."""
+
+    category: str
+    name: str
+    args: list[str]
+    env: dict = {}
+    command: list[str] = FIT
+    disk: tuple[str, Path] | None = None
 
 
 # --------------------------------------------------------------------------------- running
@@ -164,24 +185,83 @@ def bad_input_cases(base: Path, quick: bool) -> list[tuple[str, str, list[str], 
     blocker.write_text("")
     cases.append(("output", "unwritable --out directory", good + ["--out", str(blocker / "results.json")], {}))
     cases.append(("cache", "unwritable cache directory", good, {"KCCA_DESC_CACHE": str(blocker / "cache")}))
-    return cases
+    return [Case(*case) for case in cases] + command_cases(base, good, quick)
+
+
+def _results_file(path: Path, system: str, seed: int, **extras) -> str:
+    """A results file of ``system`` with random per-query ranks of 20 queries (as ``fit --out`` writes)."""
+    rng = np.random.default_rng(seed)
+    ranks = {task: rng.integers(1, 21, 20) for task in ("annotation", "search")}
+    result = Result(system=system, dataset="generated", protocol="hodosh", split="test", ranks=ranks,
+                    **{task: retrieval_metrics(r) for task, r in ranks.items()})
+    result.extras.update(extras)
+    result.save(path, include_ranks=True)
+    return str(path)
+
+
+def command_cases(base: Path, good: list[str], quick: bool) -> list[Case]:
+    """The other commands and the benchmarks, usage errors, the scheduler, and full or read-only disks."""
+    runs = [_results_file(base / "run_a.json", "A", 0), _results_file(base / "run_b.json", "B", 1)]
+    latin = base / "latin1.json"
+    latin.write_bytes('{"système": 1}'.encode("latin-1"))
+    moved = {"name": "tsv", "root": str(base / "moved.tsv"), "seed": 0, "n_images": None, "image_root": None}
+    recorded = [_results_file(base / f"moved_{s}.json", s, i, data_source=moved) for i, s in enumerate("AB")]
+    disk = base.parent / "faulty_disk"
+    disk.mkdir(exist_ok=True)
+    fast = ["--n-resamples", "200", "--n-permutations", "200"]
+    quick_cases = [
+        Case("commands", "compare --confidence 2", [*runs, "--confidence", "2"], command=COMPARE),
+        Case("commands", "report missing --data-root", [*runs, "--data-root", str(base / "nowhere"), "--out",
+                                                         str(base / "report_nowhere")], command=REPORT),
+        Case("commands", "usage error (--levels x)", ["--levels", "x"]),
+        Case("disk", "compare --out on a read-only file system", [*runs, "--out", str(disk / "table")],
+             command=COMPARE, disk=("EROFS", disk)),
+    ]
+    if quick:
+        return quick_cases
+    return quick_cases + [
+        Case("commands", "compare --n-resamples 0", [*runs, "--n-resamples", "0"], command=COMPARE),
+        Case("commands", "report --n-resamples 0", [*runs, "--n-resamples", "0", "--out", str(base / "report0")],
+             command=REPORT),
+        Case("commands", "compare, a results file not UTF-8", [runs[0], str(latin)], command=COMPARE),
+        Case("commands", "report, a results file not UTF-8", [runs[0], str(latin), "--out", str(base / "report_latin")],
+             command=REPORT),
+        Case("commands", "report, recorded data set gone", [*recorded, *fast, "--out", str(base / "report_moved")],
+             command=REPORT),
+        Case("disk", "report --out on a read-only file system", [*runs, "--out", str(disk / "report")],
+             command=REPORT, disk=("EROFS", disk)),
+        Case("commands", "benchmark --repeats 0", ["--repeats", "0"],
+             command=[str(Path(__file__).parent / "evaluation.py")]),
+        Case("scheduler", "unreachable --scheduler", [*good, "--method", "kcca_scalable", "--scheduler",
+                                                      "tcp://127.0.0.1:9"]),
+        Case("scheduler", "--scheduler with --engine local", [*good, "--method", "kcca_scalable", "--engine", "local",
+                                                              "--scheduler", "tcp://127.0.0.1:9"]),
+        Case("disk", "cache on a full disk", good, {"KCCA_DESC_CACHE": str(disk / "cache")}, disk=("ENOSPC", disk)),
+        Case("disk", "cache on a read-only file system", good, {"KCCA_DESC_CACHE": str(disk / "cache")},
+             disk=("EROFS", disk)),
+        Case("disk", "--out on a full disk", good + ["--out", str(disk / "results.json")], disk=("ENOSPC", disk)),
+        Case("disk", "--out on a read-only file system", good + ["--out", str(disk / "results.json")],
+             disk=("EROFS", disk)),
+    ]
 
 
 def bad_inputs(work: Path, quick: bool) -> dict:
     base = work / "data"
     write_tsv_dataset(base, n_images=24 if quick else 40)
     rows = []
-    for category, name, args, env in bad_input_cases(base, quick):
-        cache = Path(env.get("KCCA_DESC_CACHE", work / "cache_bad_inputs"))
-        # The case's own options last: they override the light defaults.
-        outcome = run_cli(LIGHT + args, cache)
+    for case in bad_input_cases(base, quick):
+        cache = Path(case.env.get("KCCA_DESC_CACHE", work / "cache_bad_inputs"))
+        # The case's own options last: they override the light defaults (of the main command).
+        args = LIGHT + case.args if case.command == FIT else case.args
+        outcome = run_cli(args, cache, command=case.command, disk=case.disk)
         said = [line for line in outcome["stderr"].splitlines()
                 if line.startswith("error:") or "warning" in line.lower()]
+        category, name = case.category, case.name
         row = {"category": category, "case": name, "verdict": verdict(outcome), "exit_code": outcome["rc"],
                "warned": any("warning" in line.lower() for line in said), "s": round(outcome["s"], 1),
                "message": (said[0] if said else "")[:300]}
         rows.append(row)
-        print(f"  {category:10s} {name:30s} {row['verdict']:8s} exit {row['exit_code']}"
+        print(f"  {category:10s} {name:40s} {row['verdict']:8s} exit {row['exit_code']} {row['s']:5.1f} s"
               f"{' (warned)' if row['warned'] else ''}  {row['message'][:80]}")
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("graceful", "clear", "failed")}
     by_category = {c: {v: sum(r["verdict"] == v for r in rows if r["category"] == c)

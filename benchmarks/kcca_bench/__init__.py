@@ -31,7 +31,8 @@ from kcca_bench.timing import median_time, timed_with_peak_memory
 
 __all__ = [
     "BLAS_OVERRIDES", "blas_libraries", "machine_info",
-    "QUICK_DIR", "benchmark_parser", "run_main", "add_output_arguments", "fill_defaults", "output_path", "write_results", "result_record",
+    "QUICK_DIR", "benchmark_parser", "run_main", "add_output_arguments", "fill_defaults", "output_path",
+    "write_results", "result_record",
     "QUICK_N_IMAGES", "QUICK_WORDS", "quick_dataset", "flickr8k_or_quick",
     "synthetic_items", "synthetic_image_kernel", "synthetic_text_kernel",
     "median_time", "timed_with_peak_memory", "PeakMemory", "timed_with_memory", "timed_with_peak_rss",

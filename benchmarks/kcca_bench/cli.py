@@ -12,19 +12,37 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["run_cli", "interrupt_cli", "figures"]
+__all__ = ["FIT", "run_cli", "interrupt_cli", "figures"]
 
 
 def _environment(cache: Path) -> dict[str, str]:
     return {**os.environ, "KCCA_DESC_CACHE": str(cache), "KCCA_DESC_QUIET": "1"}
 
 
-def run_cli(args: list[str], cache: Path, timeout: float = 300, env: dict[str, str] | None = None) -> dict:
+#: How the main command is run: ``python -m kcca_desc.fit``.
+FIT = ["-m", "kcca_desc.fit"]
+
+
+def run_cli(args: list[str], cache: Path, timeout: float = 300, env: dict[str, str] | None = None,
+            command: list[str] = FIT, disk: tuple[str, Path] | None = None) -> dict:
     """The command with the cache ``cache`` (and ``env`` added): exit status (None on time-out),
-    standard output and error, seconds taken."""
+    standard output and error, seconds taken.
+
+    ``command`` is what follows ``python`` (a module with ``-m``, or a script); with ``disk``,
+    ``(failure, folder)``, the folder fails as a full (``"ENOSPC"``) or read-only (``"EROFS"``)
+    disk does (:mod:`kcca_bench.faults`).
+    """
+    if disk is not None:
+        module = command[1] if command[0] == "-m" else None
+        if module is None:
+            raise ValueError(f"run_cli: a faulty disk needs a module run with -m, not {command}")
+        command = ["-m", "kcca_bench.faults", disk[0], str(disk[1]), module]
+        # The fault layer lives beside this package, which the command line does not install.
+        here = str(Path(__file__).resolve().parents[1])
+        env = {"PYTHONPATH": os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))} | (env or {})
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "kcca_desc.fit", *args], capture_output=True, text=True,
+        done = subprocess.run([sys.executable, *command, *args], capture_output=True, text=True,
                               env=_environment(cache) | (env or {}), timeout=timeout)
         return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr,
                 "s": time.perf_counter() - start}

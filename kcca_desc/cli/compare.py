@@ -10,7 +10,7 @@ from ..evaluate.statistics import CONFIDENCE
 from ..report.compare import compare_runs
 from .errors import exits_cleanly
 from .outputs import write_or_keep
-from .preflight import RunsCommandLine, check_settings, check_writable
+from .preflight import check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
 __all__ = ["build_parser", "main"]
@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Every option, and where the table goes, before the files are read and the bootstrap runs.
-    check_settings(None, args, parser, RunsCommandLine)
+    check_settings(None, args, parser)
     if args.out:
         check_writable(args.out)
     comparison = compare_runs(selected_runs(args), reference=args.reference, n_resamples=args.n_resamples,

@@ -48,7 +48,7 @@ from .._core.validation import (
 )
 
 __all__ = ["add_options", "prepare_run", "check_settings", "with_option", "check_writable", "check_cache",
-           "load_checked", "CommandLine", "RunsCommandLine"]
+           "load_checked", "CommandLine"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -61,23 +61,21 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------- settings
 class CommandLine(ValidatedParams):
-    """The command line's own options that no estimator checks, with their constraints."""
+    """The commands' own options that no estimator checks, with their constraints.
 
-    _parameter_constraints = {"seed": [SEED], "n_images": [POSITIVE_INT, None], "top_k": [POSITIVE_INT]}
+    One class for every command (``fit``, ``compare``, ``report``): each checks the options it has.
+    """
+
+    _parameter_constraints = {"seed": [SEED], "n_images": [POSITIVE_INT, None], "top_k": [POSITIVE_INT],
+                              "n_resamples": [POSITIVE_INT], "n_permutations": [POSITIVE_INT],
+                              "confidence": [Interval(Real, 0, 1, closed="neither")],
+                              "n_gallery": [NON_NEGATIVE_INT], "n_worst": [NON_NEGATIVE_INT]}
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
 
     def get_params(self, deep: bool = False) -> dict[str, Any]:
         return {name: getattr(self.args, name) for name in self._parameter_constraints if hasattr(self.args, name)}
-
-
-class RunsCommandLine(CommandLine):
-    """The options of ``compare`` and ``report`` (:mod:`kcca_desc.cli.runs`), with their constraints."""
-
-    _parameter_constraints = {"seed": [SEED], "n_resamples": [POSITIVE_INT], "n_permutations": [POSITIVE_INT],
-                              "confidence": [Interval(Real, 0, 1, closed="neither")],
-                              "n_gallery": [NON_NEGATIVE_INT], "n_worst": [NON_NEGATIVE_INT]}
 
 
 def _conflicts(args: argparse.Namespace) -> list:
@@ -107,18 +105,15 @@ def with_option(error: InvalidParameterError, parser: argparse.ArgumentParser) -
     return f"{option}: {error}" if option else str(error)
 
 
-def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, parser: argparse.ArgumentParser,
-                   options: type[CommandLine] = CommandLine) -> None:
+def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Check the system's parameters (if any) and the command line's own options, all together.
-
-    ``options`` is the class whose constraints hold the command's own options.
 
     Raises
     ------
     ParameterError
         One line per bad setting, each starting with the option that sets it.
     """
-    errors = parameter_errors(options(args)) + _conflicts(args)
+    errors = parameter_errors(CommandLine(args)) + _conflicts(args)
     if method is not None:
         errors += validation_errors(method)
     lines, options = [], set()

@@ -19,7 +19,7 @@ from ..data.registry import DATASETS
 from ..report import build_report
 from .errors import exits_cleanly
 from .outputs import write_or_keep
-from .preflight import RunsCommandLine, check_settings, check_writable
+from .preflight import check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
 __all__ = ["build_parser", "main"]
@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     set_quiet(args.quiet)
     # Every option, the data named and where the report goes, before the files are read.
-    check_settings(None, args, parser, RunsCommandLine)
+    check_settings(None, args, parser)
     _check_paths(args)
     check_writable(args.out, directory=True)
     runs = selected_runs(args)

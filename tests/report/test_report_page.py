@@ -108,7 +108,8 @@ def test_training_curves_appear_for_runs_that_record_them(tmp_path):
 
 def test_a_data_set_that_does_not_match_gives_a_page_without_gallery(tmp_path, run_files):
     other = load_dataset("synthetic", n_images=60, seed=0)
-    page = build_report(load_runs(run_files[:1]), tmp_path, dataset=other, n_resamples=50)
+    with pytest.warns(UserWarning, match="the report has no retrieval gallery: .*not the data set it was measured on"):
+        page = build_report(load_runs(run_files[:1]), tmp_path, dataset=other, n_resamples=50)
     html = page.read_text()
     assert '<section id="figures">' in html  # the rest of the report is still there
     assert "No gallery: " in html and "not the data set it was measured on" in html
