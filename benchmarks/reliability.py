@@ -209,17 +209,18 @@ def command_cases(base: Path, good: list[str], quick: bool) -> list[Case]:
     disk = base.parent / "faulty_disk"
     disk.mkdir(exist_ok=True)
     fast = ["--n-resamples", "200", "--n-permutations", "200"]
+    # One case of each kind in a quick run: the others cost as much and test nothing new there.
     quick_cases = [
         Case("commands", "compare --confidence 2", [*runs, "--confidence", "2"], command=COMPARE),
-        Case("commands", "report missing --data-root", [*runs, "--data-root", str(base / "nowhere"), "--out",
-                                                         str(base / "report_nowhere")], command=REPORT),
-        Case("commands", "usage error (--levels x)", ["--levels", "x"]),
         Case("disk", "compare --out on a read-only file system", [*runs, "--out", str(disk / "table")],
              command=COMPARE, disk=("EROFS", disk)),
     ]
     if quick:
         return quick_cases
     return quick_cases + [
+        Case("commands", "report missing --data-root", [*runs, "--data-root", str(base / "nowhere"), "--out",
+                                                         str(base / "report_nowhere")], command=REPORT),
+        Case("commands", "usage error (--levels x)", ["--levels", "x"]),
         Case("commands", "compare --n-resamples 0", [*runs, "--n-resamples", "0"], command=COMPARE),
         Case("commands", "report --n-resamples 0", [*runs, "--n-resamples", "0", "--out", str(base / "report0")],
              command=REPORT),
