@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kcca_bench import benchmark_parser, run_main, write_results
+from kcca_bench import add_output_arguments, benchmark_parser, run_main, write_results
 from kcca_bench.faults import faulty_disk
 
 import kcca_desc.cli.compare as compare_module
@@ -234,3 +234,16 @@ def test_a_benchmark_record_that_cannot_be_written_is_kept_elsewhere(tmp_path):
     assert json.loads(open(kept).read()) == {"figure": 1.5}
     assert list(full.iterdir()) == []
     assert error.value.exit_code == 73
+
+
+def test_a_benchmark_refuses_an_out_it_cannot_write_before_its_work(capsys, tmp_path, monkeypatch):
+    def main(argv):
+        add_output_arguments(benchmark_parser("bench.py", "a benchmark"), "tiny").parse_args(argv)
+        pytest.fail("the benchmark started")
+
+    disk = tmp_path / "readonly"
+    monkeypatch.setattr("sys.argv", ["bench.py", "--out", str(disk / "record.json")])
+    with faulty_disk(disk, errno.EROFS), pytest.raises(SystemExit) as exit_:
+        run_main(main)
+    assert exit_.value.code == UnwritableOutputError.exit_code
+    assert one_error_line(capsys) == f"error: cannot write {disk / 'record.json'}: Read-only file system"

@@ -29,6 +29,7 @@ from kcca_desc._core.cache import atomic_write_text
 from kcca_desc.cli.errors import exits_cleanly
 from kcca_desc.cli.options import CommandParser
 from kcca_desc.cli.outputs import write_or_keep
+from kcca_desc.cli.preflight import check_writable
 from kcca_desc.evaluate.results import dumps_json
 
 __all__ = ["QUICK_DIR", "benchmark_parser", "run_main", "add_output_arguments", "fill_defaults", "output_path",
@@ -58,11 +59,21 @@ def run_main(main: Callable[[Sequence[str] | None], Any]) -> NoReturn:
     sys.exit(run(None))
 
 
+def _writable_file(text: str) -> Path:
+    """``--out``, checked when parsed: a record that cannot be written stops the benchmark before its work.
+
+    The :class:`~kcca_desc._core.errors.UnwritableOutputError` is not a usage error: argparse lets
+    it through, and :func:`run_main` exits with its code, 73.
+    """
+    check_writable(text)
+    return Path(text)
+
+
 def add_output_arguments(parser: argparse.ArgumentParser, quick_help: str) -> argparse.ArgumentParser:
     """Add ``--quick`` (seconds-long run on tiny inputs, described by ``quick_help``) and ``--out``."""
     parser.add_argument("--quick", action="store_true",
                         help=f"smoke test in seconds: {quick_help}; writes to {QUICK_DIR} unless --out is given")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=_writable_file, default=None,
                         help="results file (default: benchmarks/results/<name>.json)")
     return parser
 

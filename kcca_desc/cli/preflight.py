@@ -21,6 +21,7 @@ The command's ``main`` reports the toolkit's errors through :func:`kcca_desc._co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from numbers import Real
 import tempfile
@@ -132,16 +133,23 @@ def _scratch_write(directory: Path) -> None:
     """Create ``directory`` if needed and write and delete a scratch file in it (OSError if that fails).
 
     The file gets one block of data, synced: on a full disk creating an empty file still succeeds.
+    The folders the check creates are removed again, so that a run refused later leaves none.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, scratch = tempfile.mkstemp(dir=directory, prefix=".kcca_desc-write-check-")
+    made = [folder for folder in (directory, *directory.parents) if not folder.exists()]  # deepest first
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(bytes(4096))
-            f.flush()
-            os.fsync(f.fileno())
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, scratch = tempfile.mkstemp(dir=directory, prefix=".kcca_desc-write-check-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(bytes(4096))
+                f.flush()
+                os.fsync(f.fileno())
+        finally:
+            os.unlink(scratch)
     finally:
-        os.unlink(scratch)
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def check_writable(path: str | os.PathLike, directory: bool = False) -> None:
