@@ -1,21 +1,21 @@
-"""Write every figure of README.md from the benchmark results files (``benchmarks/results/*.json``).
+"""Write every figure of README.md and of the documentation from the benchmark results files.
 
-The README marks each passage that carries figures::
+Each page of :data:`PAGES` marks the passages that carry figures::
 
     <!-- figures:NAME -->
     ...
     <!-- /figures -->
 
-and this script rewrites the passage with the function registered as ``NAME`` in :data:`REGIONS`,
-which reads the figures from the results files. A figure that no results file stores cannot
-appear; a results file that changes makes the README stale, which ``--check`` reports (the test
-suite runs it). The published figures of other papers (:data:`PUBLISHED`) are the only ones not
-measured by this project.
+and this script rewrites each passage with the function registered as ``NAME`` in :data:`REGIONS`,
+which reads the figures from the results files (``benchmarks/results/*.json``). A figure that no
+results file stores cannot appear; a results file that changes makes a page stale, which
+``--check`` reports (the test suite runs it). The published figures of other papers
+(:data:`PUBLISHED`) are the only ones not measured by this project.
 
 Usage::
 
-    python benchmarks/readme_figures.py            # rewrite README.md
-    python benchmarks/readme_figures.py --check    # exit 1 and print a diff when README.md is stale
+    python benchmarks/readme_figures.py            # rewrite README.md and the docs pages
+    python benchmarks/readme_figures.py --check    # exit 1 and print a diff when a page is stale
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ from kcca_desc.methods.selection import SELECTION_METRICS as RECALLS, recall_sum
 from kcca_desc.methods.trainable_systems import TRAINABLE
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-README = REPOSITORY / "README.md"
 RESULTS_DIR = REPOSITORY / "benchmarks" / "results"
 
 
-#: Published figures (R@1, R@5, R@10, median rank) per task: the only figures in the README that
+#: Published figures (R@1, R@5, R@10, median rank) per task: the only figures of the pages that
 #: this project did not measure. Both were measured on the original Flickr8K images.
 PUBLISHED = {
     # Hodosh et al. 2013, appendix B: Tri5Sem, hodosh protocol (as quoted by Karpathy et al. 2014).
@@ -63,7 +62,7 @@ class ResultsFiles:
         if name not in self._read:
             path = self.directory / f"{name}.json"
             if not path.is_file():
-                raise FileNotFoundError(f"{path}: no such results file; the README's figures need it")
+                raise FileNotFoundError(f"{path}: no such results file; the figures of the pages need it")
             self._read[name] = json.loads(path.read_text())
         return self._read[name]
 
@@ -132,7 +131,7 @@ def sentence_list(items: Sequence[str]) -> str:
 
 
 # ----------------------------------------------------------------- the Hodosh table
-#: README label and ``hodosh_table.json`` system of each measured row, in the paper's order.
+#: Label and ``hodosh_table.json`` system of each measured row, in the paper's order.
 HODOSH_ROWS = (
     ("NN5 idf F1", "nn5_idf_f1"),
     ("KCCA BoW5", "bow5"),
@@ -177,14 +176,9 @@ def hodosh_setup(results: ResultsFiles) -> str:
         if settings[key] != tuned[key]:
             raise ValueError(f"hodosh_table.json: {key} = {settings[key]} is not the one hodosh_tuning.json "
                              f"chose on dev ({tuned[key]})")
-    systems = table_["systems"]
     tri_sem = _hodosh_result(results, "tri_sem")
-    own_time = sum(entry["wall_s"] for entry in systems.values())
-    if table_["wall_s_this_run"] < own_time:
-        raise ValueError("hodosh_table.json: wall_s_this_run is shorter than its systems' own wall times "
-                         "(the run resumed from an earlier one); time the whole table with --force")
     if "OPENBLAS_CORETYPE" in table_["machine"].get("blas_env", {}):
-        raise ValueError("hodosh_table.json: run with OPENBLAS_CORETYPE set; the README describes a run "
+        raise ValueError("hodosh_table.json: run with OPENBLAS_CORETYPE set; the pages describe a run "
                          "with OpenBLAS's own kernels")
     q = settings["weight_power"]
     return paragraph(
@@ -194,23 +188,27 @@ def hodosh_setup(results: ResultsFiles) -> str:
         f"dimensions weighted by ρ<sup>{q:g}</sup> (chosen on dev by `benchmarks/hodosh_tuning.py`; the CLI's "
         f"default is the paper's unweighted cosine, add `--weight-power {q:g}` for this setting). Full table "
         f"with S@K, R-precision, expert scores, BLEU/ROUGE, {tri_sem['ci_settings']['confidence']:.0%} "
-        "bootstrap intervals and p-values against Tri5Sem: `benchmarks/results/hodosh_table.md` / `.json`. "
-        f"{_table_time(table_, results['hodosh_table_blas_native'], len(systems))}"
+        "bootstrap intervals and p-values against Tri5Sem: `benchmarks/results/hodosh_table.md` / `.json`."
     )
 
 
-def _table_time(table_: dict, idle: dict, n_systems: int) -> str:
+def hodosh_time(results: ResultsFiles) -> str:
     """The wall time of the stored table run, and of an idle one when the stored run shared its cores."""
+    table_, idle = results["hodosh_table"], results["hodosh_table_blas_native"]
+    n_systems = len(table_["systems"])
+    if table_["wall_s_this_run"] < sum(entry["wall_s"] for entry in table_["systems"].values()):
+        raise ValueError("hodosh_table.json: wall_s_this_run is shorter than its systems' own wall times "
+                         "(the run resumed from an earlier one); time the whole table with --force")
     cores = table_["machine"]["cpus"]
     sentence = (f"The stored run of the whole table ({n_systems} systems and the karpathy run) took "
                 f"{duration(table_['wall_s_this_run'])} on {cores} cores with OpenBLAS's own kernels")
     shared = table_.get("shared_machine")
     if shared is None:
-        return sentence + " (see below)."
+        return paragraph(sentence + ".")
     low, high = shared["load_average_observed"]
-    return (sentence + f", sharing them with other work (load averages {low:g}–{high:g}), so that is no speed "
-            f"figure; an earlier run on an idle machine of this kind (`hodosh_table_blas_native.json`) took "
-            f"{duration(idle['wall_s_this_run'])}.")
+    return paragraph(sentence + f", sharing them with other work (load averages {low:g}–{high:g}), so that is "
+                     "no speed figure; an earlier run on an idle machine of this kind "
+                     f"(`hodosh_table_blas_native.json`) took {duration(idle['wall_s_this_run'])}.")
 
 
 def hodosh_table(results: ResultsFiles) -> str:
@@ -271,7 +269,7 @@ def hodosh_notes(results: ResultsFiles) -> str:
 
 
 # ----------------------------------------------------------------- neural encoders
-#: README label, results file and system of each row of the neural table: the bridges and the
+#: Label, results file and system of each row of the neural table: the bridges and the
 #: models trained on this machine's cores (``neural.json``), and those trained on a GPU
 #: machine from the same image features (``neural_gpu.json``).
 NEURAL_ROWS = (
@@ -402,6 +400,37 @@ def neural_notes(results: ResultsFiles) -> str:
         "Against linear CCA over the same features, karpathy R@10 (annotation / search) and the sum of "
         f"R@1/5/10 of both tasks: {sentence_list(held)} points."
     )
+
+
+# ----------------------------------------------------------------- the README's one table
+#: Label and ``--method`` of each classical row of the README's table, by ``hodosh_table.json`` system.
+HEADLINE_CLASSICAL = (("NN5 idf F1", "nn5_idf_f1", "`nn`"), ("KCCA BoW5", "bow5", "`kcca --text-kernel bow5`"),
+                      ("KCCA Tri5Sem", "tri_sem", "`kcca`"))
+#: Label, results file, system and ``--method`` of each neural row of the README's table.
+HEADLINE_NEURAL = (
+    ("linear CCA, MiniLM × EfficientNet-Lite0", "neural", "cca_minilm_efficientnet", "`cca`"),
+    ("RBF KCCA, MiniLM × EfficientNet-Lite0", "neural", "kcca_minilm_efficientnet", "`kcca --encoder …`"),
+    ("VSE++ (Faghri et al.), `cpu` configuration", "neural", "vse_hardest", "`vse_hardest`"),
+    ("char-GRU (Merkx & Frank), `paper` configuration", "neural_gpu", "char_gru_paper_max_epochs20", "`char_gru`"),
+    ("gated relevance scorer (Rei & Yannakoudakis)", "neural", "rei", "`rei`"),
+)
+
+
+def headline(results: ResultsFiles) -> str:
+    """One table of the toolkit's main systems on Flickr8K test, hodosh protocol, beside the paper's."""
+    rows = [(label, method, *(figures(_hodosh_result(results, system)[task]) for task in TASKS))
+            for label, system, method in HEADLINE_CLASSICAL]
+    rows.append(("Hodosh et al. 2013, Tri5Sem (published, original images)", "",
+                 *(published("hodosh2013_tri5sem", task) for task in TASKS)))
+    found = {name: _neural(results, name) for name in ("neural", "neural_gpu")}
+    rows += [(label, method, *(figures(found[name][system, "hodosh"][task]) for task in TASKS))
+             for label, name, system, method in HEADLINE_NEURAL]
+    q = results["hodosh_table"]["settings"]["weight_power"]
+    return (paragraph(
+        "Flickr8K test split, hodosh protocol (1 caption per image as query), R@1 / R@5 / R@10 (median rank); "
+        f"the KCCA rows with `--weight-power {q:g}` (chosen on dev), the neural rows over EfficientNet-Lite0 "
+        "image features. From `benchmarks/results/hodosh_table.json`, `neural.json` and `neural_gpu.json`:")
+            + "\n\n" + table(["system", "`--method`", "annotation", "search"], rows))
 
 
 #: An epoch this many times a model's median epoch was held up, not slow (the note under the table).
@@ -855,11 +884,13 @@ def scale(results: ResultsFiles) -> str:
     return "\n\n".join([*parts, _real_images_cost(results)])
 
 
-#: The README's regions of figures, by name, and the function that writes each from the results.
+#: Every region of figures, by name, and the function that writes it from the results.
 REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
+    "headline": headline,
     "hodosh_setup": hodosh_setup,
     "hodosh_table": hodosh_table,
     "hodosh_notes": hodosh_notes,
+    "hodosh_time": hodosh_time,
     "neural_table": neural_table,
     "neural_notes": neural_notes,
     "trainable_models": trainable_models,
@@ -874,27 +905,40 @@ REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "scale": scale,
 }
 
+#: The pages that carry figures (paths from the repository root) and the regions each holds; every
+#: region is on exactly one page.
+PAGES: dict[str, tuple[str, ...]] = {
+    "README.md": ("headline",),
+    "docs/user_guide/hodosh.md": ("hodosh_setup", "hodosh_table", "hodosh_notes"),
+    "docs/user_guide/neural.md": ("neural_table", "neural_notes", "rei_ablation", "image_encoders",
+                                  "offline_encoders"),
+    "docs/user_guide/solvers.md": ("solve_dtype",),
+    "docs/user_guide/reliability.md": ("reliability",),
+    "docs/benchmark_notes.md": ("hodosh_time", "trainable_models", "report", "scale", "blas", "cupy"),
+}
 
-def render(text: str, results: ResultsFiles) -> str:
-    """``text`` (the README) with every region of figures rewritten from ``results``.
+
+def render(text: str, results: ResultsFiles, page: str = "README.md") -> str:
+    """``text`` (the page ``page`` of :data:`PAGES`) with every region of figures rewritten from ``results``.
 
     Raises
     ------
     ValueError
-        When a region is not closed, names no registered function, appears twice, or a registered
-        region is missing from ``text``.
+        When a region is not closed, is not one of the page's regions in :data:`PAGES`, appears
+        twice, or one of the page's regions is missing from ``text``.
     """
     names = [m["name"] for m in _REGION.finditer(text)]
     opened = re.findall(r"<!-- figures:([^ ]*) -->", text)
     if opened != names:
-        raise ValueError(f"README: a region of figures is not closed by <!-- /figures -->, or its name is "
+        raise ValueError(f"{page}: a region of figures is not closed by <!-- /figures -->, or its name is "
                          f"not lower-case letters and underscores (regions opened: {opened})")
-    unknown = sorted(set(names) - set(REGIONS))
-    missing = sorted(set(REGIONS) - set(names))
+    expected = PAGES[page]
+    unknown = sorted(set(names) - set(expected))
+    missing = sorted(set(expected) - set(names))
     repeated = sorted({n for n in names if names.count(n) > 1})
     if unknown or missing or repeated:
-        raise ValueError(f"README: regions of figures unknown {unknown}, missing {missing}, repeated {repeated}; "
-                         f"known: {', '.join(REGIONS)}")
+        raise ValueError(f"{page}: regions of figures unknown {unknown}, missing {missing}, repeated {repeated}; "
+                         f"this page's: {', '.join(expected)}")
     return _REGION.sub(lambda m: f"<!-- figures:{m['name']} -->\n{REGIONS[m['name']](results)}\n<!-- /figures -->",
                        text)
 
@@ -902,23 +946,28 @@ def render(text: str, results: ResultsFiles) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
-                        help="do not write: print a diff and exit 1 when the README differs from the results")
-    parser.add_argument("--readme", type=Path, default=README, help="the README to rewrite")
+                        help="do not write: print a diff and exit 1 when a page differs from the results")
+    parser.add_argument("--root", type=Path, default=REPOSITORY,
+                        help="the folder holding the pages (README.md, docs/...)")
     parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="the folder of the results files")
     args = parser.parse_args(argv)
-    text = args.readme.read_text()
-    new = render(text, ResultsFiles(args.results))
-    if args.check:
-        diff = list(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
-                                         str(args.readme), f"{args.readme} from {args.results}"))
-        sys.stdout.writelines(diff)
-        if diff:
-            print(f"\n{args.readme} is stale: run python benchmarks/readme_figures.py", file=sys.stderr)
-        return 1 if diff else 0
-    if new != text:
-        args.readme.write_text(new)
-        print(f"rewrote the figures of {args.readme}")
-    return 0
+    results, stale = ResultsFiles(args.results), []
+    for page in PAGES:
+        path = args.root / page
+        text = path.read_text()
+        new = render(text, results, page)
+        if args.check:
+            diff = list(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                             str(path), f"{path} from {args.results}"))
+            sys.stdout.writelines(diff)
+            if diff:
+                stale.append(page)
+        elif new != text:
+            path.write_text(new)
+            print(f"rewrote the figures of {path}")
+    if stale:
+        print(f"\nstale: {', '.join(stale)}; run python benchmarks/readme_figures.py", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""README.md's figures are written from ``benchmarks/results/*.json`` and nowhere else.
+"""The figures of README.md and of the docs pages are written from ``benchmarks/results/*.json`` and nowhere else.
 
-``benchmarks/readme_figures.py`` rewrites every marked region of figures from the results files;
-these tests fail when the README differs from what the files give (a stale figure), when a figure
-stands outside a generated region (a figure without a results file), and when the generator's
-checks or formats break.
+``benchmarks/readme_figures.py`` rewrites every marked region of figures of its pages from the
+results files; these tests fail when a page differs from what the files give (a stale figure), when
+a figure stands outside a generated region on the README or a user-facing docs page (a figure
+without a results file), and when the generator's checks or formats break.
 """
 
 import copy
@@ -23,9 +23,17 @@ readme_figures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(readme_figures)
 
 README = REPOSITORY / "README.md"
+#: The pages a reader sees, whether or not they hold generated figures: none may hold another figure.
+READER_PAGES = ("README.md", "docs/getting_started.md", "docs/benchmark_notes.md",
+                *sorted(str(p.relative_to(REPOSITORY)) for p in (REPOSITORY / "docs" / "user_guide").glob("*.md")))
 
-#: Names with digits in them that the README may use outside the generated regions.
-NAMES_WITH_DIGITS = ("Flickr8K", "Flickr30K", "EfficientNet-Lite0", "Jinja2", "MR8", "IBM-1", "1-of-N", "ViT-S/14", "JAIR 47, 2013")
+#: Names with digits in them that the pages may use outside the generated regions.
+NAMES_WITH_DIGITS = ("Flickr8K", "Flickr30K", "EfficientNet-Lite0", "Jinja2", "MR8", "IBM-1", "1-of-N", "ViT-S/14",
+                     "JAIR 47, 2013", "NN5", "BoW5", "Tri5", "R@10", "R@1", "R@5", "P@50", "ROUGE-1", "F1")
+#: Digits that are no figure: citations (a year, a section of a paper), a numbered list's item, a
+#: power or complexity in a formula.
+NOT_FIGURES = (r"\b(19|20)\d\d\b", r"\bSections? \d+(\.\d+)*((, | and |–)\d+(\.\d+)*)*", r"^\d+\. ",
+               r"[²³]", r"<su[bp]>\w+</su[bp]>")
 
 
 @pytest.fixture
@@ -34,64 +42,86 @@ def results():
     return readme_figures.ResultsFiles()
 
 
-def test_the_readme_holds_the_figures_of_the_results_files(results):
-    text = README.read_text()
-    new = readme_figures.render(text, results)
-    diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True), "README.md", "generated"))
-    assert not diff, f"README.md is stale; run python benchmarks/readme_figures.py\n{diff}"
+@pytest.mark.parametrize("page", readme_figures.PAGES)
+def test_the_pages_hold_the_figures_of_the_results_files(results, page):
+    text = (REPOSITORY / page).read_text()
+    new = readme_figures.render(text, results, page)
+    diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True), page, "generated"))
+    assert not diff, f"{page} is stale; run python benchmarks/readme_figures.py\n{diff}"
 
 
-def test_no_figure_stands_outside_a_generated_region():
-    text = README.read_text()
+def test_every_region_is_on_one_page():
+    placed = [name for regions in readme_figures.PAGES.values() for name in regions]
+    assert sorted(placed) == sorted(readme_figures.REGIONS)
+    assert set(readme_figures.PAGES) <= set(READER_PAGES)
+
+
+@pytest.mark.parametrize("page", READER_PAGES)
+def test_no_figure_stands_outside_a_generated_region(page):
+    text = (REPOSITORY / page).read_text()
     for pattern in (r"<!-- figures:.*?<!-- /figures -->", r"```.*?```", r"`[^`\n]*`", r"<!--.*?-->"):
         text = re.sub(pattern, "", text, flags=re.S)
     for name in NAMES_WITH_DIGITS:
         text = text.replace(name, "")
+    for pattern in NOT_FIGURES:
+        text = re.sub(pattern, "", text, flags=re.M)
     figures = [line.strip() for line in text.splitlines() if re.search(r"\d", line)]
-    assert not figures, f"figures outside a <!-- figures:NAME --> region: {figures}"
+    assert not figures, f"{page}: figures outside a <!-- figures:NAME --> region: {figures}"
 
 
-def test_the_readme_cites_papers_not_the_developer_guide():
-    assert "SPEC" not in README.read_text()
+@pytest.mark.parametrize("page", READER_PAGES)
+def test_the_pages_cite_papers_not_the_developer_guide(page):
+    assert "SPEC" not in (REPOSITORY / page).read_text()
 
 
 def test_a_changed_results_file_makes_check_fail_with_a_diff_and_a_rewrite_fixes_it(tmp_path, capsys):
     results_dir = tmp_path / "results"
     shutil.copytree(readme_figures.RESULTS_DIR, results_dir)
-    readme = tmp_path / "README.md"
-    readme.write_text(readme_figures.render(README.read_text(), readme_figures.ResultsFiles()))
-    before = readme.read_text()
+    root = tmp_path / "pages"
+    for page in readme_figures.PAGES:
+        (root / page).parent.mkdir(parents=True, exist_ok=True)
+        (root / page).write_text(readme_figures.render((REPOSITORY / page).read_text(), readme_figures.ResultsFiles(),
+                                                       page))
+    notes = root / "docs" / "benchmark_notes.md"
+    before = notes.read_text()
     blas = json.loads((results_dir / "blas_kernels.json").read_text())
     blas["speedup_total"] = 1.5
     (results_dir / "blas_kernels.json").write_text(json.dumps(blas))
-    arguments = ["--readme", str(readme), "--results", str(results_dir)]
+    arguments = ["--root", str(root), "--results", str(results_dir)]
 
     assert readme_figures.main(["--check"] + arguments) == 1
-    diff = capsys.readouterr().out
-    assert "1.37× as fast" in "".join(line for line in diff.splitlines() if line.startswith("-"))
-    assert "1.50× as fast" in "".join(line for line in diff.splitlines() if line.startswith("+"))
-    assert readme.read_text() == before                       # --check writes nothing
+    captured = capsys.readouterr()
+    assert "1.37× as fast" in "".join(line for line in captured.out.splitlines() if line.startswith("-"))
+    assert "1.50× as fast" in "".join(line for line in captured.out.splitlines() if line.startswith("+"))
+    assert "stale: docs/benchmark_notes.md;" in captured.err   # only the page that changed
+    assert notes.read_text() == before                         # --check writes nothing
 
     assert readme_figures.main(arguments) == 0
-    assert "1.50× as fast" in readme.read_text()
+    assert "1.50× as fast" in notes.read_text()
     assert readme_figures.main(["--check"] + arguments) == 0
 
 
-def test_a_missing_results_file_is_named(tmp_path):
-    # The first region of the README that needs a file names it (which one depends on the order).
+@pytest.mark.parametrize("page", readme_figures.PAGES)
+def test_a_missing_results_file_is_named(tmp_path, page):
+    # The first region of the page that needs a file names it (which one depends on the order).
     with pytest.raises(FileNotFoundError, match=r"[a-z_]+\.json"):
-        readme_figures.render(README.read_text(), readme_figures.ResultsFiles(tmp_path))
+        readme_figures.render((REPOSITORY / page).read_text(), readme_figures.ResultsFiles(tmp_path), page)
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("<!-- figures:blas -->\n", ""), "missing \\['blas'\\]"),
-    (lambda t: t + "\n<!-- figures:nowhere -->\nx\n<!-- /figures -->\n", "unknown \\['nowhere'\\]"),
-    (lambda t: t + "\n<!-- figures:blas -->\nx\n<!-- /figures -->\n", "repeated \\['blas'\\]"),
-    (lambda t: t + "\n<!-- figures:blas -->\nnever closed\n", "not closed"),
+NOTES = "docs/benchmark_notes.md"
+
+
+@pytest.mark.parametrize("page, edit, message", [
+    (NOTES, lambda t: t.replace("<!-- figures:blas -->\n", ""), "missing \\['blas'\\]"),
+    (NOTES, lambda t: t + "\n<!-- figures:nowhere -->\nx\n<!-- /figures -->\n", "unknown \\['nowhere'\\]"),
+    (NOTES, lambda t: t + "\n<!-- figures:blas -->\nx\n<!-- /figures -->\n", "repeated \\['blas'\\]"),
+    (NOTES, lambda t: t + "\n<!-- figures:blas -->\nnever closed\n", "not closed"),
+    # A region belongs to one page: the README's table on another page is refused there.
+    ("README.md", lambda t: t + "\n<!-- figures:blas -->\nx\n<!-- /figures -->\n", "README.md: .*unknown \\['blas'\\]"),
 ])
-def test_regions_must_be_closed_known_and_each_present_once(results, edit, message):
+def test_regions_must_be_closed_known_and_each_present_once(results, page, edit, message):
     with pytest.raises(ValueError, match=message):
-        readme_figures.render(edit(README.read_text()), results)
+        readme_figures.render(edit((REPOSITORY / page).read_text()), results, page)
 
 
 def test_a_resolution_row_that_is_not_the_tables_tri_sem_is_refused(results):
@@ -109,7 +139,7 @@ def test_a_table_run_with_other_settings_than_the_tuned_ones_is_refused(results)
 def test_a_resumed_table_run_gives_no_wall_time(results):
     results["hodosh_table"]["wall_s_this_run"] = 60.0
     with pytest.raises(ValueError, match="resumed"):
-        readme_figures.hodosh_setup(results)
+        readme_figures.hodosh_time(results)
 
 
 def _entry(recalls, median, selected):
