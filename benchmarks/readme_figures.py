@@ -409,7 +409,7 @@ HEADLINE_CLASSICAL = (("NN5 idf F1", "nn5_idf_f1", "`nn`"), ("KCCA BoW5", "bow5"
 #: Label, results file, system and ``--method`` of each neural row of the README's table.
 HEADLINE_NEURAL = (
     ("linear CCA, MiniLM × EfficientNet-Lite0", "neural", "cca_minilm_efficientnet", "`cca`"),
-    ("RBF KCCA, MiniLM × EfficientNet-Lite0", "neural", "kcca_minilm_efficientnet", "`kcca --encoder …`"),
+    ("RBF KCCA, MiniLM × EfficientNet-Lite0", "neural", "kcca_minilm_efficientnet", "`kcca --text-encoder onnx:minilm`"),
     ("VSE++ (Faghri et al.), `cpu` configuration", "neural", "vse_hardest", "`vse_hardest`"),
     ("char-GRU (Merkx & Frank), `paper` configuration", "neural_gpu", "char_gru_paper_max_epochs20", "`char_gru`"),
     ("gated relevance scorer (Rei & Yannakoudakis)", "neural", "rei", "`rei`"),
@@ -427,7 +427,7 @@ def headline(results: ResultsFiles) -> str:
              for label, name, system, method in HEADLINE_NEURAL]
     q = results["hodosh_table"]["settings"]["weight_power"]
     return (paragraph(
-        "Flickr8K test split, hodosh protocol (1 caption per image as query), R@1 / R@5 / R@10 (median rank); "
+        "Flickr8K test split, hodosh protocol (one caption per test image), R@1 / R@5 / R@10 (median rank); "
         f"the KCCA rows with `--weight-power {q:g}` (chosen on dev), the neural rows over EfficientNet-Lite0 "
         "image features. From `benchmarks/results/hodosh_table.json`, `neural.json` and `neural_gpu.json`:")
             + "\n\n" + table(["system", "`--method`", "annotation", "search"], rows))

@@ -39,7 +39,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 
 #: Scripts in ``benchmarks/`` that are tools rather than benchmarks, and where they are tested.
-NOT_BENCHMARKS = {"readme_figures.py": "rewrites README.md from the records: tests/test_readme_figures.py",
+NOT_BENCHMARKS = {"readme_figures.py": "writes the figures of the pages from the records: tests/test_readme_figures.py",
                   "merge_results.py": "joins the records of parallel neural.py runs: tests/test_merge_results.py"}
 
 #: Top-level keys of each benchmark's record (neural.py writes a list of records, each with these).
@@ -277,7 +277,7 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
 
 
 def test_scale_series_splits_each_peak_and_names_the_inputs(tmp_path):
-    # The README explains the series' peak by its parts: the inputs each process holds (the stored
+    # docs/benchmark_notes.md explains the series' peak by its parts: the inputs each process holds (the stored
     # items are read by chunk, so only the row index is held) and the partial sums waiting for the running sum.
     out = tmp_path / "scale.json"
     run = run_quick("scale.py", out, "--sections", "series")

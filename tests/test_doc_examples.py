@@ -8,6 +8,9 @@ wrote (runs, then ``compare`` on them), as a reader following the page would. Th
 directory holds ``data.tsv`` and ``images/``, a small TSV data set that stands for "your own
 images and captions".
 
+The README's and getting started's examples run in the default suite; the user guide's, which
+take minutes together, are marked ``heavy`` (``python -m pytest -m heavy tests/test_doc_examples.py``).
+
 A block that cannot run here says why in a comment line right above its fence,
 ``<!-- skip-test: needs Flickr8K -->``; the reasons must be one of :data:`SKIP_REASONS`, and
 :func:`test_skipped_example` lists each skipped block with its reason. The README's two CI blocks
@@ -28,9 +31,10 @@ import pytest
 from bad_inputs import write_tsv_dataset
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-#: The pages whose examples must run: the README, getting started and the user guide.
-PAGES = ("README.md", "docs/getting_started.md",
-         *sorted(str(p.relative_to(REPOSITORY)) for p in (REPOSITORY / "docs" / "user_guide").glob("*.md")))
+#: The pages whose examples must run: the README and getting started (the newcomer's), the user guide.
+NEWCOMER_PAGES = ("README.md", "docs/getting_started.md")
+GUIDE_PAGES = tuple(sorted(str(p.relative_to(REPOSITORY)) for p in (REPOSITORY / "docs" / "user_guide").glob("*.md")))
+PAGES = NEWCOMER_PAGES + GUIDE_PAGES
 #: Why a block may be skipped (a reason starts with one of these).
 SKIP_REASONS = ("needs Flickr8K", "needs a network", "needs a GPU", "needs hours", "installs packages")
 #: At most this many skipped blocks over all pages: the examples are meant to run.
@@ -88,7 +92,7 @@ def _run(block: Block, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", [*NEWCOMER_PAGES, *(pytest.param(p, marks=pytest.mark.heavy) for p in GUIDE_PAGES)])
 def test_examples_run_as_written(page, tmp_path, cache):
     write_tsv_dataset(tmp_path)
     env = {**os.environ, "KCCA_DESC_CACHE": str(cache),
@@ -98,8 +102,8 @@ def test_examples_run_as_written(page, tmp_path, cache):
         if block.skip is not None:
             continue
         run = _run(block, tmp_path, env)
-        assert run.returncode == 0, (f"{block.id}: the {block.lang} example exits with {run.returncode}\n"
-                                     f"{block.code}\n--- stdout\n{run.stdout[-3000:]}\n--- stderr\n{run.stderr[-3000:]}")
+        assert run.returncode == 0, (f"{block.id}: the {block.lang} example exits with {run.returncode}\n{block.code}\n"
+                                     f"--- stdout\n{run.stdout[-3000:]}\n--- stderr\n{run.stderr[-3000:]}")
 
 
 @pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.skip(reason=f"{b.id}: {b.skip}"), id=b.id)
@@ -121,3 +125,16 @@ def test_every_page_has_an_example_that_runs():
     # A page whose examples are all skipped (or that has none) would pass the test above untested.
     runs = {b.page for b in ALL_BLOCKS if b.skip is None}
     assert not [p for p in PAGES if p not in runs and p != "docs/user_guide/index.md"]
+
+
+def test_the_exit_code_table_is_the_toolkits():
+    # The reliability page's table is what scripts test against: every code the toolkit exits with, no other.
+    from kcca_desc._core.errors import EXIT_CODES
+    from kcca_desc.cli.interrupts import INTERRUPT_EXIT_CODES
+
+    text = (REPOSITORY / "docs" / "user_guide" / "reliability.md").read_text()
+    table = re.search(r"```text\nexit  meaning\n(.*?)```", text, re.S)
+    assert table, "docs/user_guide/reliability.md has no exit-code table"
+    documented = {int(line.split()[0]) for line in table[1].splitlines()}
+    # 0: success; 1: a bug (the traceback); the rest are raised by the error classes and the interrupts.
+    assert documented == {0, 1, *EXIT_CODES.values(), *INTERRUPT_EXIT_CODES.values()}

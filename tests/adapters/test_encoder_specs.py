@@ -26,7 +26,7 @@ N_IMAGES = "40"
 
 
 class PixelsAndWords:
-    """The user's model of the README: a 4x4 colour thumbnail per image, hashed word counts per caption."""
+    """The user's model of docs/user_guide/neural.md: a 4x4 colour thumbnail per image, hashed word counts per caption."""
 
     calls = {"image": 0, "text": 0}
 
