@@ -145,7 +145,7 @@ def cosine_similarity_correlations(sim, text, image) -> dict:
 
 
 def siamese_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """[h_L ⊙ h_R, |h_L − h_R|] (Tai et al. 2015; Lopez de Lacalle et al. 2020, eq. 2–3)."""
+    """``[h_L ⊙ h_R, |h_L − h_R|]`` (Tai et al. 2015; Lopez de Lacalle et al. 2020, eq. 2–3)."""
     left, right = np.asarray(left, float), np.asarray(right, float)
     if left.shape != right.shape or left.ndim != 2:
         raise DataError(f"left and right representations must have one 2-D shape, got {left.shape} and {right.shape}")

@@ -473,8 +473,8 @@ def trigram_kernel(
         words), called on the words of each block of 512 items of ``items_a`` against those of
         ``items_b`` (the vocabulary against itself for a symmetric Gram), and for the
         self-similarities of a cross kernel on the words of each group of 256 items; the kernel
-        is then a Numba dynamic programme in O(max_len |s| |s'|) per sentence pair
-        (O(max_len^2 |s| |s'|) with idf).
+        is then a Numba dynamic programme in ``O(max_len |s| |s'|)`` per sentence pair
+        (``O(max_len^2 |s| |s'|)`` with idf).
     self_cache : mutable mapping, default=None
         Soft cross kernels only: the unnormalised self-similarities S(A, A) of items already seen
         (keyed by the item as a tuple of token tuples), read and filled (up to

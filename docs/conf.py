@@ -1,0 +1,115 @@
+"""Sphinx configuration of the kcca_desc documentation.
+
+Build with ``sphinx-build -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
+installs what it needs; ``tests/test_docs.py`` runs the same build). Everything the build makes
+(``_build/``, the gallery's ``auto_examples/``, autosummary's ``api/generated/`` and the generated
+results tables ``_generated/``) is git-ignored.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+import matplotlib
+from pygments.lexers.special import TextLexer
+
+import kcca_desc
+
+# The gallery's examples draw their figures off screen, on any machine.
+matplotlib.use("Agg")
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS / "_ext"))
+
+# -- Project -----------------------------------------------------------------------------------
+project = "kcca_desc"
+author = "the kcca_desc developers"
+copyright = f"2026, {author}"
+release = kcca_desc.__version__
+version = ".".join(release.split(".")[:2])
+
+# -- General -----------------------------------------------------------------------------------
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_copybutton",
+    "sphinx_gallery.gen_gallery",
+    "results_pages",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
+                    "auto_examples/*.codeobj.json"]
+default_role = "py:obj"
+
+# -- autodoc / autosummary / numpydoc ----------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+# numpydoc's validation (the docstrings' sections parse) runs on every documented object.
+numpydoc_validation_checks = set()
+numpydoc_xref_param_type = False
+
+# -- MyST --------------------------------------------------------------------------------------
+myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
+myst_heading_anchors = 3
+
+# -- sphinx-gallery ----------------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    # Every plot_*.py is executed on each build, so an example that stops working fails the docs.
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "plot_gallery": "True",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "within_subsection_order": "FileNameSortKey",
+}
+
+# -- intersphinx -------------------------------------------------------------------------------
+# Not enabled: it downloads the other projects' inventories, and the build must run offline.
+
+# -- HTML --------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"kcca_desc {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+    # The theme's version switcher and external icon links need a network; none are configured.
+    "icon_links": [],
+}
+html_static_path = []
+html_show_sourcelink = False
+
+
+_SKLEARN_REQUEST_METHOD = re.compile(r"set_\w+_request")
+
+
+def _skip_sklearn_request_methods(app, what, name, obj, skip, options):
+    """Leave out the ``set_*_request`` methods scikit-learn adds to every estimator.
+
+    They are scikit-learn's metadata routing, not the toolkit's API, and their docstrings link
+    into scikit-learn's own glossary, which does not resolve here.
+    """
+    return True if what == "class" and _SKLEARN_REQUEST_METHOD.fullmatch(name) else None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_sklearn_request_methods)
+    # The architecture page's layer diagram is a ```mermaid block; no Mermaid renderer installs
+    # offline, so it shows as a plain code block (Pygments has no Mermaid lexer).
+    app.add_lexer("mermaid", TextLexer)
