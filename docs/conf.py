@@ -92,6 +92,8 @@ html_theme_options = {
     # The theme's version switcher and external icon links need a network; none are configured.
     "icon_links": [],
 }
+# The theme's script expects a colour mode; without one it logs a console error on the first page.
+html_context = {"default_mode": "light"}
 html_static_path = []
 html_show_sourcelink = False
 

@@ -68,6 +68,17 @@ def wordnet():
     return load_wordnet()
 
 
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (``tests/browser.py``); the test is skipped, with the reason, where it cannot start."""
+    from browser import open_chromium
+
+    driver = open_chromium()
+    yield driver
+    driver.quit()
+
+
 #: Cases each fuzz test tried this session, by what was fuzzed (tests/test_fuzz.py); reported at the end.
 FUZZ_CASES = pytest.StashKey[collections.Counter]()
 

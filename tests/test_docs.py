@@ -1,0 +1,148 @@
+"""The documentation site: ``sphinx-build -W`` (a warning, such as a docstring numpydoc cannot parse
+or a reference that does not resolve, fails the build), the gallery's examples executed, an API page
+for every public name, the results pages' figures from the results files, and the built pages in
+headless Chromium.
+
+Needs the ``docs`` extra (in ``dev``); skipped, with the reason, where it is not installed. The build
+writes its HTML under a temporary folder; the gallery's output (``docs/auto_examples``) and the
+generated tables (``docs/_generated``) go into the source tree, git-ignored, as in any Sphinx build.
+"""
+
+import html
+import importlib
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kcca_desc
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+DOCS = REPOSITORY / "docs"
+EXAMPLES = REPOSITORY / "examples"
+# The extension that writes the results pages, for the sections it promises.
+sys.path.insert(0, str(DOCS / "_ext"))
+
+_MISSING = [name for name in ("sphinx", "numpydoc", "sphinx_gallery", "myst_parser", "pydata_sphinx_theme",
+                              "sphinx_copybutton", "matplotlib") if importlib.util.find_spec(name) is None]
+pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"the documentation build needs {', '.join(_MISSING)} "
+                                                       "(pip install -e '.[docs]')")
+
+#: The packages of the API reference, in the order of docs/architecture.md's pipeline.
+PACKAGES = ("data", "text", "image", "kernels", "kcca", "scale", "adapters", "neural", "methods", "evaluate",
+            "tasks", "report")
+#: Generous: about 20 s of CPU on 2 cores; a crowded machine stretches the wall time.
+BUILD_TIMEOUT_S = 900
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The HTML site built from ``docs/`` with warnings as errors; the build's output on failure."""
+    out = tmp_path_factory.mktemp("docs")
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d", str(out / "doctrees"),
+               str(DOCS), str(out / "html")]
+    done = subprocess.run(command, cwd=REPOSITORY, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
+    return out / "html"
+
+
+def _page(site: Path, relative: str) -> str:
+    path = site / relative
+    assert path.is_file(), f"the site has no {relative}"
+    return path.read_text()
+
+
+def test_every_public_name_has_an_api_page(site):
+    missing = [f"kcca_desc.{package}.{name}" for package in PACKAGES
+               for name in importlib.import_module(f"kcca_desc.{package}").__all__
+               if not (site / "api" / "generated" / f"kcca_desc.{package}.{name}.html").is_file()]
+    errors = [name for name in kcca_desc.__all__ if name.endswith("Error")]
+    missing += [f"kcca_desc.{name}" for name in errors
+                if not (site / "api" / "generated" / f"kcca_desc.{name}.html").is_file()]
+    assert errors and missing == []
+
+
+@pytest.mark.parametrize("page, words", [
+    ("kcca_desc.kcca.KCCA", ("Parameters", "fit", "Hodosh")),
+    ("kcca_desc.methods.ImageSentenceRanker", ("Parameters", "score")),
+    ("kcca_desc.kernels.pyramid_kernel", ("Parameters", "Returns")),
+])
+def test_key_api_pages_render_their_docstrings(site, page, words):
+    text = _page(site, f"api/generated/{page}.html")
+    assert all(word in text for word in words), [word for word in words if word not in text]
+
+
+def test_the_top_level_exports_link_to_their_pages(site):
+    text = _page(site, "api/index.html")
+    for name in kcca_desc.__all__:
+        obj = getattr(kcca_desc, name)
+        if not name.endswith("Error"):
+            package = obj.__module__.split(".")[1]
+            assert f'href="generated/kcca_desc.{package}.{name}.html' in text, name
+
+
+def test_results_page_reads_its_figures_from_the_results_files(site):
+    import readme_figures as rf  # benchmarks/ is on sys.path (tests/conftest.py)
+
+    text = _page(site, "results.html")
+    results = rf.ResultsFiles()
+    tri_sem = results["hodosh_table"]["systems"]["tri_sem"]["result"]
+    for task in ("annotation", "search"):
+        low, high = tri_sem["ci"][task]["R@10"]
+        assert rf.figures(tri_sem[task]) in text
+        assert f"{rf.recall(low)}–{rf.recall(high)}" in text
+    karpathy = results["hodosh_table"]["karpathy"]["tri_sem"]["result"]
+    assert rf.figures(karpathy["search"]) in text
+
+
+def test_benchmarks_page_names_the_source_of_each_table(site):
+    from results_pages import BENCHMARK_SECTIONS
+
+    # The headings as written (Sphinx's smart quotes turn ' into ’).
+    text = html.unescape(_page(site, "benchmarks.html")).replace("\u2019", "'")
+    assert text.count("<table") >= 5
+    for title, _ in BENCHMARK_SECTIONS:
+        assert title in text, title
+    assert "benchmarks/results/text_kernels.json" in text and "benchmarks/results/kcca.json" in text
+
+
+def test_every_gallery_example_ran_and_drew_a_figure(site):
+    examples = sorted(EXAMPLES.glob("plot_*.py"))
+    if not examples:
+        pytest.skip("no examples/plot_*.py yet")
+    index = _page(site, "auto_examples/index.html")
+    for example in examples:
+        page = _page(site, f"auto_examples/{example.stem}.html")
+        assert f"{example.stem}.html" in index
+        assert "sphx-glr-single-img" in page or "sphx-glr-multi-img" in page, f"{example.name} drew no figure"
+
+
+def test_citing_page_shows_the_cff_and_the_toolkit_version(site):
+    text = _page(site, "citing.html")
+    assert "cff-version" in text and f"{kcca_desc.__version__}" in text and "jair.3994" in text
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page, title", [("index.html", "kcca_desc"),
+                                         ("api/generated/kcca_desc.kcca.KCCA.html", "KCCA")])
+def test_pages_render_in_chromium(browser, site, tmp_path, page, title):
+    from matplotlib.image import imread
+
+    from browser import console_errors, full_page_screenshot
+
+    browser.get((site / page).as_uri())
+    assert title in browser.title and "kcca_desc" in browser.title
+    assert browser.find_element("tag name", "h1").is_displayed()
+    errors = console_errors(browser)
+    assert errors == [], f"console errors: {errors}"
+    shot = tmp_path / "page.png"
+    full_page_screenshot(browser, shot)
+    pixels = imread(shot)[..., :3]
+    # Not blank: a good share of the page differs from its background colour (the most common one).
+    colours, counts = np.unique(pixels.reshape(-1, 3), axis=0, return_counts=True)
+    background = colours[counts.argmax()]
+    drawn = np.any(np.abs(pixels - background) > 0.1, axis=-1).mean()
+    assert drawn > 0.02, f"{page}: only {drawn:.1%} of the screenshot differs from the background"
