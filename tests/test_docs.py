@@ -125,6 +125,33 @@ def test_citing_page_shows_the_cff_and_the_toolkit_version(site):
     assert "cff-version" in text and f"{kcca_desc.__version__}" in text and "jair.3994" in text
 
 
+def _reference(target, role="func", docstring_of=None):
+    from sphinx import addnodes
+
+    node = addnodes.pending_xref("", refdomain="py", reftype=role, reftarget=target)
+    node.source = f"file.py:docstring of {docstring_of}" if docstring_of else "docs/page.rst"
+    return node
+
+
+@pytest.mark.parametrize("reference, expected", [
+    # By where it is defined: linked to its public page.
+    (("kcca_desc.kernels.image.pyramid.pyramid_kernel",), (True, "kcca_desc.kernels.pyramid_kernel")),
+    (("kcca_desc.methods.fusion.borda_fuse",), (True, "kcca_desc.methods.borda_fuse")),
+    # Relative to the docstring it is in: a method of the class, a module of the package.
+    (("fit", "meth", "kcca_desc.kcca.estimator.KCCA.transform"), (True, "kcca_desc.kcca.KCCA.fit")),
+    (("ranks", "mod", "kcca_desc.evaluate"), (True, "kcca_desc.evaluate")),
+    # A private helper that exists: named without a link, not broken.
+    (("kcca_desc.methods.base.cosine_scores",), (True, None)),
+    # A name left behind by a rename: broken, so a warning (an error with -W).
+    (("kcca_desc.kcca.estimator.NoSuchSolver", "class"), (False, None)),
+    (("no_such_helper", "func", "kcca_desc.kcca.estimator.KCCA"), (False, None)),
+])
+def test_references_by_defining_module_resolve_to_public_pages(reference, expected):
+    from public_names import _resolve, public_names
+
+    assert _resolve(_reference(*reference), public_names()) == expected
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("page, title", [("index.html", "kcca_desc"),
                                          ("api/generated/kcca_desc.kcca.KCCA.html", "KCCA")])

@@ -47,7 +47,8 @@ class RetrievalMethod:
         -------
         ndarray of shape (len(images), len(captions)) or DirectionalScores
             Higher means more related.  Must be finite.  A method whose two
-            tasks use different scores returns :class:`DirectionalScores`.
+            tasks use different scores returns
+            :class:`~kcca_desc.evaluate.scores.DirectionalScores`.
         """
         raise NotImplementedError
 
