@@ -80,6 +80,14 @@ def test_key_api_pages_render_their_docstrings(site, page, words):
     assert all(word in text for word in words), [word for word in words if word not in text]
 
 
+def test_constants_show_the_comment_where_they_are_defined(site):
+    # Not their type's docstring ("Built-in immutable sequence."): the #: comment of their module.
+    for page, words in (("kcca_desc.data.PROTOCOLS", "evaluation protocols"),
+                        ("kcca_desc.evaluate.METRIC_KEYS", "per-query gold ranks")):
+        text = _page(site, f"api/generated/{page}.html")
+        assert words in text and "Built-in" not in text, page
+
+
 def test_the_top_level_exports_link_to_their_pages(site):
     text = _page(site, "api/index.html")
     for name in kcca_desc.__all__:

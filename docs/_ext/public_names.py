@@ -8,16 +8,22 @@ imports what it names and, when that is a public object (or a member of one, or 
 documented package), links to the object's page (or the package's section) instead. A reference to
 an object that exists but is not documented (a private helper) shows as its name without a link; a
 name that imports as nothing stays a warning, so a reference left behind by a rename fails the build.
+
+A constant a package exports is documented by the ``#:`` comment above it in its defining module.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import re
+import sys
 import types
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.pycode import ModuleAnalyzer
+from sphinx.errors import PycodeError
 
 from kcca_desc import __version__
 
@@ -132,6 +138,45 @@ def _missing_reference(app, env, node, contnode):
     return contnode if exists else None
 
 
+_ROLE = re.compile(r":(?P<role>[\w:]+):`(?P<tilde>~?)(?P<target>[A-Za-z_][\w.]*)`")
+
+
+def _defining_comment(name: str, obj) -> list[str] | None:
+    """The ``#:`` comment above the assignment of constant ``name`` in the module that defines it, its
+    references to that module's names made absolute (the comment is read in the package's context)."""
+    package, _, attribute = name.rpartition(".")
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith(package + ".") or getattr(module, attribute, None) is not obj:
+            continue
+        try:
+            comments = ModuleAnalyzer.for_module(module_name).find_attr_docs()
+        except PycodeError:
+            continue
+        if ("", attribute) not in comments:
+            continue
+
+        def absolute(match: re.Match) -> str:
+            target = match["target"]
+            if not hasattr(module, target.split(".")[0]):
+                return match[0]
+            return f":{match['role']}:`~{module_name}.{target}`"
+
+        return [_ROLE.sub(absolute, line) for line in comments["", attribute]]
+    return None
+
+
+def _constant_docstring(app, what, name, obj, options, lines) -> None:
+    """A constant exported by a package is documented by its ``#:`` comment where it is defined,
+    which autodoc, looking in the package's ``__init__``, would miss (showing its type's docstring,
+    "Built-in immutable sequence" for a tuple)."""
+    if what != "data":
+        return
+    comment = _defining_comment(name, obj)
+    if comment is not None:
+        lines[:] = comment
+
+
 def setup(app) -> dict:
     app.connect("missing-reference", _missing_reference)
+    app.connect("autodoc-process-docstring", _constant_docstring)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

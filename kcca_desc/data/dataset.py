@@ -32,6 +32,7 @@ from .images import ImageSource
 
 __all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "require_dataset"]
 
+#: The evaluation protocols of a split's view (:meth:`Dataset.view`): Hodosh et al. 2013's and Karpathy's.
 PROTOCOLS = ("hodosh", "karpathy")
 
 

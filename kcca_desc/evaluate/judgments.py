@@ -59,6 +59,8 @@ __all__ = [
 ]
 
 RELEVANCE_THRESHOLD = 2 / 3
+#: Mean expert scores at or above which the first caption's cumulative percentages are reported
+#: (Hodosh et al. 2013, Section 4.2.1).
 EXPERT_THRESHOLDS = (4.0, 3.66, 3.33, 3.0, 2.66, 2.33, 2.0)
 _WORD = re.compile(r"[a-z0-9]+")
 

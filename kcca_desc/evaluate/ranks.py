@@ -39,7 +39,9 @@ from .scores import DirectionalScores
 
 __all__ = ["gold_ranks", "top_candidates", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS"]
 
+#: The two retrieval directions: annotation ranks captions for an image, search images for a caption.
 TASKS = ("annotation", "search")
+#: The metrics of each task that every results file stores, recomputable from its per-query gold ranks.
 METRIC_KEYS = ("R@1", "R@5", "R@10", "median_rank", "mean_rank", "n_queries")
 
 # Temporaries of one chunk (the block, its comparison mask) stay near this size.
