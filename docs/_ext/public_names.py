@@ -25,6 +25,7 @@ from sphinx import addnodes
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.errors import PycodeError
 
+import kcca_desc
 from kcca_desc import __version__
 
 #: The packages whose ``__all__`` the API reference documents (docs/api/index.rst).
@@ -34,16 +35,17 @@ PACKAGES = ("data", "text", "image", "kernels", "kcca", "scale", "adapters", "ne
 
 @functools.cache
 def public_names() -> dict[int, str]:
-    """The documented name of each public object, by ``id``: packages, their exports, the errors."""
+    """The documented name of each public object, by ``id``: packages, their exports, the errors.
+
+    Numbers and strings are left out: another module's equal constant may be the same object.
+    """
     names: dict[int, str] = {}
-    for package in PACKAGES:
-        module = importlib.import_module(f"kcca_desc.{package}")
-        names[id(module)] = module.__name__
+    for module in [importlib.import_module(f"kcca_desc.{package}") for package in PACKAGES] + [kcca_desc]:
+        names.setdefault(id(module), module.__name__)
         for name in module.__all__:
-            names.setdefault(id(getattr(module, name)), f"{module.__name__}.{name}")
-    top = importlib.import_module("kcca_desc")
-    for name in top.__all__:
-        names.setdefault(id(getattr(top, name)), f"kcca_desc.{name}")
+            obj = getattr(module, name)
+            if not isinstance(obj, (str, int, float)):
+                names.setdefault(id(obj), f"{module.__name__}.{name}")
     return names
 
 
@@ -138,7 +140,7 @@ def _missing_reference(app, env, node, contnode):
     return contnode if exists else None
 
 
-_ROLE = re.compile(r":(?P<role>[\w:]+):`(?P<tilde>~?)(?P<target>[A-Za-z_][\w.]*)`")
+_ROLE = re.compile(r":(?P<role>[\w:]+):`~?(?P<target>[A-Za-z_][\w.]*)`")
 
 
 def _defining_comment(name: str, obj) -> list[str] | None:
