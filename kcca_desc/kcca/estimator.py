@@ -177,12 +177,12 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
 
     Attributes
     ----------
-    alpha_, beta_ : ndarray of shape (n_samples, n_components_)
+    alpha_, beta_ : ndarray of shape (n_samples, ``n_components_``)
         Dual weights of the two views, normalised so that
         ``alpha' Rx alpha = 1``.
     n_components_ : int
         Canonical pairs kept: ``n_components``, or fewer with ``clip_to_rank``.
-    canonical_correlations_ : ndarray of shape (n_components_,)
+    canonical_correlations_ : ndarray of shape (``n_components_``,)
         Regularised canonical correlations, decreasing.  In [0, 1) for the
         ridge form; the Hardoon form shrinks the ``K^2`` term by ``1 - reg``,
         so its values can reach ``1 / (1 - reg)``.

@@ -190,9 +190,9 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         Training means of the landmark features.
     n_components_ : int
         Canonical pairs kept: ``n_components``, or fewer with ``clip_to_rank``.
-    weights_x_, weights_y_ : ndarray of shape (r, n_components_)
+    weights_x_, weights_y_ : ndarray of shape (r, ``n_components_``)
         Projection of centred landmark features onto the canonical directions.
-    canonical_correlations_ : ndarray of shape (n_components_,)
+    canonical_correlations_ : ndarray of shape (``n_components_``,)
     rank_x_, rank_y_ : int
         Numerical rank of each centred approximated kernel (:func:`~kcca_desc.kcca.spectral.rank_cutoff`).
     explained_trace_x_, explained_trace_y_ : float
@@ -421,7 +421,7 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         Returns
         -------
         x_scores or y_scores or (x_scores, y_scores)
-            Shape (n_new, n_components_) each.
+            Shape (n_new, ``n_components_``) each.
         """
         check_is_fitted(self, "weights_x_")
         if X is None and Y is None:
