@@ -9,7 +9,7 @@ named text kernels (:mod:`kcca_desc.text`), image features and kernels
 
 from ._core.errors import (CacheError, DataError, InsufficientMemoryError, KccaDescError, MissingDataFileError,
                            MissingDependencyError, MissingModelFileError, ModelUnavailableError, NotFittedError,
-                           ParameterError, UnwritableOutputError)
+                           ParameterError, UnreachableServiceError, UnwritableOutputError)
 from .data import Dataset, load_dataset
 from .evaluate import evaluate_fitted, evaluate_method, format_table
 from .image import ImageKernel
@@ -24,5 +24,5 @@ __all__ = [
     "ImageSentenceRanker", "NearestNeighbour", "evaluate_fitted", "evaluate_method", "format_table",
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
     "ModelUnavailableError", "MissingDependencyError", "UnwritableOutputError", "CacheError",
-    "InsufficientMemoryError", "NotFittedError",
+    "InsufficientMemoryError", "NotFittedError", "UnreachableServiceError",
 ]
