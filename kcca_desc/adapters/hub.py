@@ -258,7 +258,7 @@ def _named_source(encoder: str, family: str, name: str, repos: Sequence[str]) ->
             "local": f"{family}:/path/to/{name.rsplit('/', 1)[-1]}"}
 
 
-def check_named(encoder: str, family: str, name: str, repos: Sequence[str] = ()) -> None:
+def check_named(encoder: str, family: str, name: str, *, repos: Sequence[str] = ()) -> None:
     """The checks of :func:`load_named` without the load: run when the encoder is built, before any work.
 
     Raises
@@ -271,7 +271,7 @@ def check_named(encoder: str, family: str, name: str, repos: Sequence[str] = ())
         require_source(encoder, name, **source)
 
 
-def load_named(encoder: str, family: str, name: str, load: Callable[[], T], repos: Sequence[str] = ()) -> T:
+def load_named(encoder: str, family: str, name: str, load: Callable[[], T], *, repos: Sequence[str] = ()) -> T:
     """``load()`` of the model ``name``: a local path as it is, a hub id within :func:`hub_model`.
 
     Parameters

@@ -47,7 +47,7 @@ class SentenceTransformerEncoder(TorchEncoder):
             raise ParameterError(f"SentenceTransformerEncoder takes its weights from the model name or directory; "
                              f"got weights={self.weights!r} (use st:{self.weights})")
         return load_named(self.name, self.family, self.model_name,
-                          lambda: st.SentenceTransformer(self.model_name, device="cpu"), self._repos())
+                          lambda: st.SentenceTransformer(self.model_name, device="cpu"), repos=self._repos())
 
     def _repos(self) -> list[str]:
         # sentence-transformers fetches a bare name from its own organisation when the name is not a repository.
@@ -55,7 +55,7 @@ class SentenceTransformerEncoder(TorchEncoder):
 
     def check_source(self) -> None:
         if library_installed("sentence_transformers"):
-            check_named(self.name, self.family, self.model_name, self._repos())
+            check_named(self.name, self.family, self.model_name, repos=self._repos())
 
     def _output_dims(self, bundle) -> dict[str, int]:
         return {"text": bundle.get_embedding_dimension()}
