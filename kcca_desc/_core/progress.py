@@ -3,7 +3,9 @@
 Every long loop of the toolkit (image feature extraction, Gram rows, incomplete Cholesky
 pivots, the KCCA grid, encoder batches, training epochs) wraps its iterable in
 :func:`progress` (or advances a :func:`progress_bar` where items finish out of a loop, e.g. in
-worker threads), and every long step without a loop of its own runs inside :func:`stage`.
+worker threads), and every long step without a loop of its own runs inside :func:`stage`.  The stages of a
+pipeline, long on some data and instant on others, run inside :func:`watched_stage`, which
+speaks only when a stage runs past a few seconds: no step of a run is a silent minute.
 What is shown depends on where standard error goes:
 
 * a terminal: a ``tqdm`` bar with the count, the rate and the time left;
@@ -14,6 +16,26 @@ What is shown depends on where standard error goes:
 
 Progress goes to standard error only, so results written to files or standard output never
 carry bar output.
+
+Logging and warnings in library use
+-----------------------------------
+The toolkit prints nothing: it reports through the ``logging`` loggers under ``kcca_desc`` and
+through :mod:`warnings`.
+
+* ``kcca_desc.progress``: the progress lines above, at ``INFO`` level, on a handler of its own
+  (so they show without any logging configuration, and once).  Silence them with
+  ``logging.getLogger("kcca_desc").setLevel(logging.WARNING)`` (or the same on
+  ``"kcca_desc.progress"``), or with :func:`set_quiet`; ``set_quiet`` also stops the bars.
+* ``kcca_desc.stages``, ``kcca_desc.data``, ``kcca_desc.kcca`` and the other loggers of the
+  hierarchy: details at ``INFO`` and ``DEBUG`` level (the stage now running, a data warning
+  already shown, a kernel's negligible negative eigenvalues), shown as the application's
+  logging configuration says, e.g. ``logging.basicConfig(level=logging.DEBUG)``.
+* Problems of the user's data or settings are :mod:`warnings` (``UserWarning``,
+  ``RuntimeWarning``) attributed to the user's call, each shown once per run and data set or
+  kernel; route them to logging with ``logging.captureWarnings(True)`` or filter them with
+  :func:`warnings.filterwarnings`.
+* The encoder libraries' own bars (Hugging Face Hub downloads, transformers' weight loading)
+  are switched off while the toolkit loads and runs an encoder, under its own progress.
 
 Examples
 --------
@@ -31,11 +53,12 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-__all__ = ["progress", "progress_bar", "stage", "set_stage", "report_stages_to", "set_quiet", "is_quiet", "LOGGER"]
+__all__ = ["progress", "progress_bar", "stage", "watched_stage", "set_stage", "report_stages_to", "set_quiet", "is_quiet", "LOGGER"]
 
 T = TypeVar("T")
 
@@ -57,6 +80,25 @@ class _StderrHandler(logging.Handler):
         except Exception:  # logging must never break the computation it reports on
             self.handleError(record)
 
+
+# When the last progress line was logged (time.perf_counter()), for watched_stage.
+_last_line = [0.0]
+
+
+def _shown(record: logging.LogRecord) -> bool:
+    """Whether a progress line is shown: not below the level a user set on ``kcca_desc``; noted if so.
+
+    The progress logger has a level and a handler of its own (shown without configuration), so
+    the level of its parent is honoured here.
+    """
+    parent = logging.getLogger("kcca_desc").level
+    if parent and record.levelno < parent:
+        return False
+    _last_line[0] = time.perf_counter()
+    return True
+
+
+LOGGER.addFilter(_shown)
 
 if not LOGGER.handlers:
     _handler = _StderrHandler()
@@ -165,7 +207,7 @@ def _logged(iterable: Iterable[T], bar: _LoggedBar) -> Iterator[T]:
 
 
 def progress(iterable: Iterable[T], total: int | None = None, desc: str = "",
-             unit: str = "it", leave: bool = False) -> Iterable[T]:
+             unit: str = "it", leave: bool = False, enabled: bool = True) -> Iterable[T]:
     """Iterate over ``iterable`` while showing its progress.
 
     Parameters
@@ -180,13 +222,15 @@ def progress(iterable: Iterable[T], total: int | None = None, desc: str = "",
         The name of one item ("row", "image", "batch").
     leave : bool
         Keep the finished bar on the terminal (outer loops); inner loops clear theirs.
+    enabled : bool, default=True
+        Show nothing when false (an estimator's ``progress=False``), as when progress is quiet.
 
     Returns
     -------
     iterable
         Yields the items of ``iterable`` in order.
     """
-    if is_quiet():
+    if not enabled or is_quiet():
         return iterable
     if total is None:
         try:
@@ -204,16 +248,82 @@ def progress(iterable: Iterable[T], total: int | None = None, desc: str = "",
 def stage(desc: str) -> Iterator[None]:
     """Report one long step that has no loop of its own (a factorisation, a solve).
 
-    Logs a line when the step starts and one with its duration when it ends (on a terminal
-    too: a step has no count for a bar to show).
+    Logs a line when the step starts, one with its duration when it ends (on a terminal too: a
+    step has no count for a bar to show), and one with the time so far after each 30 seconds
+    without a progress line in between.
     """
     if is_quiet():
         yield
         return
     start = time.perf_counter()
     LOGGER.info("%s ...", desc)
-    yield
+    announced = threading.Event()
+    announced.set()
+    with _heartbeat(desc, start, announced, _LOG_INTERVAL):
+        yield
     LOGGER.info("%s: done in %.1f s", desc, time.perf_counter() - start)
+
+
+# Seconds a watched stage may run without a line: short enough that no step looks hung, long
+# enough that the many instant stages of a small run print nothing.
+_WATCH_AFTER = 5.0
+# Seconds between two looks of a watched stage at the progress lines.
+_WATCH_POLL = 0.25
+
+
+@contextlib.contextmanager
+def watched_stage(desc: str, *, after: float = _WATCH_AFTER) -> Iterator[None]:
+    """Run a step that may be long or instant, and report it only if it is long.
+
+    Nothing is logged for a step shorter than ``after`` seconds.  When the progress lines have
+    been silent for ``after`` seconds inside a longer one, a line says it is running (with its
+    time so far), and again after each further 30 seconds of silence; a step so announced gets
+    a line with its duration when it ends.  Loops inside the step show their own progress as
+    usual, which keeps the step's own lines away.
+
+    Parameters
+    ----------
+    desc : str
+        What the step does ("image gram", "KCCA fit").
+    after : float, default=5.0
+        Seconds of silence before the first line.
+    """
+    if is_quiet():
+        yield
+        return
+    start = time.perf_counter()
+    announced = threading.Event()
+    try:
+        with _heartbeat(desc, start, announced, after):
+            yield
+    finally:
+        if announced.is_set():
+            LOGGER.info("%s: done in %.1f s", desc, time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def _heartbeat(desc: str, start: float, announced: threading.Event, after: float) -> Iterator[None]:
+    """While inside, log "running" whenever the progress lines have been silent long enough.
+
+    Long enough: ``after`` seconds before the first such line (``announced`` is then set),
+    ``_LOG_INTERVAL`` seconds once the step has been announced.
+    """
+    finished = threading.Event()
+
+    def watch() -> None:
+        while not finished.wait(_WATCH_POLL):
+            now = time.perf_counter()
+            if now - max(start, _last_line[0]) >= (_LOG_INTERVAL if announced.is_set() else after):
+                LOGGER.info("%s: running, %.0f s so far ...", desc, now - start)
+                announced.set()
+
+    watcher = threading.Thread(target=watch, name=f"kcca_desc progress: {desc}", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        watcher.join()
 
 
 # Write end of the pipe on which a supervised child reports its current stage (None elsewhere).

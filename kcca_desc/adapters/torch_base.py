@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -151,7 +153,7 @@ class TorchEncoder(Encoder):
                 raise ParameterError(f"{type(self).__name__}: device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
             # Random weights are drawn from a fixed seed, so that a random model is the same model
             # (and hits the same cache entries) in every run; torch's global generator is left as it was.
-            with self._threads(), torch.random.fork_rng(devices=[]):
+            with self._threads(), torch.random.fork_rng(devices=[]), third_party_bars_off():
                 torch.manual_seed(0)
                 bundle = self._load()
             module = self._model_module(bundle)
@@ -197,7 +199,7 @@ class TorchEncoder(Encoder):
     def running(self):
         """Inference mode on ``n_threads`` threads: the context of every forward pass."""
         torch = self._torch()
-        with self._threads(), torch.inference_mode():
+        with self._threads(), torch.inference_mode(), third_party_bars_off():
             yield
 
     def to_device(self, tensor, cast: bool = False):
@@ -217,6 +219,39 @@ class TorchEncoder(Encoder):
     def dim(self) -> dict[str, int]:
         self.loaded
         return self.__dict__["_dims"]
+
+
+@contextlib.contextmanager
+def third_party_bars_off() -> Iterator[None]:
+    """Switch off the encoder libraries' own progress bars for the duration, then restore them.
+
+    The Hugging Face Hub's download bars and transformers' weight-loading bars (which
+    sentence-transformers, open_clip and timm go through) would draw under the toolkit's own
+    progress (:mod:`kcca_desc._core.progress`), which reports the step already.  A library that
+    is not installed has no bar to switch off.
+    """
+    restore = []
+    with contextlib.suppress(ImportError):
+        from huggingface_hub import utils as hub
+
+        if not hub.are_progress_bars_disabled():
+            hub.disable_progress_bars()
+            restore.append(hub.enable_progress_bars)
+    # transformers is slow to import: switched off here only when loaded already; a first import
+    # inside (a model being loaded) takes its setting from the Hub's, switched off above.
+    transformers_loaded = "transformers" in sys.modules
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    if hf_logging is not None and hf_logging.is_progress_bar_enabled():
+        hf_logging.disable_progress_bar()
+        restore.append(hf_logging.enable_progress_bar)
+    try:
+        yield
+    finally:
+        hf_logging = sys.modules.get("transformers.utils.logging")
+        if restore and not transformers_loaded and hf_logging is not None:
+            restore.append(hf_logging.enable_progress_bar)
+        for enable in restore:
+            enable()
 
 
 def pooled_features(output) -> Any:

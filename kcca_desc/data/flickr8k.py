@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._core.errors import MissingDataFileError, ParameterError, warn_user
+from .._core.errors import MissingDataFileError, ParameterError
 from ._textfiles import iter_fields, read_lines
 from .dataset import Dataset
 from .images import FileImages
-from .problems import ProblemLog
+from .problems import ProblemLog, file_fingerprint, warn_data_once
 
 __all__ = ["load_flickr8k", "resolve_flickr8k_root", "FLICKR8K_ENV", "SPLIT_FILES", "CAPTION_FILES"]
 
@@ -99,8 +99,8 @@ def _read_captions(path: Path, images_dir: Path, on_disk: set[str], problems: Pr
             without_file.add(image_id)
             problems.add(path, number, f"image {image_id!r} has no file in {images_dir}", item=image_id)
     for image_id in sorted(skipped):
-        warn_user(f"{path}: skipped the captions of {image_id!r}, a known spurious entry of the "
-                  "Flickr8K release that names no image")
+        warn_data_once(file_fingerprint(path), f"{path}: skipped the captions of {image_id!r}, a known spurious "
+                                               "entry of the Flickr8K release that names no image")
     bad = problems.bad_items
     result = {}
     for image_id, captions in numbered.items():
@@ -175,7 +175,8 @@ def load_flickr8k(root: str | os.PathLike | None = None, *, captions: str = "raw
     Warns
     -----
     UserWarning
-        When the release's spurious entry ``2258277193_586949ec62.jpg.1`` is skipped.
+        When the release's spurious entry ``2258277193_586949ec62.jpg.1`` is skipped (once per
+        caption file and process: :func:`~kcca_desc.data.problems.warn_data_once`).
 
     References
     ----------

@@ -11,18 +11,81 @@ A problem names the file, the line (for text files) or the item, and what is wro
 attributed to the image whose data it spoils (``item``), which is dropped whole when bad items are
 skipped; a problem with no item spoils only its own line (a malformed line, a split file naming an
 unknown image), and a ``fatal`` one (a missing split, no images at all) cannot be skipped.
+
+Warnings about a data set (its skipped items, a known quirk of its release) go through
+:func:`warn_data_once`: each is shown once per data set and process, however many times the
+data set is loaded, and not at all under :func:`data_warnings_to_debug`, which a step that only
+re-reads a data set another command has checked (the report's gallery) wraps its load in: they
+are then logged on the ``kcca_desc.data`` logger at ``DEBUG`` level.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._core.errors import DataError, warn_user
 
-__all__ = ["DataFormatError", "Problem", "ProblemLog"]
+__all__ = ["DataFormatError", "Problem", "ProblemLog", "file_fingerprint", "warn_data_once",
+           "data_warnings_to_debug"]
+
+_LOGGER = logging.getLogger("kcca_desc.data")
+# (data set fingerprint, message) of every data warning shown in this process.
+_shown: set[tuple[Hashable, str]] = set()
+_to_debug: contextvars.ContextVar[bool] = contextvars.ContextVar("data_warnings_to_debug", default=False)
+
+
+def file_fingerprint(path: str | os.PathLike) -> tuple[str, int, int]:
+    """Identity of a data file's content for :func:`warn_data_once`: its resolved path, mtime and size.
+
+    An edited file is a new data set (its problems may have changed); a missing one is
+    fingerprinted by its path alone.
+    """
+    path = Path(path).resolve()
+    try:
+        stat = path.stat()
+    except OSError:
+        return str(path), 0, 0
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def warn_data_once(dataset: Hashable, message: str) -> None:
+    """Warn (:func:`~kcca_desc._core.errors.warn_user`) about a data set, once per data set and process.
+
+    Parameters
+    ----------
+    dataset : hashable
+        What identifies the data set, e.g. :func:`file_fingerprint` of its file.
+    message : str
+        The warning; the same message about the same data set is shown once, later loads log it
+        at ``DEBUG`` level on the ``kcca_desc.data`` logger (as every load does under
+        :func:`data_warnings_to_debug`).
+    """
+    key = (dataset, message)
+    if _to_debug.get() or key in _shown:
+        _LOGGER.debug("%s", message)
+        return
+    _shown.add(key)
+    warn_user(message)
+
+
+@contextlib.contextmanager
+def data_warnings_to_debug() -> Iterator[None]:
+    """Log the data warnings raised inside at ``DEBUG`` level instead of warning.
+
+    For steps that re-read a data set only to show its items (the report's gallery): the
+    command that measured the run has warned about the data set's problems already.
+    """
+    token = _to_debug.set(True)
+    try:
+        yield
+    finally:
+        _to_debug.reset(token)
 
 
 class DataFormatError(DataError):
@@ -127,7 +190,7 @@ class ProblemLog:
                                                f"and {_count(lines, 'line')} with problems; kept "
                                                f"{_count(n_kept, 'image')}",
                                  problems=[str(p) for p in self._problems])
-        warn_user(str(listed))
+        warn_data_once(file_fingerprint(source), str(listed))
 
 
 def _count(n: int, noun: str) -> str:

@@ -44,7 +44,7 @@ from ..kernels.image.sift import dense_sift
 from .._core.cache import ChunkCache, NpzCache, cache_key
 from ..data.images import ImageReadError, ImageSource
 from .._core.errors import DataError, ParameterError, warn_user
-from .._core.progress import progress_bar
+from .._core.progress import progress, progress_bar
 from .._core.registry import Registry
 from .._core.validation import (
     NON_NEGATIVE_INT,
@@ -269,7 +269,9 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
                 chunks = ChunkCache(f"codebook_samples/{cache_key(codebooks=[keys[t] for t in missing])}",
                                     enabled=self.cache)
                 samples = self._codebook_samples(train_images, subset, codebooks, missing, chunks)
-                for feature_type in missing:
+                # k-means takes minutes on Flickr8K (a silent gap after the descriptors without this).
+                for feature_type in progress(missing, desc="codebook k-means", unit="codebook",
+                                             enabled=self.progress):
                     _fit_codebook(codebooks[feature_type], samples[feature_type], feature_type)
                     store.save(keys[feature_type], {"cluster_centers": codebooks[feature_type].cluster_centers_,
                                                     "n_samples_fit": np.array(codebooks[feature_type].n_samples_fit_)})
@@ -423,16 +425,19 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         # worker only oversubscribes the cores (measured 4-25x slower assignment).
         limits = threadpool_limits(limits=1, user_api="blas")
         try:
+            # Counted before it is yielded: a caller that zips the results with a list of n_items
+            # stops at the last item, so an update after the last yield would never run.
             if workers == 1:
                 for i in range(n_items):
-                    yield func(i)
+                    result = func(i)
                     bar.update()
+                    yield result
             else:
                 pool = ThreadPoolExecutor(workers)
                 try:
                     for result in pool.map(func, range(n_items)):
-                        yield result
                         bar.update()
+                        yield result
                 finally:
                     # On an error (e.g. a corrupt file) report it now, not
                     # after every queued image has been processed.

@@ -33,10 +33,9 @@ from ..data.dataset import Dataset, RetrievalView, require_dataset
 from ..data.images import ImageSource
 from .._core.errors import DataError, ParameterError, warn_user
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
-from .._core.progress import set_stage
+from .._core.progress import progress, set_stage, watched_stage
 from .._core.resources import require_memory
 from ..kcca import KCCA, scale_diagonal
-from .._core.progress import progress
 from ..evaluate.scores import DirectionalScores, cosine_scores
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
@@ -167,9 +166,11 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     # ----------------------------------------------------------------- stages
     def _timed(self, stage: str, fn, *args, **kwargs):
-        set_stage(stage.replace("_", " "))
+        desc = stage.replace("_", " ")
+        set_stage(desc)
         t0 = time.perf_counter()
-        out = fn(*args, **kwargs)
+        with watched_stage(desc):
+            out = fn(*args, **kwargs)
         self.timings_s_[stage] = self.timings_s_.get(stage, 0.0) + time.perf_counter() - t0
         return out
 

@@ -27,6 +27,7 @@ from .._core.errors import DataError
 from .compare import Run
 from ..data.dataset import Dataset, RetrievalView
 from ..data.judgments import load_flickr8k_judgments
+from ..data.problems import data_warnings_to_debug
 from ..data.registry import load_dataset
 
 __all__ = ["ReportDataError", "resolve_dataset", "result_view", "Thumbnails", "thumbnail", "caption_gallery",
@@ -64,7 +65,9 @@ def resolve_dataset(result, *, dataset: Dataset | None = None, data: str | None 
         options["image_root"] = image_root
     root = data_root if data_root is not None else (source.get("root") if data is None else None)
     try:
-        return load_dataset(name, root=root, seed=int(source.get("seed", 0)), **options)
+        # The command that measured the run has warned about the data set's problems already.
+        with data_warnings_to_debug():
+            return load_dataset(name, root=root, seed=int(source.get("seed", 0)), **options)
     except (OSError, KeyError, ValueError) as exc:
         raise ReportDataError(f"cannot load data set {name!r} of {result.system!r} (give --data and --data-root): "
                               f"{exc}") from None
