@@ -71,13 +71,20 @@ def test_a_watched_stage_speaks_only_when_long(loud, capsys, monkeypatch):
     assert "long step: running, 0 s so far ..." in err[0] and "long step: done in 0." in err[1]
 
 
-def test_a_watched_stage_stays_quiet_while_its_loops_speak(loud, capsys, monkeypatch):
+def test_a_watched_stage_stays_quiet_while_a_bar_shows_its_loop(loud, capsys, monkeypatch):
     monkeypatch.setattr(progress_module, "_WATCH_POLL", 0.01)
-    monkeypatch.setattr(progress_module, "_LOG_INTERVAL", 0.02)
-    with watched_stage("outer", after=0.2):
+    with watched_stage("outer", after=0.05):
         for _ in progress(range(10), desc="inner", unit="row"):
             time.sleep(0.03)
-    assert "outer" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "inner: done, 10 rows" in err and "outer" not in err
+    # A bar stuck on one long item: the stage speaks after the bars' interval of silence.
+    monkeypatch.setattr(progress_module, "_LOG_INTERVAL", 0.1)
+    with watched_stage("outer", after=0.05):
+        for _ in progress(range(1), desc="inner", unit="row"):
+            time.sleep(0.3)
+    err = capsys.readouterr().err
+    assert "outer: running" in err and "outer: done in" in err
 
 
 def test_the_kcca_desc_level_chosen_by_the_user_silences_progress(loud, capsys):

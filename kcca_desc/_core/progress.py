@@ -140,6 +140,16 @@ def _format_rate(count: int, seconds: float, unit: str) -> str:
     return f"{_counted(count, unit)} in {seconds:.1f} s ({rate:.3g} {unit}/s)"
 
 
+# Logged bars now open: a bar speaks for its stage (a line at most every _LOG_INTERVAL seconds).
+_open_bars = [0]
+
+
+def _bars_open() -> bool:
+    """Whether a bar is showing: a logged one, or a tqdm bar on the terminal."""
+    tqdm_std = sys.modules.get("tqdm.std")
+    return _open_bars[0] > 0 or bool(tqdm_std and len(getattr(tqdm_std.tqdm, "_instances", ())))
+
+
 class _LoggedBar:
     """The bar of a log: a line at the start, every ``_LOG_INTERVAL`` seconds and at the end."""
 
@@ -147,6 +157,7 @@ class _LoggedBar:
         self.total, self.desc, self.unit = total, desc, unit
         self.count, self.closed = 0, False
         self.start = self.last = time.perf_counter()
+        _open_bars[0] += 1
         LOGGER.info("%s: started%s", desc, f" ({_counted(total, unit)})" if total is not None else "")
 
     def update(self, n: int = 1) -> None:
@@ -162,6 +173,7 @@ class _LoggedBar:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            _open_bars[0] -= 1
             LOGGER.info("%s: done, %s", self.desc, _format_rate(self.count, time.perf_counter() - self.start,
                                                                   self.unit))
 
@@ -279,7 +291,8 @@ def watched_stage(desc: str, *, after: float = _WATCH_AFTER) -> Iterator[None]:
     been silent for ``after`` seconds inside a longer one, a line says it is running (with its
     time so far), and again after each further 30 seconds of silence; a step so announced gets
     a line with its duration when it ends.  Loops inside the step show their own progress as
-    usual, which keeps the step's own lines away.
+    usual; while one shows a bar, the step speaks only after 30 seconds of silence (a bar
+    stuck on one long item).
 
     Parameters
     ----------
@@ -306,14 +319,16 @@ def _heartbeat(desc: str, start: float, announced: threading.Event, after: float
     """While inside, log "running" whenever the progress lines have been silent long enough.
 
     Long enough: ``after`` seconds before the first such line (``announced`` is then set),
-    ``_LOG_INTERVAL`` seconds once the step has been announced.
+    ``_LOG_INTERVAL`` seconds once the step has been announced or while a bar is showing.
     """
     finished = threading.Event()
 
     def watch() -> None:
         while not finished.wait(_WATCH_POLL):
             now = time.perf_counter()
-            if now - max(start, _last_line[0]) >= (_LOG_INTERVAL if announced.is_set() else after):
+            # A showing bar speaks for the step: only a bar stuck on one long item needs a line.
+            wait = _LOG_INTERVAL if announced.is_set() or _bars_open() else after
+            if now - max(start, _last_line[0]) >= wait:
                 LOGGER.info("%s: running, %.0f s so far ...", desc, now - start)
                 announced.set()
 
