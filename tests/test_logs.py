@@ -9,23 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_progress import loud  # noqa: F401  (the fixture)
 
 import kcca_desc
 from kcca_desc._core import progress as progress_module
-from kcca_desc._core.progress import is_quiet, progress, set_quiet, watched_stage
+from kcca_desc._core.progress import progress, watched_stage
 from kcca_desc.data import ArrayImages
 from kcca_desc.image.features import ImageFeaturizer
 from kcca_desc.kcca.spectral import INDEFINITE_SHARE_TOLERANCE, spectrum_from_kernel
 
 PACKAGE = Path(kcca_desc.__file__).parent
-
-
-@pytest.fixture
-def loud():
-    before = is_quiet()
-    set_quiet(False)
-    yield
-    set_quiet(before)
 
 
 def _kernel_with_negative_share(share: float, n: int = 30, seed: int = 0) -> np.ndarray:
