@@ -58,7 +58,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-__all__ = ["progress", "progress_bar", "stage", "watched_stage", "set_stage", "report_stages_to", "set_quiet", "is_quiet", "LOGGER"]
+__all__ = ["progress", "progress_bar", "stage", "watched_stage", "set_stage", "report_stages_to", "set_quiet",
+           "is_quiet", "LOGGER"]
 
 T = TypeVar("T")
 
