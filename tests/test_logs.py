@@ -64,6 +64,15 @@ def test_a_watched_stage_speaks_only_when_long(loud, capsys, monkeypatch):
     assert "long step: running, 0 s so far ..." in err[0] and "long step: done in 0." in err[1]
 
 
+def test_the_innermost_watched_stage_speaks(loud, capsys, monkeypatch):
+    monkeypatch.setattr(progress_module, "_WATCH_POLL", 0.01)
+    with watched_stage("outer", after=0.05):
+        with watched_stage("inner", after=0.05):
+            time.sleep(0.3)
+    err = capsys.readouterr().err
+    assert "inner: running" in err and "inner: done in" in err and "outer" not in err
+
+
 def test_a_watched_stage_stays_quiet_while_a_bar_shows_its_loop(loud, capsys, monkeypatch):
     monkeypatch.setattr(progress_module, "_WATCH_POLL", 0.01)
     with watched_stage("outer", after=0.05):

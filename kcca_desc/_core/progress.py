@@ -315,6 +315,10 @@ def watched_stage(desc: str, *, after: float = _WATCH_AFTER) -> Iterator[None]:
             LOGGER.info("%s: done in %.1f s", desc, time.perf_counter() - start)
 
 
+# The steps now watched, outermost first.
+_watching: list[object] = []
+
+
 @contextlib.contextmanager
 def _heartbeat(desc: str, start: float, announced: threading.Event, after: float) -> Iterator[None]:
     """While inside, log "running" whenever the progress lines have been silent long enough.
@@ -323,9 +327,13 @@ def _heartbeat(desc: str, start: float, announced: threading.Event, after: float
     ``_LOG_INTERVAL`` seconds once the step has been announced or while a bar is showing.
     """
     finished = threading.Event()
+    token = object()
+    _watching.append(token)
 
     def watch() -> None:
         while not finished.wait(_WATCH_POLL):
+            if _watching[-1] is not token:  # the innermost step speaks for the steps around it
+                continue
             now = time.perf_counter()
             # A showing bar speaks for the step: only a bar stuck on one long item needs a line.
             wait = _LOG_INTERVAL if announced.is_set() or _bars_open() else after
@@ -340,6 +348,7 @@ def _heartbeat(desc: str, start: float, announced: threading.Event, after: float
     finally:
         finished.set()
         watcher.join()
+        _watching.remove(token)
 
 
 # Write end of the pipe on which a supervised child reports its current stage (None elsewhere).

@@ -36,7 +36,7 @@ from ..evaluate.harness import evaluate_fitted
 from ..evaluate.results import format_table, to_csv, to_latex, to_markdown, save_results
 from ..image.features import FEATURE_TYPES, ImageFeaturizer
 from ..image.kernel import IMAGE_KERNELS
-from .._core.progress import set_stage
+from .._core.progress import set_stage, watched_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser
 from .outputs import write_or_keep
@@ -189,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_stage(f"fitting {args.method}")
     # Systems that select models do so on dev under the first protocol evaluated.
     try:
-        system.fit(method, dataset, protocols[0])
+        with watched_stage(f"fitting {args.method}"):
+            system.fit(method, dataset, protocols[0])
     except InvalidParameterError as exc:
         # A setting the data cannot support (more KCCA dimensions than training images...).
         raise ParameterError(with_option(exc, parser)) from None
@@ -203,8 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         set_stage(f"evaluation ({args.split}, {protocol})")
         view = dataset.view(args.split, protocol)
         # params: the estimator's own, fully resolved (only what applies to this system).
-        result = evaluate_fitted(method, view, name=label,
-                                 timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
+        with watched_stage(f"evaluation ({args.split}, {protocol})"):
+            result = evaluate_fitted(method, view, name=label,
+                                     timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
         result.extras["command"] = {"argv": list(sys.argv[1:] if argv is None else argv),
                                     "method": args.method, "settings": system.applied(vars(args))}
         # What reloads the data set, so that a report drawn from the results file can show the images.
