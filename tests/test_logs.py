@@ -80,11 +80,17 @@ def test_a_watched_stage_stays_quiet_while_a_bar_shows_its_loop(loud, capsys, mo
             time.sleep(0.03)
     err = capsys.readouterr().err
     assert "inner: done, 10 rows" in err and "outer" not in err
-    # A bar stuck on one long item: the stage speaks after the bars' interval of silence.
+    # A bar whose items finish speaks alone, a line per interval ...
     monkeypatch.setattr(progress_module, "_LOG_INTERVAL", 0.1)
+    with watched_stage("outer", after=0.5):
+        for _ in progress(range(20), desc="inner", unit="row"):
+            time.sleep(0.02)
+    err = capsys.readouterr().err
+    assert "/20 rows" in err and "outer" not in err
+    # ... a bar stuck on one long item gets the stage's line after the interval and ``after``.
     with watched_stage("outer", after=0.05):
         for _ in progress(range(1), desc="inner", unit="row"):
-            time.sleep(0.3)
+            time.sleep(0.4)
     err = capsys.readouterr().err
     assert "outer: running" in err and "outer: done in" in err
 

@@ -292,8 +292,8 @@ def watched_stage(desc: str, *, after: float = _WATCH_AFTER) -> Iterator[None]:
     been silent for ``after`` seconds inside a longer one, a line says it is running (with its
     time so far), and again after each further 30 seconds of silence; a step so announced gets
     a line with its duration when it ends.  Loops inside the step show their own progress as
-    usual; while one shows a bar, the step speaks only after 30 seconds of silence (a bar
-    stuck on one long item).
+    usual; while one shows a bar, the step speaks only after 30 + ``after`` seconds of silence
+    (a bar stuck on one long item).
 
     Parameters
     ----------
@@ -324,7 +324,8 @@ def _heartbeat(desc: str, start: float, announced: threading.Event, after: float
     """While inside, log "running" whenever the progress lines have been silent long enough.
 
     Long enough: ``after`` seconds before the first such line (``announced`` is then set),
-    ``_LOG_INTERVAL`` seconds once the step has been announced or while a bar is showing.
+    ``_LOG_INTERVAL`` seconds once the step has been announced, ``_LOG_INTERVAL + after`` while
+    a bar is showing (a bar whose items finish logs first).
     """
     finished = threading.Event()
     token = object()
@@ -335,8 +336,12 @@ def _heartbeat(desc: str, start: float, announced: threading.Event, after: float
             if _watching[-1] is not token:  # the innermost step speaks for the steps around it
                 continue
             now = time.perf_counter()
-            # A showing bar speaks for the step: only a bar stuck on one long item needs a line.
-            wait = _LOG_INTERVAL if announced.is_set() or _bars_open() else after
+            # A showing bar speaks for the step, a line every _LOG_INTERVAL seconds as its items
+            # finish: only a bar stuck on one long item (k-means) leaves a longer silence.
+            if _bars_open():
+                wait = _LOG_INTERVAL + after
+            else:
+                wait = _LOG_INTERVAL if announced.is_set() else after
             if now - max(start, _last_line[0]) >= wait:
                 LOGGER.info("%s: running, %.0f s so far ...", desc, now - start)
                 announced.set()
