@@ -73,27 +73,25 @@ def test_the_innermost_watched_stage_speaks(loud, capsys, monkeypatch):
     assert "inner: running" in err and "inner: done in" in err and "outer" not in err
 
 
+def _bar_inside_a_stage(capsys, n: int, pause: float, after: float) -> str:
+    """Standard error of a loop of ``n`` items of ``pause`` seconds, shown by a bar, in a watched stage."""
+    with watched_stage("outer", after=after):
+        for _ in progress(range(n), desc="inner", unit="row"):
+            time.sleep(pause)
+    return capsys.readouterr().err
+
+
 def test_a_watched_stage_stays_quiet_while_a_bar_shows_its_loop(loud, capsys, monkeypatch):
     monkeypatch.setattr(progress_module, "_WATCH_POLL", 0.01)
-    with watched_stage("outer", after=0.05):
-        for _ in progress(range(10), desc="inner", unit="row"):
-            time.sleep(0.03)
-    err = capsys.readouterr().err
+    err = _bar_inside_a_stage(capsys, 10, 0.03, after=0.05)
     assert "inner: done, 10 rows" in err and "outer" not in err
     # A bar whose items finish speaks alone, a line per interval ...
     monkeypatch.setattr(progress_module, "_LOG_INTERVAL", 0.1)
-    with watched_stage("outer", after=0.5):
-        for _ in progress(range(20), desc="inner", unit="row"):
-            time.sleep(0.02)
-    err = capsys.readouterr().err
+    err = _bar_inside_a_stage(capsys, 20, 0.02, after=0.5)
     assert "/20 rows" in err and "outer" not in err
     # ... a bar stuck on one long item gets the stage's line after the interval and ``after``.
-    with watched_stage("outer", after=0.05):
-        for _ in progress(range(1), desc="inner", unit="row"):
-            time.sleep(0.4)
-    err = capsys.readouterr().err
+    err = _bar_inside_a_stage(capsys, 1, 0.4, after=0.05)
     assert "outer: running" in err and "outer: done in" in err
-
 
 def test_the_kcca_desc_level_chosen_by_the_user_silences_progress(loud, capsys):
     parent = logging.getLogger("kcca_desc")
