@@ -47,7 +47,9 @@ class Encoder:
     Attributes
     ----------
     name : str
-        Short model name used in results.
+        The model's name; with the weights, it identifies the vectors in the cache.
+    label : str
+        The model's name in a run's label: :attr:`name`, shortened where it spells a local path.
     joint_space : bool
         True when image and text vectors live in one space, so that their
         cosine is a meaningful affinity (a jointly trained model).  Encoders of
@@ -66,6 +68,10 @@ class Encoder:
     def __init__(self, *, batch_size: int = 32, cache: bool = True):
         self.batch_size = batch_size
         self.cache = cache
+
+    @property
+    def label(self) -> str:
+        return self.name
 
     # ---------------------------------------------------------------- hooks
     def identity(self, modality: str) -> dict:

@@ -34,6 +34,10 @@ class PairedEncoder(Encoder):
         return f"{self.image_encoder.name}+{self.text_encoder.name}"
 
     @property
+    def label(self) -> str:
+        return f"{self.image_encoder.label}+{self.text_encoder.label}"
+
+    @property
     def dim(self) -> dict[str, int]:
         return {"image": self.image_encoder.dim["image"], "text": self.text_encoder.dim["text"]}
 

@@ -19,12 +19,14 @@ import hashlib
 import logging
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._core.errors import DataError, ParameterError, import_optional
 from .base import Encoder
+from .hub import is_hub_id
 
 __all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "TORCH_DTYPES",
            "RANDOM_WEIGHTS"]
@@ -117,6 +119,14 @@ class TorchEncoder(Encoder):
     @property
     def name(self) -> str:
         return f"{self.family}:{self.model_name}" + (f"@{self.weights}" if self.weights else "")
+
+    @property
+    def label(self) -> str:
+        """:attr:`name` with a model or weights given by path shortened to its file or folder name."""
+        def short(spec: str) -> str:
+            # A local folder or file (even one spelt like a hub id, "models/x") by its own name.
+            return spec if is_hub_id(spec) and not Path(spec).exists() else Path(spec).name
+        return f"{self.family}:{short(self.model_name)}" + (f"@{short(self.weights)}" if self.weights else "")
 
     # ------------------------------------------------------------ loading
     def _torch(self):

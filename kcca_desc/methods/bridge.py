@@ -135,7 +135,7 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
     def name(self) -> str:
         """System name: ``"nn_<encoder>"``, ``"cca_<encoder>"`` or ``"kcca_<encoder>"`` (RBF kernel)."""
         model = "nn" if self.model == "nn" else ("kcca" if self.kernel == "rbf" else "cca")
-        return f"{model}_{self.encoder.name}"
+        return f"{model}_{self.encoder.label}"
 
     # ------------------------------------------------------------------ fit
     def fit(self, train: Dataset) -> "FeatureBridgeMethod":

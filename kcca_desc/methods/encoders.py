@@ -41,7 +41,7 @@ class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
 
     @property
     def name(self) -> str:
-        return self.encoder.name
+        return self.encoder.label
 
     def fit(self, train: Dataset) -> "EncoderMethod":
         self._validate_params()

@@ -213,3 +213,20 @@ def test_unknown_architectures_and_tags_are_bad_settings(spec, problem):
     _library_or_skip(spec.split(":")[0])
     with pytest.raises(ParameterError, match=problem):
         build_encoder(spec, cache=False).dim
+
+
+def test_a_model_given_by_path_is_labelled_by_its_folder_name(tmp_path):
+    from kcca_desc.adapters.paired import PairedEncoder
+    from kcca_desc.adapters.st_models import SentenceTransformerEncoder
+    from kcca_desc.adapters.timm_models import TimmImageEncoder
+    from kcca_desc.methods import FeatureBridgeMethod
+
+    folder = tmp_path / "models" / "my-minilm"
+    folder.mkdir(parents=True)
+    text = SentenceTransformerEncoder(str(folder))
+    image = TimmImageEncoder("resnet18", weights=str(tmp_path / "resnet18_ft.safetensors"))
+    assert text.label == "st:my-minilm" and text.name == f"st:{folder}"  # the cache keeps the full path
+    assert SentenceTransformerEncoder("org/model").label == "st:org/model"  # a hub id stays as it is
+    assert image.label == "timm:resnet18@resnet18_ft.safetensors"
+    bridge = FeatureBridgeMethod(PairedEncoder(image_encoder=image, text_encoder=text))
+    assert bridge.name == "cca_timm:resnet18@resnet18_ft.safetensors+st:my-minilm"
