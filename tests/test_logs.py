@@ -2,6 +2,7 @@
 add up, no print in the library, the encoder libraries' bars switched off, the user's level."""
 
 import ast
+import io
 import logging
 import time
 import warnings
@@ -147,3 +148,16 @@ def test_the_encoder_libraries_bars_are_off_while_an_encoder_runs(capfd):
     assert not hub.are_progress_bars_disabled()  # restored
     fake_download()
     assert "fake download" in capfd.readouterr().err
+
+
+def test_a_bar_another_library_left_open_does_not_silence_a_watched_stage(loud, capsys, monkeypatch):
+    from tqdm import tqdm
+
+    monkeypatch.setattr(progress_module, "_WATCH_POLL", 0.01)
+    leaked = tqdm(total=3, disable=False, file=io.StringIO())  # never closed, as a careless library leaves it
+    try:
+        with watched_stage("long step", after=0.05):
+            time.sleep(0.3)
+        assert "long step: running" in capsys.readouterr().err
+    finally:
+        leaked.close()

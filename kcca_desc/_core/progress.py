@@ -55,6 +55,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -143,12 +144,23 @@ def _format_rate(count: int, seconds: float, unit: str) -> str:
 
 # Logged bars now open: a bar speaks for its stage (a line at most every _LOG_INTERVAL seconds).
 _open_bars = [0]
+# Our terminal bars (tqdm's), while they exist. Only ours count: a bar another library left
+# unclosed would otherwise keep every watched stage silent.
+_terminal_bars: weakref.WeakSet = weakref.WeakSet()
 
 
 def _bars_open() -> bool:
-    """Whether a bar is showing: a logged one, or a tqdm bar on the terminal."""
-    tqdm_std = sys.modules.get("tqdm.std")
-    return _open_bars[0] > 0 or bool(tqdm_std and len(getattr(tqdm_std.tqdm, "_instances", ())))
+    """Whether one of our bars is showing: a logged one, or a tqdm bar on the terminal not yet closed."""
+    return _open_bars[0] > 0 or any(bar in type(bar)._instances for bar in list(_terminal_bars))
+
+
+def _terminal_bar(iterable=None, **settings):
+    """A tqdm bar on the terminal, remembered by :func:`_bars_open`."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(iterable, dynamic_ncols=True, **settings)
+    _terminal_bars.add(bar)
+    return bar
 
 
 class _LoggedBar:
@@ -204,9 +216,7 @@ def progress_bar(total: int | None = None, desc: str = "", unit: str = "it", lea
     if not enabled or is_quiet():
         return _NullBar()
     if _on_terminal():
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc=desc, unit=unit, leave=leave, dynamic_ncols=True)
+        return _terminal_bar(total=total, desc=desc, unit=unit, leave=leave)
     return _LoggedBar(total, desc, unit)
 
 
@@ -251,9 +261,7 @@ def progress(iterable: Iterable[T], total: int | None = None, desc: str = "",
         except TypeError:
             total = None
     if _on_terminal():
-        from tqdm.auto import tqdm
-
-        return tqdm(iterable, total=total, desc=desc, unit=unit, leave=leave, dynamic_ncols=True)
+        return _terminal_bar(iterable, total=total, desc=desc, unit=unit, leave=leave)
     return _logged(iterable, _LoggedBar(total, desc, unit))
 
 
