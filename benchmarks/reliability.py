@@ -243,6 +243,13 @@ def command_cases(base: Path, good: list[str], quick: bool) -> list[Case]:
         Case("disk", "--out on a full disk", good + ["--out", str(disk / "results.json")], disk=("ENOSPC", disk)),
         Case("disk", "--out on a read-only file system", good + ["--out", str(disk / "results.json")],
              disk=("EROFS", disk)),
+        # A hub id that is not in the (empty) Hugging Face cache and cannot be fetched now.
+        Case("encoders", "hub id with HF_HUB_OFFLINE=1", [*good, "--method", "cca", "--text-encoder",
+                                                          "st:all-MiniLM-L6-v2"],
+             {"HF_HUB_OFFLINE": "1", "HF_HOME": str(base / "empty_hf")}),
+        Case("encoders", "hub id, hub unreachable", [*good, "--method", "cca", "--text-encoder",
+                                                     "hf:openai/clip-vit-base-patch32"],
+             {"HF_HOME": str(base / "empty_hf"), "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}),
     ]
 
 
@@ -254,7 +261,7 @@ def bad_inputs(work: Path, quick: bool) -> dict:
         cache = Path(case.env.get("KCCA_DESC_CACHE", work / "cache_bad_inputs"))
         # The case's own options last: they override the light defaults (of the main command).
         args = LIGHT + case.args if case.command == FIT else case.args
-        outcome = run_cli(args, cache, command=case.command, disk=case.disk)
+        outcome = run_cli(args, cache, env=case.env, command=case.command, disk=case.disk)
         said = [line for line in outcome["stderr"].splitlines()
                 if line.startswith("error:") or "warning" in line.lower()]
         category, name = case.category, case.name
