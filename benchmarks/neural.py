@@ -9,7 +9,7 @@ correlations raised to a power p; the regulariser, p (and the KCCA bandwidth) ar
 (sum of R@1/5/10 over both tasks and, by default, both protocols' dev views) and the chosen
 models are evaluated on test under both protocols, with bootstrap intervals.  The seed papers'
 trainable systems (Kiros VSE with the summed and the VSE++ hardest-negative loss, Merkx & Frank
-char-GRU, and Rei & Yannakoudakis's relevance scorer with its ablation steps) train on the same
+char-GRU, and Rei's relevance scorer with its ablation steps) train on the same
 pairs over the same frozen image features, in a configuration (``--train-config cpu|paper``) of
 :data:`kcca_desc.methods.trainable_systems.TRAINABLE`, with ``--train-params`` changing
 single settings; each trains once into a checkpoint under the cache that later runs reuse (an

@@ -297,7 +297,7 @@ NEURAL_ROWS = (
      "char_gru_length_windowNone_max_epochs32"),
     ("random batches, 16 epochs (`char_gru_max_epochs16`)", "neural", "char_gru_max_epochs16"),
     ("the same without dropout (`char_gru_dropout0_max_epochs16`)", "neural", "char_gru_dropout0_max_epochs16"),
-    ("Rei & Yannakoudakis scorer, `cpu` configuration, MiniLM word vectors fine-tuned (`rei`)", "neural", "rei"),
+    ("Rei scorer, `cpu` configuration, MiniLM word vectors fine-tuned (`rei`)", "neural", "rei"),
     ("the same, `paper` configuration: dev patience 10 (`rei_paper`)", "neural", "rei_paper"),
     ("the same, word embeddings learnt from random, 20 epochs at most (`rei_max_epochs20_word_vectorsNone`)",
      "neural", "rei_max_epochs20_word_vectorsNone"),
@@ -412,7 +412,7 @@ HEADLINE_NEURAL = (
     ("RBF KCCA, MiniLM × EfficientNet-Lite0", "neural", "kcca_minilm_efficientnet", "`kcca --text-encoder onnx:minilm`"),
     ("VSE++ (Faghri et al.), `cpu` configuration", "neural", "vse_hardest", "`vse_hardest`"),
     ("char-GRU (Merkx & Frank), `paper` configuration", "neural_gpu", "char_gru_paper_max_epochs20", "`char_gru`"),
-    ("gated relevance scorer (Rei & Yannakoudakis)", "neural", "rei", "`rei`"),
+    ("gated relevance scorer (Rei)", "neural", "rei", "`rei`"),
 )
 
 
@@ -480,7 +480,7 @@ def trainable_models(results: ResultsFiles) -> str:
                          "dev R-sum", "vSTS r"], rows)
 
 
-#: The Rei & Yannakoudakis ablation, in the paper's order (their Table 3), and its CCA reference.
+#: The Rei ablation, in the paper's order (its Table 3), and its CCA reference.
 REI_STEPS = (("baseline: cosine, hinge loss", "rei_baseline"), ("+ dropout", "rei_dropout"),
              ("+ gating", "rei_gating"), ("+ softmax loss (full model)", "rei"))
 #: The ablation's runs: the configuration, where the word embeddings start, and the suffix of the
@@ -517,7 +517,7 @@ def rei_ablation(results: ResultsFiles) -> str:
     rows.append(row("linear CCA scorer (`cca_minilm_efficientnet`)", "—", "—", BRIDGES[0]))
     configs = TRAINABLE["rei"].configs
     return paragraph(
-        "The ablation of Rei & Yannakoudakis on the Flickr8K test split: 1-of-6 forced choice (the caption of "
+        "Rei's ablation on the Flickr8K test split: 1-of-6 forced choice (the caption of "
         "an image among five of other images) and off-topic detection (average precision, "
         f"{p_at} and leave-one-out accuracy), in the `cpu` configuration (dev patience "
         f"{configs['cpu']['patience']}, {configs['cpu']['max_epochs']} epochs at most) and the `paper` one "

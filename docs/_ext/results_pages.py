@@ -92,7 +92,7 @@ def headline_results(results: rf.ResultsFiles) -> str:
         "## Neural systems, both protocols",
         rf.neural_table(results),
         rf.neural_notes(results),
-        "## The Rei & Yannakoudakis ablation",
+        "## The Rei ablation",
         rf.rei_ablation(results),
     ]) + "\n"
 

@@ -29,8 +29,8 @@ __all__ = ["TRAINABLE", "TRAINABLE_VARIANTS", "TrainableVariant", "TrainableSyst
 
 #: Name -> :class:`~.trainable_spec.TrainableSpec` of every trainable system; the command line
 #: offers each as ``--method NAME``.  "paper": the paper's size (Merkx & Frank: 1,024 GRU units per
-#: direction, batch 32, 32 epochs; VSE at VSE++'s 1,024-d and schedule) for a GPU; Rei &
-#: Yannakoudakis's (batch 32, dev patience 10, up to 300 epochs) is the cpu size, more patient,
+#: direction, batch 32, 32 epochs; VSE at VSE++'s 1,024-d and schedule) for a GPU; Rei's
+#: (batch 32, dev patience 10, up to 300 epochs) is the cpu size, more patient,
 #: and trains on a CPU.  "cpu": sized by measuring seconds per batch and early dev figures on one
 #: thread so that each model trains in about two hours at most on two cores (docs/design.md,
 #: "Trainable models").
@@ -64,14 +64,14 @@ TRAINABLE.register("char_gru", TrainableSpec(CharGRUEncoder, EncoderMethod, {
             "length_window": 50, "dropout": 0.2, "max_epochs": 24, "cycle_epochs": 4, "lr": 1e-3,
             "lr_min": 1e-6, "n_ensemble": 2}}),
                    help="Merkx & Frank (2019): character-level bi-GRU with attention pooling, snapshot ensemble")
-# Rei & Yannakoudakis start from CBOW vectors and train them; here the MiniLM word vectors at
+# Rei starts from CBOW vectors and trains them; here the MiniLM word vectors at
 # the scale of the other initial weights, fine-tuned (chosen on dev, docs/design.md).
 TRAINABLE.register("rei", TrainableSpec(ReiRelevanceScorer, PairScorerMethod, {
     "paper": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
               "max_epochs": 300, "patience": 10},
     "cpu": {"word_dim": 300, "word_vectors": "onnx:minilm", "hidden_dim": 300, "batch_size": 32, "lr": 1e-3,
             "max_epochs": 30, "patience": 3}}, REI_ABLATION["+softmax"]),
-                   help="Rei & Yannakoudakis (2017): gated, cross-conditioned relevance scorer")
+                   help="Rei (2017): gated, cross-conditioned relevance scorer")
 
 
 @dataclass(frozen=True)
@@ -102,14 +102,14 @@ class TrainableVariant:
 
 
 #: The systems of the benchmark (``benchmarks/neural.py --systems``) by name.  The four Rei
-#: systems are the paper's ablation (Rei & Yannakoudakis 2017, Table 3), one step each.
+#: systems are the paper's ablation (Rei 2017, Table 3), one step each.
 TRAINABLE_VARIANTS: Registry[TrainableVariant] = Registry("trainable variant")
 for _name in ("vse", "vse_hardest", "char_gru"):
     TRAINABLE_VARIANTS.register(_name, TrainableVariant(_name), help=TRAINABLE.help(_name))
 for _name, _step in (("rei_baseline", "baseline"), ("rei_dropout", "+dropout"), ("rei_gating", "+gating"),
                      ("rei", "+softmax")):
     TRAINABLE_VARIANTS.register(_name, TrainableVariant("rei", REI_ABLATION[_step]),
-                                help=f"Rei & Yannakoudakis's ablation step {_step}")
+                                help=f"Rei's ablation step {_step}")
 
 
 @dataclass(frozen=True)

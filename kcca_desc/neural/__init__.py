@@ -4,7 +4,7 @@
   loss (Faghri et al. 2018) as an option;
 * :class:`CharGRUEncoder` — Merkx & Frank (2019), character-level bi-GRU with attention pooling
   and snapshot ensembling;
-* :class:`ReiRelevanceScorer` — Rei & Yannakoudakis (2017), the gated, cross-conditioned
+* :class:`ReiRelevanceScorer` — Rei (2017), the gated, cross-conditioned
   relevance scorer (a :class:`~kcca_desc.adapters.PairScorer`; :data:`REI_ABLATION`).
 
 The encoders are ``joint_space``: wrap them in :class:`~kcca_desc.methods.EncoderMethod`; wrap

@@ -24,8 +24,8 @@ def hinge_loss(scores, *, margin: float = 0.2, directions=DIRECTIONS, hardest: b
         L = 1/B Σ_i [ Σ_{k≠i} max(0, α − s_ii + s_ik) + Σ_{k≠i} max(0, α − s_ii + s_ki) ]
 
     ``hardest=True`` keeps only the largest term of each inner sum, the hardest negative
-    (Faghri et al. 2018, VSE++, eq. 4).  ``directions`` selects the inner sums: Rei &
-    Yannakoudakis (2017, eq. 7) use the first (each image against wrong texts) only.
+    (Faghri et al. 2018, VSE++, eq. 4).  ``directions`` selects the inner sums: Rei
+    (2017, eq. 7) uses the first (each image against wrong texts) only.
 
     Parameters
     ----------
@@ -58,7 +58,7 @@ def bidirectional_hinge_loss(image_emb, text_emb, *, margin: float = 0.2, hardes
 def softmax_cross_entropy_loss(scores):
     """Cross-entropy of each image's matching text under a softmax over the batch's texts.
 
-    Rei & Yannakoudakis (2017, §2.3, eqs. 9–11)::
+    Rei (2017, §2.3, eqs. 9–11)::
 
         p_i = exp(s_ii) / Σ_j exp(s_ij),      L = −1/B Σ_i log p_i
 

@@ -1,4 +1,4 @@
-"""Rei & Yannakoudakis (2017) gated relevance scorer: a cross-conditioned image–text model."""
+"""Rei (2017) gated relevance scorer: a cross-conditioned image–text model."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .word_vectors import PretrainedWordEmbeddings
 
 __all__ = ["ReiRelevanceScorer", "REI_ABLATION"]
 
-#: The paper's ablation (Rei & Yannakoudakis 2017, Table 3), each step adding to the one before;
+#: The paper's ablation (Rei 2017, Table 3), each step adding to the one before;
 #: read-only, as the trainable systems' settings built from it.
 REI_ABLATION: Mapping[str, Mapping[str, Any]] = MappingProxyType({name: MappingProxyType(step) for name, step in {
     "baseline": {"dropout": 0.0, "gating": False, "loss": "hinge"},   # LSTM-COS (Kiros et al. 2014)
@@ -85,7 +85,7 @@ def _network(vocabulary_size: int, feature_dim: int, word_dim: int, hidden_dim: 
 
 
 class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
-    """Rei & Yannakoudakis (2017) relevance scorer of (image, text) pairs.
+    """Rei (2017) relevance scorer of (image, text) pairs.
 
     u = h_N of an LSTM over word embeddings with dropout p (the sentence, with start and end
     markers; the embeddings may start from pre-trained word vectors, ``word_vectors``, as the
@@ -143,7 +143,7 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
 
     References
     ----------
-    Rei, M. & Yannakoudakis, H. (2017). Detecting off-topic responses to visual prompts.
+    Rei, M. (2017). Detecting off-topic responses to visual prompts.
     Proceedings of the 12th Workshop on Innovative Use of NLP for Building Educational
     Applications (BEA), 188–197.
     """

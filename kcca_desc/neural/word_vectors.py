@@ -6,7 +6,7 @@ offline, so :func:`word_vector_matrix` distils static ones from an offline sente
 way Model2Vec does (Tulkens & van Dongen 2024): each vocabulary word is embedded alone, the
 vectors are reduced by PCA to the embedding's dimension, and scaled by one factor so that their
 coordinates have the model's initial scale: unit mean variance, torch's default N(0, 1) embedding
-initialisation, unless the model starts its weights smaller (Rei & Yannakoudakis: N(0, 0.1)).
+initialisation, unless the model starts its weights smaller (Rei: N(0, 0.1)).
 The geometry of the vectors is unchanged.
 
 References

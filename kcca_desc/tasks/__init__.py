@@ -1,6 +1,6 @@
 """The other seed papers' evaluation tasks, for any retrieval method or representation.
 
-* :mod:`.offtopic` — off-topic response detection (Rei & Yannakoudakis 2017);
+* :mod:`.offtopic` — off-topic response detection (Rei 2017);
 * :mod:`.forced_choice` — 1-of-N caption choice;
 * :mod:`.vsts` — visual semantic textual similarity (Lopez de Lacalle et al. 2020);
 * :mod:`.metrics` — AP, P@k, leave-one-out threshold accuracy, Pearson r;

@@ -72,7 +72,7 @@ def optimal_threshold(scores, labels) -> float:
 
 
 def leave_one_out_threshold_accuracy(scores, labels) -> float:
-    """Accuracy of a threshold chosen without the item it classifies (Rei & Yannakoudakis 2017).
+    """Accuracy of a threshold chosen without the item it classifies (Rei 2017).
 
     Each item in turn is held out, :func:`optimal_threshold` is computed on
     the others, and the item is predicted positive iff its score >= that

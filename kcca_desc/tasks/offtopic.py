@@ -1,4 +1,4 @@
-"""Off-topic response detection (Rei & Yannakoudakis 2017, visual prompts).
+"""Off-topic response detection (Rei 2017, visual prompts).
 
 Every (image, text) pair of a data split is an on-topic example; pairing each
 text with a seeded random *other* image gives an off-topic example.  A method
@@ -9,8 +9,8 @@ class, and accuracy of a leave-one-out optimised threshold.
 
 References
 ----------
-Rei, M. & Yannakoudakis, H. (2017). Auxiliary objectives for neural error
-detection models / Detecting off-topic responses to visual prompts. BEA.
+Rei, M. (2017). Detecting off-topic responses to visual prompts. Proceedings of the 12th
+Workshop on Innovative Use of NLP for Building Educational Applications (BEA), 188–197.
 """
 
 from __future__ import annotations

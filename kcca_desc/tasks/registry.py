@@ -71,7 +71,7 @@ def off_topic(method: Scorer, view: RetrievalView, *, seed: int = 0) -> dict:
     """:func:`~kcca_desc.tasks.offtopic.evaluate_off_topic` on the view's images and captions.
 
     Each image's text is its captions in the view (one under the hodosh protocol, all under
-    karpathy).  P@k is taken at k = 50 (Rei & Yannakoudakis 2017), or at the number of pairs,
+    karpathy).  P@k is taken at k = 50 (Rei 2017), or at the number of pairs,
     2 n_images, on a smaller view.
     """
     return evaluate_off_topic(method, view.images, view.caption_lists(), seed=seed,

@@ -1,4 +1,4 @@
-"""Rei & Yannakoudakis's gated relevance scorer: the stopped gradient, the ablation settings,
+"""Rei's gated relevance scorer: the stopped gradient, the ablation settings,
 and blocked cross-conditioned scoring equal to scoring every pair alone."""
 
 import numpy as np
