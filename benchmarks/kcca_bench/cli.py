@@ -89,9 +89,10 @@ def interrupt_cli(args: list[str], cache: Path, stage: str, signum: int, after: 
 
 
 def figures(results_file: Path) -> list[dict]:
-    """A ``--out`` results file less what differs between identical runs (timings, the output path)."""
+    """A ``--out`` results file less what differs between identical runs: timings, and the command
+    line and software that made it (the argv names the output path)."""
     results = json.loads(Path(results_file).read_text())
     for result in results:
-        result.pop("timings_s", None)
-        result.get("params", {}).pop("out", None)
+        for key in ("timings_s", "command", "environment"):
+            result.pop(key, None)
     return results
