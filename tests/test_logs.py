@@ -161,3 +161,15 @@ def test_a_bar_another_library_left_open_does_not_silence_a_watched_stage(loud, 
         assert "long step: running" in capsys.readouterr().err
     finally:
         leaked.close()
+
+
+def test_a_bar_left_open_and_idle_does_not_silence_a_watched_stage(loud, capsys, monkeypatch):
+    monkeypatch.setattr(progress_module, "_WATCH_POLL", 0.01)
+    monkeypatch.setattr(progress_module, "_LOG_INTERVAL", 0.1)
+    idle = progress_module.progress_bar(total=5, desc="left open", unit="row")  # never advanced nor closed
+    time.sleep(0.15)  # idle longer than a bar's interval: stuck, or forgotten
+    capsys.readouterr()
+    with watched_stage("long step", after=0.05):
+        time.sleep(0.3)
+    assert "long step: running" in capsys.readouterr().err
+    idle.close()

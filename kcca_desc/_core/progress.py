@@ -142,16 +142,23 @@ def _format_rate(count: int, seconds: float, unit: str) -> str:
     return f"{_counted(count, unit)} in {seconds:.1f} s ({rate:.3g} {unit}/s)"
 
 
-# Logged bars now open: a bar speaks for its stage (a line at most every _LOG_INTERVAL seconds).
-_open_bars = [0]
-# Our terminal bars (tqdm's), while they exist. Only ours count: a bar another library left
-# unclosed would otherwise keep every watched stage silent.
+# Our bars while they exist: a bar speaks for its stage (a line at most every _LOG_INTERVAL
+# seconds). Weak references, and only ours: a bar dropped unclosed (a loop left early), or one
+# another library left open, would otherwise keep every watched stage silent.
+_logged_bars: weakref.WeakSet = weakref.WeakSet()
 _terminal_bars: weakref.WeakSet = weakref.WeakSet()
 
 
 def _bars_open() -> bool:
-    """Whether one of our bars is showing: a logged one, or a tqdm bar on the terminal not yet closed."""
-    return _open_bars[0] > 0 or any(bar in type(bar)._instances for bar in list(_terminal_bars))
+    """Whether one of our bars is showing: open, and advanced within the last ``_LOG_INTERVAL`` seconds.
+
+    A bar idle longer than that is stuck on one long item (or was left unclosed): the watched
+    stage around it speaks then.
+    """
+    now, wall = time.perf_counter(), time.time()
+    return (any(not bar.closed and now - bar.touched < _LOG_INTERVAL for bar in list(_logged_bars))
+            or any(bar in type(bar)._instances and wall - getattr(bar, "last_print_t", 0.0) < _LOG_INTERVAL
+                   for bar in list(_terminal_bars)))
 
 
 def _terminal_bar(iterable=None, **settings):
@@ -169,13 +176,13 @@ class _LoggedBar:
     def __init__(self, total: int | None, desc: str, unit: str):
         self.total, self.desc, self.unit = total, desc, unit
         self.count, self.closed = 0, False
-        self.start = self.last = time.perf_counter()
-        _open_bars[0] += 1
+        self.start = self.last = self.touched = time.perf_counter()
+        _logged_bars.add(self)
         LOGGER.info("%s: started%s", desc, f" ({_counted(total, unit)})" if total is not None else "")
 
     def update(self, n: int = 1) -> None:
         self.count += n
-        now = time.perf_counter()
+        now = self.touched = time.perf_counter()
         if now - self.last >= _LOG_INTERVAL:
             self.last = now
             eta = ""
@@ -186,7 +193,6 @@ class _LoggedBar:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            _open_bars[0] -= 1
             LOGGER.info("%s: done, %s", self.desc, _format_rate(self.count, time.perf_counter() - self.start,
                                                                   self.unit))
 
