@@ -27,6 +27,14 @@ def _data_root(variable: str, default: Path, marker_file: str, name: str) -> Pat
     return root
 
 
+@pytest.fixture(autouse=True)
+def fresh_data_warnings():
+    """Each test sees a data set's warnings as a new process would (they are shown once per process)."""
+    from kcca_desc.data import problems
+
+    problems._shown.clear()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_cache(tmp_path_factory):
     """Every test caches under a fresh temporary tree, never in the user's cache.

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcca_desc.data import DataFormatError, load_flickr8k
+from kcca_desc.data import DataFormatError, load_flickr8k, problems
 from kcca_desc.data.flickr8k import CAPTION_FILES, FLICKR8K_ENV, SPLIT_FILES
 
 SPURIOUS = "2258277193_586949ec62.jpg.1"
@@ -190,6 +190,7 @@ def test_bad_split_file_names_file_and_line(mini, split_lines, message, line):
 # ---------------------------------------------------------------- the real data
 @pytest.fixture(scope="module")
 def flickr8k(flickr8k_root):
+    problems._shown.clear()  # module-scoped: set up before conftest's per-test reset of shown warnings
     with pytest.warns(UserWarning, match=SPURIOUS.replace(".", r"\.")):
         return load_flickr8k(flickr8k_root)
 
