@@ -508,18 +508,43 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             raise DataError(f"kernel_{view} produced NaN or infinite values on {name}")
         return K
 
-    def _project(self, data, view: str, n_components: int) -> np.ndarray:
+    def _centred_kernel(self, data, view: str) -> np.ndarray:
+        """New items' kernel rows against the training items, centred with the training means."""
         K = self._new_kernel(data, view)
         centering = getattr(self, f"{view}_centering_")
-        if centering is not None:
-            K = centering.transform(K)
+        return K if centering is None else centering.transform(K)
+
+    def _project(self, data, view: str, n_components: int, centred: bool = False) -> np.ndarray:
+        if centred:
+            K = np.asarray(data)
+            if K.ndim != 2 or K.shape[1] != self.n_samples_fit_:
+                raise DataError(f"centred rows of {view.upper()} must have shape (n_new, {self.n_samples_fit_}), "
+                                f"got {K.shape}")
+        else:
+            K = self._centred_kernel(data, view)
         weights = (self.alpha_ if view == "x" else self.beta_)[:, :n_components]
         scores = K @ weights
         if self.weight_power:
             scores *= self.canonical_correlations_[:n_components] ** self.weight_power
         return scores
 
-    def transform(self, X=None, Y=None, *, n_components: int | None = None):
+    def centred_rows(self, X=None, Y=None) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """New items' kernel rows of either view, or both, centred once for several projections.
+
+        ``transform(*model.centred_rows(X, Y), centred=True)`` equals ``transform(X, Y)``, for this
+        model and every copy :meth:`with_params` makes of it (they share its training means): a
+        grid of settings over one decomposition centres the (possibly large) rows once.
+
+        Returns
+        -------
+        (Xc, Yc)
+            The centred rows, None for a view not given.
+        """
+        check_is_fitted(self)
+        return tuple(None if data is None else self._centred_kernel(data, view)
+                     for data, view in ((X, "x"), (Y, "y")))
+
+    def transform(self, X=None, Y=None, *, n_components: int | None = None, centred: bool = False):
         """Project new items of either view, or both, onto the canonical directions.
 
         New kernel rows are centred with the training means,
@@ -534,6 +559,8 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             is precomputed, raw features otherwise.
         n_components : int or None
             Use the top ``n_components <= self.n_components_`` directions.
+        centred : bool, default=False
+            ``X`` and ``Y`` are already centred kernel rows, from :meth:`centred_rows`.
 
         Returns
         -------
@@ -549,7 +576,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             raise ParameterError(
                 f"n_components must be an integer in [1, {self.alpha_.shape[1]}], got {n_components!r}"
             )
-        scores = [self._project(data, view, k) for data, view in ((X, "x"), (Y, "y")) if data is not None]
+        scores = [self._project(data, view, k, centred) for data, view in ((X, "x"), (Y, "y")) if data is not None]
         return scores[0] if len(scores) == 1 else tuple(scores)
 
     def __sklearn_tags__(self):

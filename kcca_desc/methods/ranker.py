@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import time
 from numbers import Real
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -366,15 +366,30 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         """What the fitted models project for new images and captions: their kernel rows against training."""
         return self.image_kernel_.cross(images), self._query_text_kernel(captions)
 
-    def _projections(self, Kx_new, Ky_new, settings):
-        """Cosine score matrices of each (n, reg) setting, one projection per κ."""
-        out = {}
+    def _shared_inputs(self, Kx_new, Ky_new) -> tuple:
+        """What every model of the grid projects: the new kernel rows, centred once."""
+        return self.kcca_.centred_rows(Kx_new, Ky_new)
+
+    def _transform(self, model, shared: tuple, n_components: int) -> tuple[np.ndarray, np.ndarray]:
+        """Both views of :meth:`_shared_inputs` projected by ``model`` on its top ``n_components``."""
+        return model.transform(*shared, n_components=n_components, centred=True)
+
+    def _projections(self, Kx_new, Ky_new, settings) -> Iterator[tuple[tuple[int, float], np.ndarray]]:
+        """``((n, reg), scores)`` of each setting: the cosine score matrix of its projections.
+
+        The kernel rows are centred once, and each κ projects them once on its largest n; a smaller
+        n takes the first n of those columns (the canonical directions are nested), so a grid costs
+        one projection per κ and a cosine per setting.  Yielded one at a time, so that a caller
+        keeping only metrics holds one score matrix (20 on a COCO-sized pool would take 20 GB).
+        """
+        shared = self._shared_inputs(Kx_new, Ky_new)
         for reg in sorted({r for _, r in settings}):
             # weight_power is read at projection time, so it may change after fit (no new solve).
             model = self.models_[reg].with_params(weight_power=self.weight_power)
-            for n in sorted({n for n, r in settings if r == reg}):
-                out[(n, reg)] = cosine_scores(*model.transform(Kx_new, Ky_new, n_components=n))
-        return out
+            ns = sorted({n for n, r in settings if r == reg})
+            x_proj, y_proj = self._transform(model, shared, ns[-1])
+            for n in ns:
+                yield (n, reg), cosine_scores(x_proj[:, :n], y_proj[:, :n])
 
     def _select(self, dev: RetrievalView, grid) -> None:
         # One solve per κ serves every n, in selection and in scoring alike.
@@ -382,9 +397,11 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
                             unit="κ"):
             self.models_[reg] = self.kcca_.with_params(reg=reg)
         inputs = self._new_inputs(dev.images, dev.captions)
-        # One setting's score matrix at a time: a grid of 20 on a COCO-sized dev pool would hold 20 GB.
-        results = [(setting, dev_metrics(self._projections(*inputs, [setting])[setting], dev))
-                   for setting in progress(grid, desc="KCCA (n, κ) grid on dev", unit="setting")]
+        measured = {setting: dev_metrics(scores, dev) for setting, scores in
+                    progress(self._projections(*inputs, grid), total=len(grid), desc="KCCA (n, κ) grid on dev",
+                             unit="setting")}
+        # In the grid's order, which breaks ties between equally good settings.
+        results = [(setting, measured[setting]) for setting in grid]
         self.dev_results_ = [{"n_components": n, "reg": reg, **metrics} for (n, reg), metrics in results]
         self.selected_ = select_per_task(results, k=self.n_select)
 
@@ -407,7 +424,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         check_is_fitted(self, "selected_")
         Kx_new, Ky_new = self._new_inputs(images, captions)
         settings = set(self.selected_["annotation"]) | set(self.selected_["search"])
-        scores = self._projections(Kx_new, Ky_new, settings)
+        scores = dict(self._projections(Kx_new, Ky_new, settings))
         fused = {}
         for task, axis in (("annotation", 1), ("search", 0)):
             chosen = [scores[s] for s in self.selected_[task]]

@@ -231,7 +231,7 @@ class ScalableRanker(ImageSentenceRanker):
                 block = slice(start, start + rows)
                 part = LandmarkFeatures(queries.view, queries.values[block])
                 pair = (part, fy) if axis == 1 else (fx, part)
-                scores = self._projections(*pair, settings)
+                scores = dict(self._projections(*pair, settings))
                 chosen = [scores[s] for s in settings]
                 fused_block = chosen[0] if len(chosen) == 1 else borda_fuse(chosen, axis=axis)
                 if axis == 1:
@@ -240,6 +240,13 @@ class ScalableRanker(ImageSentenceRanker):
                     out[:, block] = fused_block
             fused[task] = out
         return DirectionalScores(**fused)
+
+    def _shared_inputs(self, fx, fy) -> tuple:
+        # Landmark features are centred when computed (_new_inputs).
+        return fx, fy
+
+    def _transform(self, model, shared: tuple, n_components: int) -> tuple[np.ndarray, np.ndarray]:
+        return model.transform(*shared, n_components=n_components)
 
     def _new_inputs(self, images: ImageSource, captions: Sequence[str]):
         """Centred landmark features of new images and of single captions, computed in chunks."""

@@ -173,3 +173,27 @@ def test_text_kernel_aliases_share_cached_grams(data, request):
     assert stored() == before
     fit_and_score("bow5_idf")
     assert len(stored()) > len(before)
+
+
+# In single precision each solve finds its subspace to about sqrt(eps32) in the cosines: a solve for
+# n directions alone and the first n of a solve for more agree to that, not to double precision.
+@pytest.mark.parametrize("solve_dtype, atol", [(np.float64, 1e-9), (np.float32, 5e-4)])
+def test_grid_of_shared_projections_equals_direct_solves(data, solve_dtype, atol):
+    """Every (n, κ) of the grid, scored from one decomposition and one projection per κ, equals a
+    KCCA fitted for that setting alone on the same training kernels."""
+    from kcca_desc.kcca import KCCA, scale_diagonal
+
+    train, dev = data.subset("train"), data.view("dev")
+    ranker = small_ranker(n_components=(3, 5, 8), regs=(0.05, 0.5, 5.0), weight_power=1.0,
+                          kcca_params={"solve_dtype": solve_dtype}).fit(train, dev=dev)
+    Kx, Ky = ranker.image_kernel_.train_gram(), scale_diagonal(ranker.text_kernel_.train_gram(), ranker.diag)
+    Kx_dev, Ky_dev = ranker.image_kernel_.cross(dev.images), ranker._query_text_kernel(dev.captions)
+    grid = ranker._grid()
+    shared = dict(ranker._projections(Kx_dev, Ky_dev, grid))
+    assert set(shared) == set(grid)
+    for n, reg in grid:
+        direct = KCCA(n_components=n, reg=reg, kernel_x="precomputed", kernel_y="precomputed",
+                      solve_dtype=solve_dtype, weight_power=1.0).fit(Kx, Ky)
+        x, y = direct.transform(Kx_dev, Ky_dev)
+        expected = (x / np.linalg.norm(x, axis=1, keepdims=True)) @ (y / np.linalg.norm(y, axis=1, keepdims=True)).T
+        np.testing.assert_allclose(shared[(n, reg)], expected, atol=atol, err_msg=f"n={n}, reg={reg}")
