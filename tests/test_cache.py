@@ -75,3 +75,48 @@ def test_damaged_entries_are_recomputed(cache_root):
             assert cache.load(key) is None
         cache.save(key, value)
         assert cache.load(key) is not None
+
+
+def test_entries_read_again_come_from_memory_as_copies(cache_root, monkeypatch):
+    from kcca_desc._core import cache as cache_module
+
+    store = NpzCache("recent")
+    store.save("k", {"x": np.arange(5.0)})
+    opened = []
+    real_open = cache_module.open_checked
+    monkeypatch.setattr(cache_module, "open_checked", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+    first = store.load("k")
+    first["x"][0] = 99.0  # a caller's change stays its own
+    second = store.load("k")
+    np.testing.assert_array_equal(second["x"], np.arange(5.0))
+    assert opened == []  # both served from memory: the entry was written by this process
+    # Python objects are not kept: they are read from the file each time.
+    pickles = PickleCache("recent_pickles")
+    pickles.save("p", {"a": [1, 2]})
+    assert pickles.load("p") == {"a": [1, 2]} and len(opened) == 1
+
+
+def test_an_entry_changed_on_disk_after_it_was_remembered_is_checked_again(cache_root):
+    store = NpzCache("recent")
+    store.save("k", {"x": np.arange(1000.0)})
+    assert store.load("k") is not None
+    path = store.path("k")
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.warns(CacheWarning):
+        assert store.load("k") is None
+    assert not path.exists()
+
+
+def test_remembered_entries_stay_within_their_budget(cache_root, monkeypatch):
+    from kcca_desc._core import cache as cache_module
+
+    recent = cache_module._RecentEntries()
+    recent._budget = 3 * 800
+    monkeypatch.setattr(cache_module, "_recent", recent)
+    store = NpzCache("recent")
+    for i in range(5):
+        store.save(f"k{i}", {"x": np.full(100, float(i))})  # 800 bytes each
+    assert recent._bytes <= recent._budget and len(recent._entries) == 3
+    assert sorted(p.stem for p in recent._entries) == ["k2", "k3", "k4"]  # the oldest went first

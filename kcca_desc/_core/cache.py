@@ -375,8 +375,78 @@ def remove_stale_temporaries(directory: str | os.PathLike) -> int:
     return removed
 
 
+class _RecentEntries:
+    """The entries this process read or wrote last, verified, kept in memory up to a byte budget.
+
+    A table of systems reads the same large entries once per system (the image Gram, its
+    spectrum, the pyramid histograms: about 1 GB on Flickr8K); from memory each read is a copy
+    instead of a read and a SHA-256 of the file.  An entry is found only while its file is the
+    one it came from (same inode, size and modification time), so a file replaced or damaged since
+    is read, and checked, again.  Callers get copies: an entry they modify stays intact here.
+    The budget is :data:`RECENT_ENTRIES_SHARE` of the memory available when the first entry comes.
+    """
+
+    def __init__(self):
+        self._entries: collections.OrderedDict[Path, tuple[tuple, dict[str, np.ndarray], int]] = \
+            collections.OrderedDict()
+        self._budget: int | None = None
+        self._bytes = 0
+
+    @staticmethod
+    def _signature(path: Path) -> tuple | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def get(self, path: Path) -> dict[str, np.ndarray] | None:
+        found = self._entries.get(path)
+        if found is None:
+            return None
+        if found[0] != self._signature(path):
+            self._drop(path)
+            return None
+        self._entries.move_to_end(path)
+        return {name: array.copy() for name, array in found[1].items()}
+
+    def put(self, path: Path, arrays: Any) -> None:
+        if not isinstance(arrays, dict) or not all(isinstance(a, np.ndarray) for a in arrays.values()):
+            return
+        signature = self._signature(path)
+        size = sum(a.nbytes for a in arrays.values())
+        if self._budget is None:
+            from .resources import available_memory
+            available = available_memory()
+            self._budget = int(RECENT_ENTRIES_SHARE * available) if available else 0
+        if signature is None or size > self._budget:
+            return
+        self._drop(path)
+        while self._entries and self._bytes + size > self._budget:
+            self._drop(next(iter(self._entries)))
+        self._entries[path] = (signature, {name: a.copy() for name, a in arrays.items()}, size)
+        self._bytes += size
+
+    def _drop(self, path: Path) -> None:
+        entry = self._entries.pop(path, None)
+        if entry is not None:
+            self._bytes -= entry[2]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = 0
+
+
+#: Share of the available memory that the entries kept in memory may take (see ``_RecentEntries``).
+RECENT_ENTRIES_SHARE = 0.1
+_recent = _RecentEntries()
+
+
 class NpzCache:
     """A directory of ``.npz`` entries keyed by parameters.
+
+    The entries read or written last are also kept in memory, within a tenth of the memory
+    available, so that the systems of one run that share an entry read and verify its file once.
 
     Examples
     --------
@@ -391,6 +461,8 @@ class NpzCache:
     suffix = ".npz"
     #: Entries without a checksum header that are still read (see :func:`open_checked`).
     legacy_magic: bytes | None = b"PK\x03\x04"
+    #: Whether entries are also kept in memory (plain arrays only; see ``_RecentEntries``).
+    remembered = True
 
     def __init__(self, subdir: str, enabled: bool = True, *, root: str | os.PathLike | None = None):
         self.subdir = subdir
@@ -415,10 +487,16 @@ class NpzCache:
         if not self.enabled:
             return None
         path = self.path(key)
+        remembered = _recent.get(path) if self.remembered else None
+        if remembered is not None:
+            return remembered
         remove_stale_temporaries(path.parent)
         try:
             with open_checked(path, self.legacy_magic) as f:
-                return self._read(f)
+                value = self._read(f)
+            if self.remembered:
+                _recent.put(path, value)
+            return value
         except FileNotFoundError:
             return None
         except MemoryError:
@@ -429,8 +507,8 @@ class NpzCache:
 
     def save(self, key: str, value: Any) -> None:
         """Write the entry ``key`` atomically, with its checksum; warn and go on when it cannot be."""
-        if self.enabled:
-            write_entry(self.path(key), lambda f: self._write(f, value))
+        if self.enabled and write_entry(self.path(key), lambda f: self._write(f, value)) and self.remembered:
+            _recent.put(self.path(key), value)
 
     def lock(self, key: str):
         """Context manager: the lock of entry ``key`` across processes (see :func:`entry_lock`)."""
@@ -469,6 +547,8 @@ class PickleCache(NpzCache):
     suffix = ".pkl"
     # Nothing is unpickled before its checksum is verified.
     legacy_magic = None
+    # Python objects cannot be copied as cheaply and safely as arrays.
+    remembered = False
 
     @staticmethod
     def _read(f: BinaryIO) -> Any:
