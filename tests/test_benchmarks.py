@@ -67,6 +67,8 @@ EXPECTED_KEYS = {
     "report.py": {"machine", "dataset", "n_runs", "build_s", "report_html_bytes", "report_dir_bytes",
                   "stored_agreement"},
     "scale.py": {"machine", "landmark_choice", "series", "flickr8k_sized", "engines", "coco"},
+    "side_by_side.py": {"machine", "checkouts", "systems", "runs", "cold_speedup_table", "warm_speedup_table",
+                        "cold_rank_agreement", "warm_rank_agreement"},
     "text_kernels.py": {"machine", "dataset", "preprocess", "kernels", "unavailable", "neighbours"},
     "word_neighbours.py": {"machine", "dataset", "words", "neighbours", "fit_seconds", "unavailable"},
 }

@@ -1,0 +1,160 @@
+"""Benchmark: two checkouts of the toolkit timed side by side on Hodosh's table and the main job.
+
+The same commands run under each checkout, one right after the other on the same machine: both
+cold (each with a fresh cache), then both warm (each re-using its own cache). The commands are
+``benchmarks/hodosh_table.py`` on a set of systems (hodosh protocol) and the main job,
+``python -m kcca_desc.fit --text-kernel tri_sem``. Recorded per run: the wall time of each command
+and of each table system, its stage times, and whether the two checkouts agree on every per-query
+rank of every system (the number of queries whose rank moved, and the largest move).
+
+"Cold" starts from a cache that holds only what ``--seed-cache`` gives it (e.g. the image
+features and codebooks, so that the solver and the kernels are timed rather than SIFT), copied
+anew for each checkout.
+
+Usage::
+
+    python benchmarks/side_by_side.py --before ../before --data-root ../shared/flickr8k \\
+        --systems nn_tri_best,bow5,tri5,tri5_dic,tri_sem --seed-cache ~/.cache/kcca_desc \\
+        --seed-parts pyramid_histograms,codebooks,nltk_data
+    python benchmarks/side_by_side.py --quick   # this checkout against itself on synthetic data
+
+``--before`` and ``--after`` are checkout folders, each run with its own ``.venv/bin/python`` when
+it has one (the checkout installed there in editable mode), else with this interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kcca_bench import add_output_arguments, benchmark_parser, fill_defaults, machine_info, output_path, run_main
+from kcca_bench import write_results
+
+HERE = Path(__file__).resolve().parents[1]
+SIDES = ("before", "after")
+DEFAULTS = {
+    "full": {"systems": "nn_tri_best,bow5,tri5,tri5_dic,tri_sem", "no_main_job": False},
+    # The main job is left out of a quick run: four of them would take minutes on the synthetic data.
+    "quick": {"systems": "nn5_idf_f1,bow5", "no_main_job": True},
+}
+
+
+def _python(checkout: Path) -> str:
+    venv = checkout / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def _seed(cache: Path, source: Path | None, parts: list[str]) -> None:
+    """A fresh cache folder holding only ``parts`` of ``source``."""
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    for part in parts if source is not None else []:
+        if (source / part).is_dir():
+            shutil.copytree(source / part, cache / part)
+
+
+def _run(checkout: Path, args: list[str], cache: Path, log: Path) -> float:
+    """Run ``python <args>`` in ``checkout`` with the cache ``cache``; seconds taken."""
+    env = {**os.environ, "KCCA_DESC_CACHE": str(cache), "KCCA_DESC_QUIET": "1"}
+    start = time.perf_counter()
+    with log.open("w") as out:
+        done = subprocess.run([_python(checkout), *args], cwd=checkout, env=env, stdout=out,
+                              stderr=subprocess.STDOUT)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args[:2])} failed in {checkout} (exit {done.returncode}); see {log}")
+    return seconds
+
+
+def _table_systems(path: Path) -> dict:
+    table = json.loads(path.read_text())
+    return {name: {"wall_s": entry["wall_s"], "timings_s": entry["result"].get("timings_s", {}),
+                   "ranks": entry["result"].get("ranks", {})} for name, entry in table["systems"].items()}
+
+
+def _rank_agreement(before: dict, after: dict) -> dict:
+    """Per system: queries whose rank differs between the checkouts, and the largest difference."""
+    out = {}
+    for name in sorted(set(before) & set(after)):
+        moved, largest, total = 0, 0, 0
+        for task, ranks in before[name]["ranks"].items():
+            a, b = np.asarray(ranks, float), np.asarray(after[name]["ranks"].get(task, []), float)
+            if a.shape != b.shape:
+                raise RuntimeError(f"{name} {task}: {a.shape} ranks before, {b.shape} after")
+            moved += int(np.count_nonzero(a != b))
+            largest = max(largest, int(np.abs(a - b).max(initial=0)))
+            total += a.size
+        out[name] = {"queries": total, "moved": moved, "largest_move": largest}
+    return out
+
+
+def main(argv=None) -> dict:
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
+    p.add_argument("--before", type=Path, help="checkout timed first (default: this one)")
+    p.add_argument("--after", type=Path, default=HERE, help="checkout timed second (default: this one)")
+    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
+    p.add_argument("--systems", help=f"table systems (default {DEFAULTS['full']['systems']})")
+    p.add_argument("--seed-cache", type=Path, help="cache folder whose --seed-parts start every cold run")
+    p.add_argument("--seed-parts", default="pyramid_histograms,codebooks,nltk_data",
+                   help="comma-separated folders of --seed-cache copied into each cold cache")
+    p.add_argument("--no-main-job", action="store_true", default=None, help="time the table systems only")
+    p.add_argument("--work", type=Path, help="folder of the caches and logs (default: a temporary one)")
+    add_output_arguments(p, "this checkout against itself, 2 systems of the synthetic data set, no main job")
+    args = p.parse_args(argv)
+    fill_defaults(args, DEFAULTS)
+    args.out = output_path(args, __file__)
+    checkouts = {"before": (args.before or HERE).resolve(), "after": args.after.resolve()}
+    data = ["--quick"] if args.quick else ["--data-root", args.data_root]
+    main_job = ["-m", "kcca_desc.fit", "--text-kernel", "tri_sem", "-q"]
+    if not args.quick:
+        main_job += ["--data", "flickr8k", "--data-root", args.data_root]
+    work = args.work or Path(tempfile.mkdtemp(prefix="side_by_side_"))
+    work.mkdir(parents=True, exist_ok=True)
+    parts = [s for s in args.seed_parts.split(",") if s]
+
+    record = {"machine": machine_info(), "checkouts": {}, "systems": args.systems.split(","), "runs": {}}
+    for side, checkout in checkouts.items():
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+        record["checkouts"][side] = {"path": str(checkout), "commit": rev.stdout.strip() or None}
+    for phase in ("cold", "warm"):
+        for side in SIDES:
+            cache = work / f"cache_{side}"
+            if phase == "cold":
+                _seed(cache, args.seed_cache, parts)
+            table_out = work / f"table_{side}_{phase}.json"
+            load = os.getloadavg()[0]
+            table_s = _run(checkouts[side], ["benchmarks/hodosh_table.py", *data, "--systems", args.systems,
+                                             "--no-karpathy", "--force", "--out", str(table_out)],
+                           cache, work / f"table_{side}_{phase}.log")
+            run = {"table_s": table_s, "load_average_before": load, "systems": _table_systems(table_out)}
+            if not args.no_main_job:
+                run["main_job_s"] = _run(checkouts[side], [*main_job, "--out", str(work / f"fit_{side}_{phase}.json")],
+                                         cache, work / f"fit_{side}_{phase}.log")
+            record["runs"][f"{side}_{phase}"] = run
+            print(f"{side} {phase}: table {table_s:.1f} s" +
+                  (f", main job {run['main_job_s']:.1f} s" if "main_job_s" in run else ""), flush=True)
+        before, after = record["runs"][f"before_{phase}"], record["runs"][f"after_{phase}"]
+        record[f"{phase}_speedup_table"] = before["table_s"] / after["table_s"]
+        if not args.no_main_job:
+            record[f"{phase}_speedup_main_job"] = before["main_job_s"] / after["main_job_s"]
+        record[f"{phase}_rank_agreement"] = _rank_agreement(before["systems"], after["systems"])
+    for run in record["runs"].values():
+        for system in run["systems"].values():
+            system.pop("ranks")  # compared above; the table's own record keeps them
+    write_results(args.out, record)
+    for phase in ("cold", "warm"):
+        print(f"{phase}: table {record[f'{phase}_speedup_table']:.2f}x faster" +
+              (f", main job {record[f'{phase}_speedup_main_job']:.2f}x" if not args.no_main_job else ""))
+    return record
+
+
+if __name__ == "__main__":
+    run_main(main)
