@@ -350,3 +350,16 @@ def test_memory_caches_solutions_per_setting(tmp_path):
     assert "cross" in vars(again._decomposition)
     np.testing.assert_allclose(third.canonical_correlations_,
                                KCCA(n_components=3, reg=1.0).fit(Kx, Ky).canonical_correlations_, rtol=1e-12)
+
+
+@given(k=st.integers(1, 12), extra=st.integers(0, 40), seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=30, deadline=None)
+def test_thin_svd_of_a_wide_matrix_through_its_qr_factors_is_an_svd(k, extra, seed):
+    from kcca_desc.kcca.spectral import _svd_of_wide
+
+    S = np.random.default_rng(seed).standard_normal((k, k + extra))
+    U, sigma, Vt = _svd_of_wide(S)
+    np.testing.assert_allclose(sigma, np.linalg.svd(S, compute_uv=False), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose((U * sigma) @ Vt, S, atol=1e-10)
+    np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(Vt @ Vt.T, np.eye(k), atol=1e-10)
