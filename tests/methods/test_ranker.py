@@ -197,3 +197,18 @@ def test_grid_of_shared_projections_equals_direct_solves(data, solve_dtype, atol
         x, y = direct.transform(Kx_dev, Ky_dev)
         expected = (x / np.linalg.norm(x, axis=1, keepdims=True)) @ (y / np.linalg.norm(y, axis=1, keepdims=True)).T
         np.testing.assert_allclose(shared[(n, reg)], expected, atol=atol, err_msg=f"n={n}, reg={reg}")
+
+
+def test_systems_sharing_the_image_view_decompose_it_once(data, monkeypatch):
+    """A table of systems with one image kernel factorises the image view once (Hodosh's table: ~27
+    systems): the first system's spectrum is what the others read back, from memory."""
+    from kcca_desc.kcca import memory
+
+    decomposed = []
+    real = memory.spectrum_from_kernel
+    monkeypatch.setattr(memory, "spectrum_from_kernel", lambda K, name: decomposed.append(name) or real(K, name))
+    train, dev = data.subset("train"), data.view("dev")
+    for text_kernel in ("bow5", "bow1", "tri5"):
+        small_ranker(text_kernel=text_kernel, random_state=11).fit(train, dev=dev)
+    images = [name for name in decomposed if "images" in name]
+    assert len(images) == 1 and len(decomposed) == 4, decomposed
