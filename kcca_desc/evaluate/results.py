@@ -64,7 +64,7 @@ from .ranks import METRIC_KEYS, TASKS
 
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
-    "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure",
+    "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
 ]
 
 # The columns of every table, per task.
@@ -341,14 +341,25 @@ def _task_columns(results: Sequence[Result]) -> list[tuple[str, str]]:
     return list(columns)
 
 
-def _task_cell(result: Result, task: str, name: str, ci: bool, ci_format: str) -> str:
-    value, interval = task_figures(result.extras.get("tasks", {}).get(task, {})).get(name, (None, None))
+def task_cell(metrics: Mapping, name: str, *, ci: bool = True, ci_format: str = " [{}, {}]") -> str:
+    """One task figure of ``metrics`` as the tables print it, with its interval (if ``ci`` and recorded).
+
+    An empty string where ``metrics`` has no such figure.
+
+    >>> task_cell({"AP": 71.25, "ci": {"AP": [64.0, 78.5]}}, "AP")
+    '71.2 [64, 78.5]'
+    """
+    value, interval = task_figures(metrics).get(name, (None, None))
     if value is None:
         return ""
     text = format_task_figure(value)
     if ci and interval is not None:
         text += ci_format.format(*map(format_task_figure, interval))
     return text
+
+
+def _task_cell(result: Result, task: str, name: str, ci: bool, ci_format: str) -> str:
+    return task_cell(result.extras.get("tasks", {}).get(task, {}), name, ci=ci, ci_format=ci_format)
 
 
 def _task_rows(results: Sequence[Result], ci: bool,
