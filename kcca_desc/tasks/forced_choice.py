@@ -50,8 +50,8 @@ def forced_choice_metrics(candidate_scores: np.ndarray, *, n_resamples: int = N_
     ``"ci_settings"`` the bootstrap's settings, as in a retrieval result.
     """
     s = np.asarray(candidate_scores, dtype=np.float64)
-    if s.ndim != 2 or s.shape[1] < 2:
-        raise DataError(f"candidate_scores must be (n_queries, N >= 2), got shape {s.shape}")
+    if s.ndim != 2 or s.shape[0] < 1 or s.shape[1] < 2:
+        raise DataError(f"candidate_scores must be (n_queries >= 1, N >= 2), got shape {s.shape}")
     if not np.all(np.isfinite(s)):
         raise DataError("candidate_scores contain NaN or infinite values")
     return {

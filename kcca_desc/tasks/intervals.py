@@ -19,6 +19,7 @@ import numpy as np
 
 from .._core.errors import DataError
 from ..evaluate.statistics import CONFIDENCE, N_RESAMPLES, bootstrap_intervals, interval_settings
+from .metrics import pearson_r
 
 __all__ = ["forced_choice_intervals", "off_topic_intervals", "pearson_interval", "resampled_leave_one_out_accuracy"]
 
@@ -197,16 +198,16 @@ def pearson_interval(x, y, *, n_resamples: int = N_RESAMPLES, confidence: float 
     """Interval of Pearson r (:func:`~kcca_desc.tasks.metrics.pearson_r`), resampling the pairs.
 
     A draw in which either sample is constant has no r and is left out (the interval is
-    conditional on r being defined); at least one draw must have one.
+    conditional on r being defined); some draw has one unless a sample is constant, which
+    raises as :func:`~kcca_desc.tasks.metrics.pearson_r` does.
 
     Returns
     -------
     dict
         ``{"ci": [low, high], "ci_settings": {...}}``.
     """
+    pearson_r(x, y)  # the checks of the figure itself: shapes, NaN, a constant sample
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if x.ndim != 1 or x.shape != y.shape or len(x) < 2:
-        raise DataError(f"pearson_interval: need two 1-D samples of one length >= 2, got {x.shape} and {y.shape}")
     settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     (low, high), = bootstrap_intervals({"r": lambda idx: _pearson_rows(x[idx], y[idx])}, x.size,
                                        **settings).values()

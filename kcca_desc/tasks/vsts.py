@@ -150,9 +150,9 @@ def cosine_similarity_correlations(sim, text, image, *, n_resamples: int = N_RES
     cosines = {name: np.sum(_unit(left) * _unit(right), axis=1)
                for name, (left, right) in _representations(text, image).items()}
     settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    figures = {name: pearson_r(cosine, sim) for name, cosine in cosines.items()}
     intervals = {name: pearson_interval(cosine, sim, **settings) for name, cosine in cosines.items()}
-    return {**{name: pearson_r(cosine, sim) for name, cosine in cosines.items()},
-            "ci": {name: interval["ci"] for name, interval in intervals.items()},
+    return {**figures, "ci": {name: interval["ci"] for name, interval in intervals.items()},
             "ci_settings": next(iter(intervals.values()))["ci_settings"]}
 
 

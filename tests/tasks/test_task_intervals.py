@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kcca_desc.evaluate.statistics import bootstrap_ci
+from kcca_desc.evaluate.statistics import bootstrap_ci, bootstrap_intervals
 from kcca_desc.tasks import (average_precision, cosine_similarity_correlations, forced_choice_metrics,
                              leave_one_out_threshold_accuracy, off_topic_metrics, pearson_interval, pearson_r,
                              precision_at_k)
@@ -62,9 +62,17 @@ def test_pearson_interval_equals_a_reference_bootstrap_and_skips_constant_draws(
     assert pearson_interval(x, y, n_resamples=400, seed=7)["ci"] == pytest.approx(list(reference))
 
 
-def test_pearson_interval_of_an_undefined_correlation_raises():
-    with pytest.raises(ValueError, match="undefined on every resample"):
+def test_undefined_figures_raise_one_clear_error():
+    with pytest.raises(ValueError, match="constant"):
         pearson_interval([1.0, 1.0, 1.0], [0.0, 1.0, 2.0], n_resamples=50)
+    with pytest.raises(ValueError, match="NaN"):
+        pearson_interval([1.0, np.nan, 3.0], [0.0, 1.0, 2.0], n_resamples=50)
+    with pytest.raises(ValueError, match="undefined on every resample"):
+        bootstrap_intervals({"r": lambda idx: np.full(len(idx), np.nan)}, 3, n_resamples=10)
+    with pytest.raises(ValueError, match="one label per item"):
+        bootstrap_intervals({"r": lambda idx: idx.mean(axis=1)}, 3, strata=[0, 1], n_resamples=10)
+    with pytest.raises(ValueError, match="n_queries >= 1"):
+        forced_choice_metrics(np.empty((0, 3)))
 
 
 @settings(max_examples=40, deadline=None)
