@@ -287,7 +287,8 @@ class Comparison:
         legend = ", ".join(f"{marker} p < {threshold}" for threshold, marker in MARKERS)
         text = _markdown(*self._cells()) + f"\nReference: {_reference_text(self.reference)}; {legend}.\n"
         if self.task_rows:
-            text += "\nOther tasks (figures and intervals as the runs stored them):\n\n" + _markdown(*self._task_cells())
+            text += ("\nOther tasks (figures and intervals as the runs stored them):\n\n"
+                     + _markdown(*self._task_cells()))
         return text
 
     def to_latex(self) -> str:
