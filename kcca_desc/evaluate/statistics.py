@@ -355,7 +355,7 @@ def bootstrap_intervals(statistics: Mapping[str, Callable[[np.ndarray], np.ndarr
         Items in the sample.
     strata : array-like of shape (n_items,), optional
         A stratum label per item; each stratum is resampled on its own, keeping its size
-        (the stratified bootstrap, Davison & Hinkley 1997, §3.2.2), e.g. positives and
+        (the stratified bootstrap of several samples, Davison & Hinkley 1997, §3.2), e.g. positives and
         negatives of a detection task, so that every draw has both classes.
     n_resamples, confidence, seed : as :func:`bootstrap_ci`.
 
@@ -371,7 +371,7 @@ def bootstrap_intervals(statistics: Mapping[str, Callable[[np.ndarray], np.ndarr
     """
     if int(n_items) != n_items or n_items < 1:
         raise DataError(f"bootstrap_intervals: need at least one item, got {n_items}")
-    _check_bootstrap([0.0], n_resamples, confidence, "bootstrap_intervals")
+    _check_bootstrap([0.0], n_resamples, confidence, "bootstrap_intervals")  # the settings, as every interval
     members = None
     if strata is not None:
         strata = np.asarray(strata)
