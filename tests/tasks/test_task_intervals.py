@@ -138,3 +138,21 @@ def test_forced_choice_accuracy_interval_is_the_bootstrap_of_the_hits():
     hits = 100.0 * (s[:, 0] > s[:, 1:].max(axis=1))
     assert forced_choice_metrics(s, n_resamples=250, seed=2)["ci"]["accuracy"] == pytest.approx(
         list(bootstrap_ci(hits, n_resamples=250, seed=2)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=8), st.lists(st.integers(0, 4), min_size=1, max_size=8),
+       st.integers(0, 2**16))
+def test_off_topic_intervals_match_the_reference_on_tied_scores(on_topic, off_topic, seed):
+    # Small integer affinities tie within and across the classes, where the order of a draw matters most.
+    affinity = np.array(on_topic + off_topic, dtype=float)
+    labels = np.array([0] * len(on_topic) + [1] * len(off_topic))
+    k = min(3, labels.size)
+    m = off_topic_metrics(affinity, labels, k=k, n_resamples=20, seed=seed)
+    draws = np.sort(reference_draws(labels.size, 20, seed, strata=labels), axis=1)
+    x = -affinity
+    reference = {"AP": [average_precision(x[d], labels[d]) for d in draws],
+                 f"P@{k}": [precision_at_k(x[d], labels[d], k) for d in draws],
+                 "accuracy": [leave_one_out_threshold_accuracy(x[d], labels[d]) for d in draws]}
+    for name, values in reference.items():
+        assert m["ci"][name] == pytest.approx(list(percentile(100 * np.array(values))), abs=1e-9), name
