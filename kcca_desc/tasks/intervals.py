@@ -138,9 +138,9 @@ def _loo_accuracy(scores: np.ndarray, labels: np.ndarray, idx: np.ndarray) -> np
     pick_left, pick_middle = q < n_left, (q == n_left) & (n_middle == 1)
     cut = np.where(pick_left, left_cut, np.where(pick_middle, j, right_cut))
     # The threshold between the sorted scores around the cut, without item j; -inf / +inf at the ends.
-    below = cut - 1
-    above = np.where(pick_left, cut, cut + np.where(pick_middle, 1, 0))
-    lower_end = np.where(pick_left | pick_middle, cut == 0, False)
+    # The merged cut lies between j - 1 and j + 1; any other between cut - 1 and cut.
+    below, above = cut - 1, cut + pick_middle
+    lower_end = (pick_left | pick_middle) & (cut == 0)
     upper_end = np.where(pick_middle, j == m - 1, ~pick_left & (cut == m))
     threshold = (np.take_along_axis(s, np.clip(below, 0, m - 1), axis=1)
                  + np.take_along_axis(s, np.clip(above, 0, m - 1), axis=1)) / 2
