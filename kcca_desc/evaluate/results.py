@@ -358,12 +358,11 @@ def task_cell(metrics: Mapping, name: str, *, ci: bool = True, ci_format: str = 
     return text
 
 
-def _task_cell(result: Result, task: str, name: str, ci: bool, ci_format: str) -> str:
-    return task_cell(result.extras.get("tasks", {}).get(task, {}), name, ci=ci, ci_format=ci_format)
+def _task_cell(result: Result, task: str, name: str, ci: bool) -> str:
+    return task_cell(result.extras.get("tasks", {}).get(task, {}), name, ci=ci)
 
 
-def _task_rows(results: Sequence[Result], ci: bool,
-               ci_format: str = " [{}, {}]") -> tuple[list[str], list[list[str]]] | None:
+def _task_rows(results: Sequence[Result], ci: bool) -> tuple[list[str], list[list[str]]] | None:
     """Header and rows of the other tasks' table, or None when no result has task figures."""
     columns = _task_columns(results)
     if not columns:
@@ -371,7 +370,7 @@ def _task_rows(results: Sequence[Result], ci: bool,
     ident = _varying(results)
     header = ["System", *[k.capitalize() for k in ident],
               *[f"{task.replace('_', ' ').capitalize()} {name.replace('_', ' ')}" for task, name in columns]]
-    rows = [[r.system, *[getattr(r, k) for k in ident], *[_task_cell(r, t, n, ci, ci_format) for t, n in columns]]
+    rows = [[r.system, *[getattr(r, k) for k in ident], *[_task_cell(r, t, n, ci) for t, n in columns]]
             for r in results]
     return header, rows
 
@@ -443,7 +442,7 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
                     interval = r.extras.get("ci", {}).get(task, {}).get(m)
                     row += [format_bound(v) for v in interval] if interval is not None else ["", ""]
         for task, name in task_columns:
-            row.append(_task_cell(r, task, name, False, ""))
+            row.append(_task_cell(r, task, name, False))
             if ci:
                 interval = task_figures(r.extras.get("tasks", {}).get(task, {})).get(name, (None, None))[1]
                 row += [format_task_figure(v) for v in interval] if interval is not None else ["", ""]
