@@ -59,8 +59,10 @@ from kcca_bench import (PeakMemory, add_output_arguments, fill_defaults, output_
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.flickr8k import load_flickr8k
 from kcca_desc.evaluate import add_confidence_intervals, evaluate_fitted, to_markdown
+from kcca_desc.evaluate.results import task_cell, task_figures
 from kcca_desc.tasks import (cosine_similarity_correlations, evaluate_forced_choice, evaluate_off_topic,
-                             fit_siamese_regressor, load_vsts, pearson_r, seen_images, siamese_features)
+                             fit_siamese_regressor, load_vsts, pearson_interval, pearson_r, seen_images,
+                             siamese_features)
 
 
 # The issue's target for the feature bridge (issue #7; docs/design.md): linear CCA over
@@ -295,22 +297,26 @@ def trainable_vsts(data: Dataset, methods: dict, args) -> list[dict]:
             cosine = np.sum(left * right, axis=1) / np.maximum(
                 np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1), 1e-12)
             metrics[f"pearson_text_cosine_{split}"] = pearson_r(cosine, pairs.sim)
+            interval = pearson_interval(cosine, pairs.sim)
+            metrics.setdefault("ci", {})[f"pearson_text_cosine_{split}"] = interval["ci"]
+            metrics["ci_settings"] = interval["ci_settings"]
         out.append({"system": name, "dataset": "vsts-flickr8k", "split": "authors", "task": "vsts",
                     "metrics": metrics, "params": {"text": "cosine of the model's sentence vectors"}})
     return out
 
 
 def rei_ablation_markdown(tasks: list[dict]) -> str:
-    """The Rei ablation as one table: forced choice and off-topic figures per step."""
+    """The Rei ablation as one table: forced choice and off-topic figures per step, with their intervals."""
     by = {(t["system"], t["task"]): t["metrics"] for t in tasks}
     lines = ["| step | forced choice 1-of-6 accuracy | off-topic AP | off-topic P@k | off-topic accuracy |",
              "|---|---|---|---|---|"]
     for name in ("rei_baseline", "rei_dropout", "rei_gating", "rei"):
         if (name, "off_topic") in by:
             off = by[(name, "off_topic")]
-            p_at = next(v for k, v in off.items() if k.startswith("P@"))
-            lines.append(f"| {name} | {by[(name, 'forced_choice')]['accuracy']:.1f} | {off['AP']:.1f} | {p_at:.1f} "
-                         f"| {off['accuracy']:.1f} |")
+            p_at = next(k for k in off if k.startswith("P@"))
+            cells = [task_cell(by[(name, "forced_choice")], "accuracy"),
+                     *(task_cell(off, k) for k in ("AP", p_at, "accuracy"))]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -368,8 +374,10 @@ def vsts_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
                 return pick[0], pick[1], splits[s].sim
             model, info = fit_siamese_regressor(side("train"), side("dev"), seed=0)
             left, right, sim = side("test")
-            supervised[kind] = {"test_pearson": pearson_r(model.predict(siamese_features(left, right)), sim),
-                                "hidden": info["hidden"]}
+            predicted = model.predict(siamese_features(left, right))
+            interval = pearson_interval(predicted, sim)
+            supervised[kind] = {"test_pearson": pearson_r(predicted, sim), "hidden": info["hidden"],
+                                "ci": {"test_pearson": interval["ci"]}, "ci_settings": interval["ci_settings"]}
         metrics["siamese"] = supervised
         out.append({"system": system, "dataset": "vsts-flickr8k", "split": "authors",
                     "task": "vsts", "metrics": metrics,
@@ -379,13 +387,18 @@ def vsts_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
 
 
 def tasks_markdown(tasks: list[dict]) -> str:
-    lines = ["| system | task | metrics |", "|---|---|---|"]
+    """Every task figure (nested ones by their path) with its interval."""
+    lines = ["| system | task | figures |", "|---|---|---|"]
+
+    def figures(metrics: dict, prefix: str = "") -> list[str]:
+        out = [f"{prefix}{name} {task_cell(metrics, name)}" for name in task_figures(metrics)]
+        for key, value in metrics.items():
+            if isinstance(value, dict) and key not in ("ci", "ci_settings"):
+                out += figures(value, f"{prefix}{key}.")
+        return out
+
     for t in tasks:
-        m = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in t["metrics"].items()
-             if not isinstance(v, dict)}
-        nested = {k: {kk: (round(vv, 3) if isinstance(vv, float) else vv) for kk, vv in v.items()}
-                  for k, v in t["metrics"].items() if isinstance(v, dict)}
-        lines.append(f"| {t['system']} | {t['task']} | {json.dumps({**m, **nested})} |")
+        lines.append(f"| {t['system']} | {t['task']} | {'; '.join(figures(t['metrics']))} |")
     return "\n".join(lines)
 
 

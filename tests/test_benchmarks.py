@@ -34,6 +34,7 @@ from kcca_bench import (
     write_results,
 )
 from kcca_desc.evaluate import TASKS, Result, result_from_scores, retrieval_metrics
+from kcca_desc.evaluate.results import task_figures
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 RESULTS = BENCHMARKS / "results"
@@ -155,6 +156,23 @@ def run_quick(script: str, out: Path, *extra: str, env: dict | None = None) -> s
                           capture_output=True, text=True, timeout=300, env=env, cwd=out.parent)
 
 
+def check_task_intervals(where: str, metrics: dict) -> None:
+    """Every figure of a task record (nested ones too) has a finite interval.
+
+    Whether it contains the figure is tested on samples of some size (tests/tasks); a quick
+    run's handful of items may skew a percentile interval off it.
+    """
+    figures = task_figures(metrics)
+    for name, (value, interval) in figures.items():
+        assert interval is not None, f"{where}: {name} has no interval"
+        assert np.isfinite(interval).all() and interval[0] <= interval[1], f"{where}: {name} {interval}"
+    if figures:
+        assert metrics["ci_settings"]["method"] == "percentile bootstrap", where
+    for key, value in metrics.items():
+        if isinstance(value, dict) and key not in ("ci", "ci_settings"):
+            check_task_intervals(f"{where}.{key}", value)
+
+
 def test_every_benchmark_has_its_expected_keys_listed():
     assert sorted(EXPECTED_KEYS) == SCRIPTS, "add the new benchmark's record keys to EXPECTED_KEYS"
 
@@ -180,6 +198,9 @@ def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, tmp_p
         f"{script}: {len(found)} retrieval results; list the script in RETRIEVAL if and only if it has some"
     for where, result in found:
         check_ranks(f"{script}: {where}", result)
+    for entry in records:
+        if "task" in entry:
+            check_task_intervals(f"{script}: {entry['system']} {entry['task']}", entry["metrics"])
     assert _results_state() == before, f"{script} --quick changed benchmarks/results/"
 
 

@@ -202,3 +202,24 @@ def test_csv_rounds_figures_as_the_markdown_table_shows_them(tmp_path):
         assert cells[7] == md_cells[6] and cells[8] == md_cells[7]
         assert len(cells[4].split(".")[-1]) <= 1 or "." not in cells[4]
     assert any(row["value"] != round(row["value"], 1) for row in comparison.rows)  # rounding did something
+
+
+def test_task_figures_are_listed_with_their_stored_intervals_in_every_format(tmp_path):
+    tasks = {"forced_choice": {"accuracy": 62.5, "mean_positive": 0.41, "n_queries": 8,
+                               "ci": {"accuracy": [37.5, 87.5], "mean_positive": [0.3, 0.52]},
+                               "ci_settings": {"method": "percentile bootstrap"}}}
+    runs = [Run(make_result([1, 5, 3, 9], [2, 1, 4, 4], "A", extras={"tasks": tasks}), "a.json"),
+            Run(make_result([2, 1, 3, 7], [1, 1, 8, 2], "B", extras={"tasks": {"off_topic": {"AP": 71.25}}}),
+                "b.json")]
+    comparison = compare_runs(runs, n_resamples=20, n_permutations=20)
+    shown = {(row["system"], row["metric"]): (row["value"], row["ci_low"], row["ci_high"])
+             for row in comparison.task_rows}
+    # Counts are no figures; a figure stored without an interval is listed without one.
+    assert shown == {("A", "accuracy"): (62.5, 37.5, 87.5), ("A", "mean_positive"): (0.41, 0.3, 0.52),
+                     ("B", "AP"): (71.25, None, None)}
+    markdown = comparison.to_markdown()
+    assert "| hodosh | forced_choice | accuracy | A | 62.5 | [37.5, 87.5] |" in markdown
+    assert "| hodosh | off_topic | AP | B | 71.2 |  |" in markdown
+    assert "hodosh,forced_choice,mean_positive,A,0.41,0.3,0.52,,,," in comparison.to_csv()
+    assert r"forced\_choice & mean\_positive & A & 0.41 & [0.3, 0.52] \\" in comparison.to_latex()
+    assert json.loads(comparison.to_json())["task_rows"] == comparison.task_rows

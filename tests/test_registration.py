@@ -17,6 +17,7 @@ from kcca_desc.kernels.image.features import as_float_grey, grid_positions
 from kcca_desc.kernels.text import document_idf, trigram_kernel
 from kcca_desc.kernels.text.similarity import (AlignmentSimilarity, AverageSimilarity, DistributionalSimilarity,
                                                MaxSimilarity)
+from kcca_desc.evaluate.results import format_task_figure
 from kcca_desc.data import make_synthetic
 from kcca_desc.methods import ImageSentenceRanker, NearestNeighbour
 from kcca_desc.methods.registry import SYSTEMS, Setting, System
@@ -219,7 +220,8 @@ def test_toy_kernel_system_and_task_run_through_the_command_line(toys, tmp_path,
     assert main(SMALL + ["--method", "toy", "--text-kernel", "toy_shared_words", "--toy-offset", "0.5",
                          "--task", "retrieval,toy_task", "--protocol", "both", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "toy toy_shared_words + 0.5" in printed and "toy_task (karpathy)" in printed
+    # The task's figure is printed in the tasks' table, one row per protocol.
+    assert "toy toy_shared_words + 0.5" in printed and "Toy task score sum" in printed
     results = json.loads(out.read_text())
     assert [r["protocol"] for r in results] == ["hodosh", "karpathy"]
 
@@ -290,3 +292,12 @@ def test_builtin_tasks_run_on_a_view(tmp_path):
     assert set(result["tasks"]) == {"forced_choice", "off_topic"}
     assert result["tasks"]["forced_choice"]["n_choices"] == 6
     assert result["tasks"]["off_topic"]["n_pairs"] == 2 * result["annotation"]["n_queries"]
+    # Every task figure has its interval, in the retrieval layout, and the tables show it.
+    for task, figures in {"forced_choice": {"accuracy", "mean_positive", "mean_negative"},
+                          "off_topic": {"AP", "accuracy"}}.items():
+        metrics = result["tasks"][task]
+        assert set(metrics["ci"]) == {k for k, v in metrics.items() if isinstance(v, float)} >= figures
+        assert metrics["ci_settings"]["method"] == "percentile bootstrap"
+        assert all(low <= metrics[name] <= high for name, (low, high) in metrics["ci"].items())
+    low, high = result["tasks"]["off_topic"]["ci"]["AP"]
+    assert f"[{format_task_figure(low)}, {format_task_figure(high)}]" in out.with_suffix(".md").read_text()

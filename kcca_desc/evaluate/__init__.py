@@ -20,7 +20,9 @@ from .statistics import (
     add_confidence_intervals,
     add_significance,
     bootstrap_ci,
+    bootstrap_intervals,
     cohens_kappa,
+    interval_settings,
     kendall_tau,
     mcnemar_test,
     metric_cis,
@@ -35,6 +37,7 @@ __all__ = [
     "Result", "to_markdown", "to_csv", "to_latex", "format_table", "save_results", "load_results",
     "crowd_relevance", "crowd_metrics", "first_caption_metrics", "judgment_metrics", "unigram_bleu", "rouge1_recall",
     "simple_tokenize", "EXPERT_THRESHOLDS",
-    "mcnemar_test", "paired_randomization_test", "bootstrap_ci", "metric_cis", "spearman_rho",
+    "mcnemar_test", "paired_randomization_test", "bootstrap_ci", "metric_cis", "bootstrap_intervals",
+    "interval_settings", "spearman_rho",
     "kendall_tau", "cohens_kappa", "add_confidence_intervals", "add_significance",
 ]

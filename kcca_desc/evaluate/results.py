@@ -32,6 +32,12 @@ and significance markers from ``extras["significance"][task][metric] = p``
 (a marker when ``p < alpha``), as written by
 :func:`kcca_desc.evaluate.statistics.add_confidence_intervals` and
 :func:`kcca_desc.evaluate.statistics.add_significance`.
+
+The other tasks' figures (forced choice, off-topic detection...; :mod:`kcca_desc.tasks`) are
+recorded under ``extras["tasks"][task]``, their intervals beside them in the same layout,
+``extras["tasks"][task]["ci"][figure] = [low, high]`` with ``"ci_settings"``.  Every table
+adds them: a second table of one row per result (Markdown, LaTeX, terminal), or further
+``task_figure`` columns (CSV); :func:`task_figures` reads them.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ from .ranks import METRIC_KEYS, TASKS
 
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
-    "save_results", "load_results", "dumps_json",
+    "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
 ]
 
 # The columns of every table, per task.
@@ -301,6 +307,79 @@ def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
     return header, rows
 
 
+def task_figures(metrics: Mapping) -> dict[str, tuple[float, list[float] | None]]:
+    """The figures of one task's metrics (its float entries) with their intervals, where recorded.
+
+    Counts (``n_pairs``, ``n_queries``), settings and nested records are not figures.
+
+    >>> task_figures({"accuracy": 50.0, "n_queries": 8, "ci": {"accuracy": [25.0, 75.0]}})
+    {'accuracy': (50.0, [25.0, 75.0])}
+    """
+    intervals = metrics.get("ci", {})
+    return {name: (value, intervals.get(name)) for name, value in metrics.items()
+            if isinstance(value, float)}
+
+
+def format_task_figure(value: float) -> str:
+    """A task figure or bound as the tables print it: three significant digits, whole from 100 on.
+
+    Task figures are percentages (accuracy, AP) or scores and correlations near zero, so a
+    fixed number of decimals would hide the second kind.
+
+    >>> format_task_figure(45.2611), format_task_figure(0.72049), format_task_figure(2371.4)
+    ('45.3', '0.72', '2371')
+    """
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _task_columns(results: Sequence[Result]) -> list[tuple[str, str]]:
+    """(task, figure) of every task figure of ``results``, in the order first met."""
+    columns: dict[tuple[str, str], None] = {}
+    for r in results:
+        for task, metrics in r.extras.get("tasks", {}).items():
+            columns.update(dict.fromkeys((task, name) for name in task_figures(metrics)))
+    return list(columns)
+
+
+def task_cell(metrics: Mapping, name: str, *, ci: bool = True, ci_format: str = " [{}, {}]") -> str:
+    """One task figure of ``metrics`` as the tables print it, with its interval (if ``ci`` and recorded).
+
+    An empty string where ``metrics`` has no such figure.
+
+    >>> task_cell({"AP": 71.25, "ci": {"AP": [64.0, 78.5]}}, "AP")
+    '71.2 [64, 78.5]'
+    """
+    value, interval = task_figures(metrics).get(name, (None, None))
+    if value is None:
+        return ""
+    text = format_task_figure(value)
+    if ci and interval is not None:
+        text += ci_format.format(*map(format_task_figure, interval))
+    return text
+
+
+def _task_cell(result: Result, task: str, name: str, ci: bool) -> str:
+    return task_cell(result.extras.get("tasks", {}).get(task, {}), name, ci=ci)
+
+
+def _task_rows(results: Sequence[Result], ci: bool) -> tuple[list[str], list[list[str]]] | None:
+    """Header and rows of the other tasks' table, or None when no result has task figures."""
+    columns = _task_columns(results)
+    if not columns:
+        return None
+    ident = _varying(results)
+    header = ["System", *[k.capitalize() for k in ident],
+              *[f"{task.replace('_', ' ').capitalize()} {name.replace('_', ' ')}" for task, name in columns]]
+    rows = [[r.system, *[getattr(r, k) for k in ident], *[_task_cell(r, t, n, ci) for t, n in columns]]
+            for r in results]
+    return header, rows
+
+
+def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
+            *["| " + " | ".join(row) + " |" for row in rows]]
+
+
 def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
     """A Markdown table, one row per result.
 
@@ -314,10 +393,14 @@ def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0
     marker : str, default="*"
         Appended to a figure whose ``extras["significance"]`` p-value is below
         ``alpha``.
+
+    Results with other tasks' figures (``extras["tasks"]``) get a second table below, one
+    row per result, with their intervals under ``ci``.
     """
-    header, rows = _rows(results, ci, alpha, marker)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines = _markdown(*_rows(results, ci, alpha, marker))
+    tasks = _task_rows(results, ci)
+    if tasks is not None:
+        lines += ["", *_markdown(*tasks)]
     return "\n".join(lines) + "\n"
 
 
@@ -328,7 +411,8 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
     (one decimal; a whole median rank without one), so a spreadsheet shows what the paper's table
     shows; the full precision stays in the results JSON (:func:`save_results`). With ``ci``,
     ``task_metric_ci_low`` / ``_ci_high`` columns follow each metric (empty where no interval was
-    computed).
+    computed). The other tasks' figures follow as ``task_figure`` columns (three significant
+    digits, :func:`format_task_figure`), with their intervals under ``ci``.
     """
     if not results:
         raise DataError("a results table needs at least one result")
@@ -338,6 +422,11 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
             columns.append(f"{task}_{m}")
             if ci and m != "n_queries":
                 columns += [f"{task}_{m}_ci_low", f"{task}_{m}_ci_high"]
+    task_columns = _task_columns(results)
+    for task, name in task_columns:
+        columns.append(f"{task}_{name}")
+        if ci:
+            columns += [f"{task}_{name}_ci_low", f"{task}_{name}_ci_high"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
@@ -352,6 +441,11 @@ def to_csv(results: Sequence[Result], ci: bool = False) -> str:
                 if ci:
                     interval = r.extras.get("ci", {}).get(task, {}).get(m)
                     row += [format_bound(v) for v in interval] if interval is not None else ["", ""]
+        for task, name in task_columns:
+            row.append(_task_cell(r, task, name, False))
+            if ci:
+                interval = task_figures(r.extras.get("tasks", {}).get(task, {})).get(name, (None, None))[1]
+                row += [format_task_figure(v) for v in interval] if interval is not None else ["", ""]
         writer.writerow(row)
     return buffer.getvalue()
 
@@ -383,14 +477,27 @@ def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05
         cells = [latex_escape(c).replace("\0", marker) for c in row]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    tasks = _task_rows(results, ci)
+    if tasks is not None:
+        header, rows = tasks
+        n_ident = len(header) - len(_task_columns(results))
+        lines += ["", r"\bigskip", "", rf"\begin{{tabular}}{{{'l' * n_ident + 'r' * (len(header) - n_ident)}}}",
+                  r"\toprule", " & ".join(map(latex_escape, header)) + r" \\", r"\midrule",
+                  *[" & ".join(map(latex_escape, row)) + r" \\" for row in rows], r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
 
 def format_table(results: Iterable[Result], *, ci: bool = False, alpha: float = 0.05) -> str:
     """A plain-text table for the terminal (aligned columns), as the CLI prints it."""
-    header, rows = _rows(list(results), ci, alpha, "*")
+    results = list(results)
+    text = _aligned(*_rows(results, ci, alpha, "*"), n_ident=1 + len(_varying(results)))
+    tasks = _task_rows(results, ci)
+    return text if tasks is None else text + "\n" + _aligned(*tasks, n_ident=1 + len(_varying(results)))
+
+
+def _aligned(header: list[str], rows: list[list[str]], n_ident: int) -> str:
+    """Columns padded to one width: identity columns left-aligned, figures right-aligned."""
     widths = [max(len(x) for x in column) for column in zip(header, *rows)]
-    n_ident = len(header) - 2 * len(TABLE_METRICS)
 
     def line(cells):
         return "  ".join(c.ljust(w) if i < n_ident else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))

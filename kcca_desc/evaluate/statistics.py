@@ -10,7 +10,8 @@ score) are compared query by query, as in Hodosh, Young & Hockenmaier
   rank, median rank, R-precision, expert score); Fisher's test
   (Sections 4.2.1, 4.3.3).
 - :func:`bootstrap_ci`, :func:`metric_cis` — percentile bootstrap intervals
-  (not in the paper; see ``docs/design.md``).
+  (not in the paper; see ``docs/design.md``); :func:`bootstrap_intervals` — the same
+  intervals of any statistics of one sample (the other tasks' figures), stratified on request.
 - :func:`spearman_rho`, :func:`kendall_tau` — agreement of two rankings of
   systems (Section 4.3.5); :func:`cohens_kappa` — agreement of two raters
   (Section 4.3.2 and Appendix A).
@@ -38,7 +39,8 @@ from .results import Result
 
 __all__ = [
     "McNemarResult", "RandomizationResult", "mcnemar_test", "paired_randomization_test",
-    "bootstrap_ci", "metric_cis", "spearman_rho", "kendall_tau", "cohens_kappa",
+    "bootstrap_ci", "metric_cis", "bootstrap_intervals", "interval_settings", "spearman_rho", "kendall_tau",
+    "cohens_kappa",
     "add_confidence_intervals", "add_significance", "paired_tests",
     "N_RESAMPLES", "N_PERMUTATIONS", "CONFIDENCE",
 ]
@@ -218,14 +220,26 @@ def paired_randomization_test(a, b, *, statistic: Callable | str = "mean", n_per
     return RandomizationResult(observed, float(pvalue), total, exact)
 
 
-def _resampled(values: np.ndarray, statistic: Callable, n_resamples: int, seed: int) -> np.ndarray:
+def _index_batches(n_items: int, n_resamples: int, seed: int, strata: Sequence[np.ndarray] | None = None):
+    """Bootstrap draws in batches: ``(start, stop, idx)``, ``idx`` of shape (stop - start, n_items).
+
+    Row r of ``idx`` holds the items of draw ``start + r``, drawn with replacement (seeded).
+    With ``strata`` (arrays of item indices that partition the items) each stratum is
+    resampled on its own, keeping its size, its draws in the columns of its members; one
+    stratum of all items gives the unstratified draws, draw for draw.
+    """
     rng = np.random.default_rng(seed)
-    n = values.size
-    batch = max(1, _BATCH_ELEMENTS // n)
-    out = np.empty(n_resamples, dtype=np.float64)
+    strata = [np.arange(n_items)] if strata is None else list(strata)
+    batch = max(1, _BATCH_ELEMENTS // max(n_items, 1))
     for start in range(0, n_resamples, batch):
         stop = min(start + batch, n_resamples)
-        idx = rng.integers(0, n, size=(stop - start, n))
+        parts = [members[rng.integers(0, members.size, size=(stop - start, members.size))] for members in strata]
+        yield start, stop, parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+
+
+def _resampled(values: np.ndarray, statistic: Callable, n_resamples: int, seed: int) -> np.ndarray:
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start, stop, idx in _index_batches(values.size, n_resamples, seed):
         out[start:stop] = statistic(values[idx], axis=1)
     return out
 
@@ -272,9 +286,7 @@ def bootstrap_ci(values, *, statistic: Callable | str = "mean", n_resamples: int
        Chapman & Hall, 1993.
     """
     values = _check_bootstrap(values, n_resamples, confidence, "bootstrap_ci")
-    draws = _resampled(values, _statistic_of(statistic), int(n_resamples), seed)
-    low, high = np.quantile(draws, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(low), float(high)
+    return _percentile_interval(_resampled(values, _statistic_of(statistic), int(n_resamples), seed), confidence)
 
 
 def metric_cis(ranks, *, ks: Sequence[int] = (1, 5, 10), n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
@@ -320,8 +332,80 @@ def metric_cis(ranks, *, ks: Sequence[int] = (1, 5, 10), n_resamples: int = N_RE
             raise DataError(f"metric_cis: groups must give one label per query ({ranks.size}), "
                              f"got shape {groups.shape}")
         draws = _cluster_draws(ranks, groups, ks, int(n_resamples), seed)
-    q = [(1 - confidence) / 2, (1 + confidence) / 2]
-    return {name: tuple(float(v) for v in np.quantile(d, q)) for name, d in draws.items()}
+    return {name: _percentile_interval(d, confidence) for name, d in draws.items()}
+
+
+def bootstrap_intervals(statistics: Mapping[str, Callable[[np.ndarray], np.ndarray]], n_items: int, *,
+                        strata: Sequence | np.ndarray | None = None, n_resamples: int = N_RESAMPLES,
+                        confidence: float = CONFIDENCE, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals of several statistics of one sample, from the same draws.
+
+    The draws are those of :func:`bootstrap_ci` (same seed, same items drawn); every statistic
+    is computed on each of them, as :func:`metric_cis` does for the retrieval figures.
+
+    Parameters
+    ----------
+    statistics : mapping of str to callable
+        Name -> function of an (n_draws, n_items) array of item indices (row r: the items of
+        one draw) returning the statistic of each draw, shape (n_draws,).  A draw on which a
+        statistic is undefined (a correlation of a constant resample) may return NaN: the
+        interval is then that of the other draws (the bootstrap distribution conditional on
+        the statistic being defined).
+    n_items : int
+        Items in the sample.
+    strata : array-like of shape (n_items,), optional
+        A stratum label per item; each stratum is resampled on its own, keeping its size
+        (the stratified bootstrap of several samples, Davison & Hinkley 1997, §3.2), e.g. positives and
+        negatives of a detection task, so that every draw has both classes.
+    n_resamples, confidence, seed : as :func:`bootstrap_ci`.
+
+    Returns
+    -------
+    dict
+        ``(low, high)`` of each statistic.
+
+    Raises
+    ------
+    ValueError
+        If a statistic is undefined on every draw.
+    """
+    if int(n_items) != n_items or n_items < 1:
+        raise DataError(f"bootstrap_intervals: need at least one item, got {n_items}")
+    _check_bootstrap([0.0], n_resamples, confidence, "bootstrap_intervals")  # the settings, as every interval
+    members = None
+    if strata is not None:
+        strata = np.asarray(strata)
+        if strata.shape != (n_items,):
+            raise DataError(f"bootstrap_intervals: strata must give one label per item ({n_items}), "
+                             f"got shape {strata.shape}")
+        members = [np.flatnonzero(strata == label) for label in np.unique(strata)]
+    draws = {name: np.empty(int(n_resamples)) for name in statistics}
+    for start, stop, idx in _index_batches(int(n_items), int(n_resamples), seed, members):
+        for name, statistic in statistics.items():
+            draws[name][start:stop] = statistic(idx)
+    out = {}
+    for name, values in draws.items():
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            raise DataError(f"bootstrap_intervals: {name} is undefined on every resample of the {n_items} items")
+        out[name] = _percentile_interval(values, confidence)
+    return out
+
+
+def _percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
+    low, high = np.quantile(draws, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+def interval_settings(resampled, *, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
+                      seed: int = 0) -> dict:
+    """The ``"ci_settings"`` record written beside every ``"ci"`` of a results file.
+
+    ``resampled`` says what was resampled (``"queries"``, ``"pairs"``... or one such word per
+    task); the other keys are the bootstrap's settings.
+    """
+    return {"method": "percentile bootstrap", "n_resamples": int(n_resamples), "confidence": float(confidence),
+            "seed": int(seed), "resampled": resampled}
 
 
 def _empty_draws(ks: Sequence[int], n_resamples: int) -> dict[str, np.ndarray]:
@@ -329,13 +413,9 @@ def _empty_draws(ks: Sequence[int], n_resamples: int) -> dict[str, np.ndarray]:
 
 
 def _query_draws(ranks: np.ndarray, ks: Sequence[int], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    n = ranks.size
     draws = _empty_draws(ks, n_resamples)
-    batch = max(1, _BATCH_ELEMENTS // n)
-    for start in range(0, n_resamples, batch):
-        stop = min(start + batch, n_resamples)
-        sample = ranks[rng.integers(0, n, size=(stop - start, n))]
+    for start, stop, idx in _index_batches(ranks.size, n_resamples, seed):
+        sample = ranks[idx]
         for k in ks:
             draws[f"R@{k}"][start:stop] = 100.0 * np.mean(sample <= k, axis=1)
         draws["median_rank"][start:stop] = np.median(sample, axis=1)
@@ -456,9 +536,8 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
                           groups=groups.get(task)).items()}
         for task in TASKS
     }
-    result.extras["ci_settings"] = {"method": "percentile bootstrap", "n_resamples": int(n_resamples),
-                                    "confidence": float(confidence), "seed": int(seed),
-                                    "resampled": {t: "clusters" if t in groups else "queries" for t in TASKS}}
+    result.extras["ci_settings"] = interval_settings({t: "clusters" if t in groups else "queries" for t in TASKS},
+                                                     n_resamples=n_resamples, confidence=confidence, seed=seed)
     return result
 
 

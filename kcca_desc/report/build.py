@@ -19,7 +19,7 @@ from ..data.dataset import Dataset
 from .._core.errors import ParameterError, warn_user
 from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS
-from ..evaluate.results import Result
+from ..evaluate.results import Result, format_task_figure
 from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
 from .._core.progress import stage
 from . import figures, gallery
@@ -45,6 +45,21 @@ def _tables(comparison: Comparison) -> list[dict]:
             "delta": "" if is_ref else f"{row['difference']:+.1f}", "p": "" if is_ref else _p_text(row["p_value"]),
         }
     return list(rows.values())
+
+
+def _task_table(comparison: Comparison) -> dict:
+    """The other tasks' figures: their (task, figure) columns and one row per run and protocol."""
+    columns = list(dict.fromkeys((row["task"], row["metric"]) for row in comparison.task_rows))
+    rows: dict[tuple[str, str], dict] = {}
+    for row in comparison.task_rows:
+        entry = rows.setdefault((row["protocol"], row["system"]),
+                                {"system": row["system"], "protocol": row["protocol"], "cells": {}})
+        entry["cells"][(row["task"], row["metric"])] = {
+            "value": format_task_figure(row["value"]),
+            "ci": "" if row["ci_low"] is None else
+            f"{format_task_figure(row['ci_low'])}–{format_task_figure(row['ci_high'])}"}
+    return {"columns": columns, "rows": list(rows.values()),
+            "with_intervals": any(row["ci_low"] is not None for row in comparison.task_rows)}
 
 
 def _figures(runs: Sequence[Run], comparison: Comparison, directory: Path) -> list[dict]:
@@ -212,6 +227,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
     page = environment.get_template("report.html.j2").render(
         title=title or f"Retrieval results: {first.dataset}, {first.split} split",
         runs=runs, summary=_summary(runs), tie_notes=_tie_notes(runs), table=_tables(comparison),
+        task_table=_task_table(comparison),
         comparison=comparison,
         several=max(Counter(run.result.protocol for run in runs).values()) > 1,
         tasks=TASKS, metrics=METRICS, figures=made, analysis=analysis,

@@ -13,7 +13,10 @@ recomputed here from them, with no re-run:
 - paired tests against the reference run, as Hodosh, Young & Hockenmaier (2013, Section 4.2.1)
   test their systems: McNemar's test of the per-query hits for R@K, Fisher's paired
   randomisation test of the median and of the mean rank. p-values are per comparison, not
-  corrected for the number of comparisons.
+  corrected for the number of comparisons;
+- the other tasks' figures that the runs record (forced choice, off-topic detection:
+  ``extras["tasks"]``), with the bootstrap intervals stored beside them when they were
+  measured (their per-item scores are not kept, so they are listed, not recomputed or tested).
 
 Markers: ``*`` p < 0.05, ``**`` p < 0.01, ``***`` p < 0.001.
 
@@ -45,7 +48,7 @@ from .._core.errors import KccaDescError
 from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS, retrieval_metrics
-from ..evaluate.results import Result
+from ..evaluate.results import Result, format_task_figure, task_figures
 from ..evaluate.statistics import CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, metric_cis, paired_tests
 
 __all__ = [
@@ -229,17 +232,20 @@ class Comparison:
     """The table of a comparison: one row per protocol, task, metric and run.
 
     Rows are dictionaries with the keys of :data:`_COLUMNS`; the reference's own rows have no
-    difference, p-value or test.
+    difference, p-value or test.  :attr:`task_rows` list the other tasks' figures the runs
+    record, with the same keys (``metric`` naming the figure; no test, and no interval where
+    none was stored); every format shows them after the retrieval rows.
     """
 
     rows: list[dict]
     reference: dict[str, str]
     settings: dict = field(default_factory=dict)
+    task_rows: list[dict] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps({"reference": self.reference, "settings": self.settings, "markers": dict(
-            (marker, f"p < {threshold}") for threshold, marker in MARKERS), "rows": self.rows},
-            indent=1, allow_nan=False) + "\n"
+            (marker, f"p < {threshold}") for threshold, marker in MARKERS), "rows": self.rows,
+            "task_rows": self.task_rows}, indent=1, allow_nan=False) + "\n"
 
     def to_csv(self) -> str:
         """CSV of :attr:`rows`, figures rounded as :meth:`to_markdown` prints them.
@@ -251,6 +257,8 @@ class Comparison:
         writer.writeheader()
         for row in self.rows:
             writer.writerow({k: _shown(row, k) for k in _COLUMNS})
+        for row in self.task_rows:
+            writer.writerow({k: _shown_task(row, k) for k in _COLUMNS})
         return buffer.getvalue()
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
@@ -267,12 +275,21 @@ class Comparison:
                          _shown(row, "difference"), _shown(row, "p_value"), row["test"] or ""])
         return header, body
 
+    def _task_cells(self) -> tuple[list[str], list[list[str]]]:
+        confidence = self.settings.get("confidence", CONFIDENCE)
+        header = ["Protocol", "Task", "Figure", "System", "Value", f"{confidence:.0%} CI"]
+        body = [[row["protocol"], row["task"], row["metric"], row["system"], _shown_task(row, "value"),
+                 "" if row["ci_low"] is None else f"[{_shown_task(row, 'ci_low')}, {_shown_task(row, 'ci_high')}]"]
+                for row in self.task_rows]
+        return header, body
+
     def to_markdown(self) -> str:
-        header, body = self._cells()
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(cells) + " |" for cells in body]
         legend = ", ".join(f"{marker} p < {threshold}" for threshold, marker in MARKERS)
-        return "\n".join(lines) + f"\n\nReference: {_reference_text(self.reference)}; {legend}.\n"
+        text = _markdown(*self._cells()) + f"\nReference: {_reference_text(self.reference)}; {legend}.\n"
+        if self.task_rows:
+            text += ("\nOther tasks (figures and intervals as the runs stored them):\n\n"
+                     + _markdown(*self._task_cells()))
+        return text
 
     def to_latex(self) -> str:
         """A LaTeX ``tabular`` that compiles with pdflatex; its first line names the package it needs (booktabs)."""
@@ -283,7 +300,14 @@ class Comparison:
             cells = [latex_escape(c) for c in cells]
             cells[4] = cells[4].replace("*", "") + (rf"$^{{{'*' * cells[4].count('*')}}}$" if "*" in cells[4] else "")
             lines.append(" & ".join(cells) + r" \\")
-        return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"]) + "\n"
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        if self.task_rows:
+            header, body = self._task_cells()
+            lines += ["", r"\bigskip", "", r"\begin{tabular}{llll" + "r" * 2 + "}", r"\toprule",
+                      " & ".join(map(latex_escape, header)) + r" \\", r"\midrule",
+                      *[" & ".join(map(latex_escape, cells)) + r" \\" for cells in body],
+                      r"\bottomrule", r"\end{tabular}"]
+        return "\n".join(lines) + "\n"
 
     def write(self, path: str | os.PathLike) -> list[Path]:
         """Write ``path`` with the suffixes .json, .md, .csv and .tex (atomically); return the paths."""
@@ -311,6 +335,32 @@ def _shown(row: Mapping, column: str) -> str:
     if column == "p_value":
         return format_p(value)
     return str(value)
+
+
+def _markdown(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body]) + "\n"
+
+
+def _shown_task(row: Mapping, column: str) -> str:
+    """A cell of a task row: figures as the results tables print them (:func:`format_task_figure`)."""
+    value = row[column]
+    if value is None:
+        return ""
+    return format_task_figure(value) if column in ("value", "ci_low", "ci_high") else str(value)
+
+
+def _task_rows(runs: Sequence[Run], protocol: str) -> list[dict]:
+    """The other tasks' figures of ``runs`` (one protocol), in the columns of the comparison's rows."""
+    rows = []
+    for run in runs:
+        for task, metrics in run.result.extras.get("tasks", {}).items():
+            for name, (value, interval) in task_figures(metrics).items():
+                low, high = interval if interval is not None else (None, None)
+                rows.append({"protocol": protocol, "task": task, "metric": name, "system": run.label,
+                             "value": value, "ci_low": low, "ci_high": high, "difference": None,
+                             "p_value": None, "test": None, "marker": ""})
+    return rows
 
 
 def format_p(p: float) -> str:
@@ -367,12 +417,13 @@ def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resampl
     by_protocol: dict[str, list[Run]] = {}
     for run in runs:
         by_protocol.setdefault(run.result.protocol, []).append(run)
-    rows, references = [], {}
+    rows, references, task_rows = [], {}, []
     for protocol, group in by_protocol.items():
         check_comparable(group)
         ref = _pick_reference(group, reference, runs)
         references[protocol] = ref.label
         ordered = [ref, *[run for run in group if run is not ref]]
+        task_rows += _task_rows(ordered, protocol)
         stats = {}
         for run in ordered:
             groups = cluster_groups(run.result)
@@ -398,4 +449,4 @@ def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resampl
                 "confidence": float(confidence), "seed": int(seed), "bootstrap": "percentile",
                 "clusters": {p: "caption groups of an image (search)" if p == "karpathy" else "none"
                              for p in by_protocol}}
-    return Comparison(rows, references, settings)
+    return Comparison(rows, references, settings, task_rows)

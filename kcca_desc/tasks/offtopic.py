@@ -5,7 +5,8 @@ text with a seeded random *other* image gives an off-topic example.  A method
 scores a multi-sentence text against an image as the mean of its sentences'
 affinities.  Off-topic is the class to detect, so the ranking score is the
 negated affinity.  Reported: average precision and P@50 for the off-topic
-class, and accuracy of a leave-one-out optimised threshold.
+class, and accuracy of a leave-one-out optimised threshold, each with a
+bootstrap interval over the pairs (:func:`~kcca_desc.tasks.intervals.off_topic_intervals`).
 
 References
 ----------
@@ -22,6 +23,8 @@ import numpy as np
 from .._core.errors import DataError
 from ..data.images import ImageSource
 from ..evaluate.scores import DirectionalScores, Scorer
+from ..evaluate.statistics import CONFIDENCE, N_RESAMPLES
+from .intervals import off_topic_intervals
 from .metrics import average_precision, leave_one_out_threshold_accuracy, precision_at_k
 
 __all__ = ["off_topic_pairs", "mean_sentence_scores", "off_topic_metrics", "evaluate_off_topic"]
@@ -55,20 +58,30 @@ def mean_sentence_scores(sentence_scores: np.ndarray, sentence_text: np.ndarray,
     return totals / counts
 
 
-def off_topic_metrics(affinity: np.ndarray, labels: np.ndarray, *, k: int = 50) -> dict:
-    """AP, P@k and leave-one-out threshold accuracy for the off-topic class."""
+def off_topic_metrics(affinity: np.ndarray, labels: np.ndarray, *, k: int = 50, n_resamples: int = N_RESAMPLES,
+                      confidence: float = CONFIDENCE, seed: int = 0) -> dict:
+    """AP, P@k and leave-one-out threshold accuracy for the off-topic class.
+
+    Besides the figures, ``"ci"`` holds their bootstrap intervals (pairs resampled, on- and
+    off-topic apart) and ``"ci_settings"`` the bootstrap's settings, as in a retrieval result.
+    """
     off_topic_score = -np.asarray(affinity, dtype=np.float64)
     return {
         "AP": 100 * average_precision(off_topic_score, labels),
         f"P@{k}": 100 * precision_at_k(off_topic_score, labels, k),
         "accuracy": 100 * leave_one_out_threshold_accuracy(off_topic_score, labels),
         "n_pairs": int(len(labels)),
+        **off_topic_intervals(off_topic_score, labels, k=k, n_resamples=n_resamples, confidence=confidence,
+                              seed=seed),
     }
 
 
 def evaluate_off_topic(method: Scorer, images: ImageSource,
                        texts: Sequence[Sequence[str]], *, seed: int = 0, k: int = 50) -> dict:
-    """Score the on- and off-topic pairs of ``images`` with their ``texts`` (lists of sentences)."""
+    """Score the on- and off-topic pairs of ``images`` with their ``texts`` (lists of sentences).
+
+    ``seed`` draws the off-topic images and the bootstrap.
+    """
     if len(texts) != len(images):
         raise DataError(f"{len(images)} images but {len(texts)} texts")
     sentences = [s for sents in texts for s in sents]
@@ -78,4 +91,4 @@ def evaluate_off_topic(method: Scorer, images: ImageSource,
         scores = scores.annotation  # the text is judged given the image prompt
     per_text = mean_sentence_scores(np.asarray(scores), sentence_text, len(texts))
     image_idx, text_idx, labels = off_topic_pairs(len(texts), seed)
-    return off_topic_metrics(per_text[image_idx, text_idx], labels, k=k)
+    return off_topic_metrics(per_text[image_idx, text_idx], labels, k=k, seed=seed)

@@ -3,8 +3,9 @@
 A task measures a fitted system (anything with ``score(images, captions)``) on a
 :class:`~kcca_desc.data.dataset.RetrievalView` and returns its metrics as a dictionary of
 JSON-able values.  The command line runs the tasks named by ``--task`` on every view it
-evaluates and records them under ``"tasks"`` in its results file; a further task is one
-registration::
+evaluates and records them under ``"tasks"`` in its results file; the built-in tasks add the
+bootstrap interval of each figure under ``"ci"`` (with ``"ci_settings"``), which the tables,
+``compare`` and the report show beside it.  A further task is one registration::
 
     @TASKS.register("mine", help="what it measures")
     def mine(method, view, *, seed=0):

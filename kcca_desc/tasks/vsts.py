@@ -6,7 +6,8 @@ the TSV files, keeps the pairs whose images exist in a given image directory,
 and evaluates representations two ways:
 
 * unsupervised: Pearson r between gold scores and cos(h_L, h_R) of text-only,
-  image-only and concatenated [text/‖text‖, image/‖image‖] representations;
+  image-only and concatenated [text/‖text‖, image/‖image‖] representations, each with a
+  bootstrap interval over the sentence pairs (:func:`~kcca_desc.tasks.intervals.pearson_interval`);
 * supervised: the authors' siamese regressor on [h_L ⊙ h_R, |h_L − h_R|]
   (one sigmoid hidden layer, linear output, MSE), trained on the authors'
   train split, hidden size chosen on dev, Pearson r on test.
@@ -27,6 +28,8 @@ from sklearn.neural_network import MLPRegressor
 
 from .._core.errors import DataError, MissingDataFileError, ParameterError
 from ..data.images import FileImages
+from ..evaluate.statistics import CONFIDENCE, N_RESAMPLES
+from .intervals import pearson_interval
 from .metrics import pearson_r
 
 __all__ = ["VSTSPairs", "load_vsts", "siamese_features", "fit_siamese_regressor",
@@ -135,13 +138,22 @@ def _representations(text: tuple[np.ndarray, np.ndarray], image: tuple[np.ndarra
     }
 
 
-def cosine_similarity_correlations(sim, text, image) -> dict:
+def cosine_similarity_correlations(sim, text, image, *, n_resamples: int = N_RESAMPLES,
+                                   confidence: float = CONFIDENCE, seed: int = 0) -> dict:
     """Pearson r of gold similarity with cos(h_L, h_R) for text, image and concatenation.
 
-    ``text`` and ``image`` are (left, right) pairs of (n_pairs, d) arrays.
+    ``text`` and ``image`` are (left, right) pairs of (n_pairs, d) arrays.  Returns r by
+    representation (``"text"``, ``"image"``, ``"concat"``) and, as in a retrieval result,
+    ``"ci"`` (each r's bootstrap interval, the pairs resampled; one seed, so the three are
+    drawn from the same resampled pairs) and ``"ci_settings"``.
     """
-    return {name: pearson_r(np.sum(_unit(left) * _unit(right), axis=1), sim)
-            for name, (left, right) in _representations(text, image).items()}
+    cosines = {name: np.sum(_unit(left) * _unit(right), axis=1)
+               for name, (left, right) in _representations(text, image).items()}
+    settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    figures = {name: pearson_r(cosine, sim) for name, cosine in cosines.items()}
+    intervals = {name: pearson_interval(cosine, sim, **settings) for name, cosine in cosines.items()}
+    return {**figures, "ci": {name: interval["ci"] for name, interval in intervals.items()},
+            "ci_settings": next(iter(intervals.values()))["ci_settings"]}
 
 
 def siamese_features(left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -112,3 +112,24 @@ def test_csv_latex_and_plain_table():
     assert set(lines[1]) == {"-"} and len({len(x) for x in lines}) == 1
     with pytest.raises(ValueError, match="at least one result"):
         to_markdown([])
+
+
+def test_task_figures_and_their_intervals_in_every_table():
+    tasks = {"forced_choice": {"accuracy": 62.5, "mean_positive": 0.41234, "n_queries": 8, "n_choices": 6,
+                               "ci": {"accuracy": [37.5, 87.5], "mean_positive": [0.3, 0.52]}},
+             "off_topic": {"AP": 71.25, "n_pairs": 16}}
+    with_tasks, without = result(extras={"tasks": tasks}), result("NN")
+    md = to_markdown([with_tasks, without], ci=True).split("\n\n")[1].splitlines()
+    assert md[0] == "| System | Forced choice accuracy | Forced choice mean positive | Off topic AP |"
+    assert md[2] == "| Tri5Sem | 62.5 [37.5, 87.5] | 0.412 [0.3, 0.52] | 71.2 |"
+    assert md[3] == "| NN |  |  |  |"
+    assert "[37.5" not in to_markdown([with_tasks])  # intervals only with ci, as the retrieval cells
+    assert "\n\n" not in to_markdown([without])  # no task figures, no second table
+    header, row = to_csv([with_tasks], ci=True).splitlines()
+    values = dict(zip(header.split(","), row.split(",")))
+    assert (values["forced_choice_accuracy"], values["forced_choice_accuracy_ci_low"],
+            values["forced_choice_accuracy_ci_high"]) == ("62.5", "37.5", "87.5")
+    assert values["off_topic_AP_ci_low"] == "" and "forced_choice_n_queries" not in values
+    tex = to_latex([with_tasks], ci=True)
+    assert tex.count(r"\begin{tabular}") == 2 and r"Tri5Sem & 62.5 [37.5, 87.5] & 0.412 [0.3, 0.52] & 71.2 \\" in tex
+    assert "Forced choice accuracy" in format_table([with_tasks], ci=True).split("\n\n")[1]

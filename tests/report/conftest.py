@@ -16,13 +16,16 @@ def gallery_size():
 
 @pytest.fixture(scope="session")
 def run_files(tmp_path_factory):
-    """``python -m kcca_desc.fit --out`` of two NN systems (both protocols), as a user would keep them."""
+    """``python -m kcca_desc.fit --out`` of two NN systems (both protocols), as a user would keep them.
+
+    The first also measures the other tasks (forced choice, off-topic detection).
+    """
     out = tmp_path_factory.mktemp("runs")
     paths = []
-    for text in ("idf_f1", "f1"):
+    for text, tasks in (("idf_f1", "retrieval,forced_choice,off_topic"), ("f1", "retrieval")):
         path = out / f"nn_{text}.json"
         assert fit_main(["--method", "nn", "--nn-text", text, "--n-images", "100", "--protocol", "both",
-                         "--out", str(path), "--quiet"]) == 0
+                         "--task", tasks, "--out", str(path), "--quiet"]) == 0
         paths.append(path)
     return paths
 

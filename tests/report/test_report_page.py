@@ -8,6 +8,7 @@ import pytest
 from kcca_desc.report.compare import load_runs
 from kcca_desc.data.registry import load_dataset
 from kcca_desc.evaluate import result_from_scores
+from kcca_desc.evaluate.results import format_task_figure
 from kcca_desc.cli.fit import main as fit_main
 from kcca_desc.report import build_report
 
@@ -49,6 +50,14 @@ def test_results_and_comparison_tables_hold_every_run(report_page, run_files):
         assert f'<td class="name">{run.label}</td><td class="name">{run.result.protocol}</td>' in results
         figure = f"{run.result.annotation['R@5']:.1f}"
         assert figure in results
+    # The first run's other tasks, each figure with its stored interval.
+    tasks = results.split('<h3 id="tasks">')[1]
+    first = runs[0].result
+    for name, metrics in first.extras["tasks"].items():
+        low, high = metrics["ci"]["accuracy"]
+        assert f'{format_task_figure(metrics["accuracy"])}<span class="ci">{format_task_figure(low)}–' \
+               f'{format_task_figure(high)}</span>' in tasks, name
+    assert tasks.count("<tr><td") == 2  # one run with tasks, two protocols
     # The second run is compared with the first (the reference) under both protocols.
     assert comparison.count("<tr><td") == 2
     assert len(re.findall(r'<span class="ci">p [=<] [\d.]+</span>', comparison)) == 2 * 10
