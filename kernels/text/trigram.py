@@ -125,7 +125,12 @@ def _exact_gram(items_a, items_b, symmetric, column_of, word_weight, lam, max_le
 # (1.9x the pair-at-a-time loop on the 6,000-item Flickr8K Gram, measured side by side; narrower
 # blocks pay more loop set-up per cell: 16 lanes were slower than one pair at a time). sigma is
 # gathered once per distinct word of the row item, whose captions share many words, and only
-# the last level of a chain is summed without being stored.
+# the last level of a chain is summed without being stored. E of a chain is computed once and
+# read by each of its levels, and every level sums into its total as it is computed (no separate
+# pass); the scratch cells are viewed as compact (m, n, lanes) blocks, so that a pair of short
+# sentences stays in cache (1.3x the CPU time of a strided (longest, longest, lanes) buffer with
+# E recomputed per level, on 600 Flickr8K items, one thread, measured side by side; results
+# bitwise equal).
 # ---------------------------------------------------------------------------------------------
 
 _LANES = 128
@@ -160,9 +165,9 @@ def _column_layout(tok: np.ndarray, sent_ptr: np.ndarray, item_ptr: np.ndarray, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _first_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur, store,
-                 level_sum):
-    """D_1 = E of one chain into ``cur`` (if ``store``), else its sum into ``level_sum``."""
+def _edges(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, store, edges,
+           level_sum):
+    """E(i, j) = lam sigma(s_i, t_j) f(s_i) f(t_j) of one chain into ``edges`` (if ``store``), summed into ``level_sum``."""
     for i in range(slots.size):
         fi = lam * factor[chain, row_tok[i]]
         si = slots[i]
@@ -170,64 +175,68 @@ def _first_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, f
             column = first + j * stride
             if store:
                 for g in range(lanes):
-                    cur[i, j, g] = word_rows[si, j, g] * fi * column_factor[column + g]
+                    value = word_rows[si, j, g] * fi * column_factor[column + g]
+                    edges[i, j, g] = value
+                    level_sum[g] += value
             else:
                 for g in range(lanes):
                     level_sum[g] += word_rows[si, j, g] * fi * column_factor[column + g]
 
 
 @numba.njit(cache=True, nogil=True)
-def _next_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur, store,
-                acc, running, level_sum):
-    """D_l from D_{l-1} in ``cur``: overwritten with D_l if ``store``, else summed into ``level_sum``."""
+def _next_level(edges, previous, m, n, lanes, store, out, acc, running, level_sum):
+    """D_l = E * (sum of D_{l-1} above and left of the cell), D_{l-1} in ``previous``.
+
+    Written to ``out`` if ``store``; summed into ``level_sum``.
+    """
     # acc[j] holds the sum of D_{l-1} over the rows above and the columns left of j, updated in
     # place once cell (i, j) has used it; running is the prefix sum of D_{l-1} along the row.
     acc[:n, :lanes] = 0.0
-    for i in range(slots.size):
-        fi = lam * factor[chain, row_tok[i]]
-        si = slots[i]
+    for i in range(m):
         running[:lanes] = 0.0
         for j in range(n):
-            column = first + j * stride
             if store:
                 for g in range(lanes):
-                    previous = cur[i, j, g]
-                    cur[i, j, g] = word_rows[si, j, g] * fi * column_factor[column + g] * acc[j, g]
+                    value = edges[i, j, g] * acc[j, g]
+                    out[i, j, g] = value
+                    level_sum[g] += value
                     acc[j, g] += running[g]
-                    running[g] += previous
+                    running[g] += previous[i, j, g]
             else:
                 for g in range(lanes):
-                    level_sum[g] += word_rows[si, j, g] * fi * column_factor[column + g] * acc[j, g]
+                    level_sum[g] += edges[i, j, g] * acc[j, g]
                     acc[j, g] += running[g]
-                    running[g] += cur[i, j, g]
-
-
-@numba.njit(cache=True, nogil=True)
-def _add_level(cur, m, n, lanes, level_sum):
-    for i in range(m):
-        for j in range(n):
-            for g in range(lanes):
-                level_sum[g] += cur[i, j, g]
+                    running[g] += previous[i, j, g]
 
 
 @numba.njit(cache=True, nogil=True)
 def _lane_block(word_rows, slots, row_tok, factor, lam, col_factors, first, stride, n, lanes, max_len, per_length,
-                cur, acc, running, level_sum, totals):
-    """Kernel values of one row sentence against ``lanes`` column sentences of length ``n``."""
+                cells, acc, running, sums, totals):
+    """Kernel values of one row sentence against ``lanes`` column sentences of length ``n``.
+
+    ``cells`` holds three flat scratch arrays of at least rows x n x _LANES values (E and two
+    levels of D, viewed compactly so that a short pair stays in the L1 cache); ``sums`` two rows
+    of _LANES: the counted levels' sum and a sink for the levels a chain with idf does not count.
+    """
+    m = slots.size
+    size = m * n * _LANES
+    edges = cells[0, :size].reshape((m, n, _LANES))
+    levels = (cells[1, :size].reshape((m, n, _LANES)), cells[2, :size].reshape((m, n, _LANES)))
     totals[:lanes] = 0.0
     for chain in range(max_len if per_length else 1):
         depth = chain + 1 if per_length else max_len
         column_factor = col_factors[chain]
-        level_sum[:lanes] = 0.0
-        _first_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur,
-                     depth > 1, level_sum)
+        sums[0, :lanes] = 0.0
+        # Without idf every level counts; with idf only the chain's last.
+        _edges(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, depth > 1,
+               edges, sums[0] if depth == 1 or not per_length else sums[1])
+        previous = edges
         for level in range(2, depth + 1):
-            if not per_length:
-                # Without idf every level counts: add the one that the next overwrites.
-                _add_level(cur, slots.size, n, lanes, level_sum)
-            _next_level(word_rows, slots, row_tok, factor, lam, chain, column_factor, first, stride, n, lanes, cur,
-                        level < depth, acc, running, level_sum)
-        totals[:lanes] += level_sum[:lanes]
+            out = levels[level % 2]
+            _next_level(edges, previous, m, n, lanes, level < depth, out, acc, running,
+                        sums[0] if level == depth or not per_length else sums[1])
+            previous = out
+        totals[:lanes] += sums[0, :lanes]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -241,11 +250,11 @@ def _soft_row(sim, factor, tok, sent_ptr, item_ptr_a, ia, layout, first_item, st
     # The captions of one item share words: sigma rows are gathered once per distinct word.
     words = np.unique(item_tok)
     slots = np.searchsorted(words, item_tok)
-    word_rows = np.empty((words.size, longest, _LANES), dtype=np.float32)
-    cur = np.empty((longest, longest, _LANES))
+    row_buffer = np.empty(words.size * longest * _LANES, dtype=np.float32)
+    cells = np.empty((3, longest * longest * _LANES))
     acc = np.empty((longest, _LANES))
     running = np.empty(_LANES)
-    level_sum = np.empty(_LANES)
+    sums = np.empty((2, _LANES))
     totals = np.empty(_LANES)
     item_first_token = sent_ptr[item_ptr_a[ia]]
     for k in range(lengths.size):
@@ -255,6 +264,8 @@ def _soft_row(sim, factor, tok, sent_ptr, item_ptr_a, ia, layout, first_item, st
         for g0 in range(np.searchsorted(items, first_item), stop, _LANES):
             lanes = min(_LANES, stop - g0)
             first = offsets[k] + g0
+            # Compact (words, n, lanes): the rows of short sentences stay close together in cache.
+            word_rows = row_buffer[:words.size * n * _LANES].reshape((words.size, n, _LANES))
             for w in range(words.size):
                 row = sim[words[w]]
                 for j in range(n):
@@ -267,7 +278,7 @@ def _soft_row(sim, factor, tok, sent_ptr, item_ptr_a, ia, layout, first_item, st
                 if a1 == a0:
                     continue
                 _lane_block(word_rows, slots[a0:a1], item_tok[a0:a1], factor, lam, col_factors, first, items.size, n,
-                            lanes, max_len, per_length, cur, acc, running, level_sum, totals)
+                            lanes, max_len, per_length, cells, acc, running, sums, totals)
                 for g in range(lanes):
                     out_row[items[g0 + g] - shift] += totals[g]
 
