@@ -320,7 +320,7 @@ class TextKernel(ValidatedParams, BaseEstimator):
     similarity_ : WordSimilarity or None
     tagrank_ : TagRank or None
     self_similarities_ : dict
-        Unnormalised self-similarities of items seen by soft trigram cross kernels (see
+        Unnormalised self-similarities of items seen by soft trigram kernels (see
         :func:`~kcca_desc.kernels.text.trigram.trigram_kernel`'s ``self_cache``).
     """
 

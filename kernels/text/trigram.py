@@ -384,7 +384,7 @@ def _soft_self_terms(items, lam, max_len, similarity, idf, cache: MutableMapping
     if cache is None:
         missing = list(range(len(items)))
     else:
-        keys = [tuple(map(tuple, item)) for item in items]
+        keys = _self_keys(items)
         first = {}
         for i, key in enumerate(keys):
             if key not in cache:
@@ -399,10 +399,21 @@ def _soft_self_terms(items, lam, max_len, similarity, idf, cache: MutableMapping
     values = np.concatenate(computed) if computed else np.zeros(0)
     if cache is None:
         return values
-    new = dict(zip((keys[i] for i in missing), values.tolist()))
+    new = _remember_self_terms(cache, [keys[i] for i in missing], values)
+    return np.array([new[key] if key in new else cache[key] for key in keys], dtype=np.float64)
+
+
+def _self_keys(items) -> list[tuple]:
+    """The keys of ``self_cache``: each item as a tuple of token tuples."""
+    return [tuple(map(tuple, item)) for item in items]
+
+
+def _remember_self_terms(cache: MutableMapping, keys: list[tuple], values: np.ndarray) -> dict:
+    """Add S(A, A) of the items ``keys`` to ``cache`` unless that would exceed :data:`SELF_CACHE_ITEMS`."""
+    new = dict(zip(keys, values.tolist()))
     if len(cache) + len(new) <= SELF_CACHE_ITEMS:
         cache.update(new)
-    return np.array([new[key] if key in new else cache[key] for key in keys], dtype=np.float64)
+    return new
 
 
 #: Row items per block of a soft cross kernel.  Each block gathers the dense similarities
@@ -424,6 +435,10 @@ def _soft_gram(items_a, items_b, symmetric, lam, max_len, similarity, idf, self_
         cross = _soft_cross(sim, side.factor, side.tok, side.sent_ptr, side.item_ptr, side.layout(), len(items_a),
                             float(lam), int(max_len), idf is not None, side.longest, True)
         self_a = np.diag(cross).copy()
+        if self_cache is not None:
+            # The diagonal is S(A, A): a later cross kernel against these items (the training
+            # items against queries) reads it rather than recomputing it.
+            _remember_self_terms(self_cache, _self_keys(items_a), self_a)
         return cross, self_a, self_a
     side_b = _soft_side(items_b, idf, max_len)
     layout_b = side_b.layout()
@@ -487,9 +502,9 @@ def trigram_kernel(
         is then a Numba dynamic programme in ``O(max_len |s| |s'|)`` per sentence pair
         (``O(max_len^2 |s| |s'|)`` with idf).
     self_cache : mutable mapping, default=None
-        Soft cross kernels only: the unnormalised self-similarities S(A, A) of items already seen
-        (keyed by the item as a tuple of token tuples), read and filled (up to
-        :data:`SELF_CACHE_ITEMS` items). One mapping per fitted kernel: its values hold for this
+        Soft kernels only: the unnormalised self-similarities S(A, A) of items already seen
+        (keyed by the item as a tuple of token tuples), read by cross kernels and filled by every
+        soft kernel, a symmetric Gram from its diagonal (up to :data:`SELF_CACHE_ITEMS` items). One mapping per fitted kernel: its values hold for this
         ``lam``, ``max_len``, ``idf`` and ``similarity`` only.
 
     Returns

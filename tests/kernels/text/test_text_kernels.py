@@ -174,6 +174,23 @@ def test_soft_symmetric_gram_equals_cross_gram(items_a, seed):
 
 
 
+@settings(max_examples=20, deadline=None)
+@given(items, items, st.booleans(), st.integers(0, 1000))
+def test_soft_cross_gram_after_a_training_gram_reads_its_diagonal_and_equals_the_unshared_one(
+        items_a, items_b, use_idf, seed):
+    # The training Gram fills the self cache from its diagonal; the query kernel against the
+    # training items then computes the queries' self terms only, to the same values.
+    similarity = random_similarity(seed)
+    idf = document_idf(items_a) if use_idf else None
+    cache = {}
+    train = trigram_kernel(items_a, idf=idf, similarity=similarity, self_cache=cache)
+    assert set(cache) == {tuple(map(tuple, item)) for item in items_a}
+    shared = trigram_kernel(items_b, items_a, idf=idf, similarity=similarity, self_cache=cache)
+    np.testing.assert_allclose(shared, trigram_kernel(items_b, items_a, idf=idf, similarity=similarity),
+                               rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(train, trigram_kernel(items_a, idf=idf, similarity=similarity))
+
+
 class ResidueSimilarity:
     """Words ``w<k>`` are similar (0.3) when their numbers agree modulo 7: per residue class
     0.7 I + 0.3 J, positive definite. Records the shape of every ``pairwise`` call."""
@@ -294,6 +311,10 @@ def test_parameter_errors_name_the_parameter():
         trigram_kernel([["a b"]])
     with pytest.raises(TypeError, match=r"items_b\[1\]\[0\]\[0\]"):
         bow_kernel([[["a"]]], [[["a"]], [[3]]])
+    with pytest.raises(TypeError, match=r"items_a\[0\]\[1\]\[2\] must be a non-empty str, got ''"):
+        trigram_kernel([[["a"], ("b", "c", "", "d")]])
+    with pytest.raises(TypeError, match=r"items_a\[1\]\[0\]\[1\] must be a non-empty str, got b'c'"):
+        trigram_kernel([[["a"]], [["b", b"c"]]])
 
 
 def test_soft_rejects_bad_similarity_values():
