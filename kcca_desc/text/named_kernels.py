@@ -44,6 +44,8 @@ Register one object; :class:`TextKernel`, the systems and the command line pick 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -52,7 +54,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.cache import cache_dir
+from .._core.cache import cache_dir, cache_key
 from .._core.errors import ParameterError
 from ..kernels.text._items import check_items, document_idf, vocabulary_of
 from ..kernels.text.bow import bow_kernel
@@ -74,7 +76,8 @@ from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Re
 from .preprocess import Preprocessor
 
 __all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS", "WORD_SIMILARITIES", "TrainingText",
-           "TextStatistics", "TextKernelSpec", "BagOfWords", "TagRankKernel", "Trigram", "max_of", "mean_of"]
+           "TextStatistics", "TextKernelSpec", "BagOfWords", "TagRankKernel", "Trigram", "max_of", "mean_of",
+           "shared", "SHARED_SIMILARITIES"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,21 @@ class TrainingText:
             raise ParameterError(f"text kernel {self.kernel!r} needs train_items_tags (POS tags) for its {what}")
         return self.tags
 
+    @functools.cached_property
+    def fingerprint(self) -> str | None:
+        """Digest of what a word similarity learns from (items, tags, external corpus, its preprocessing).
+
+        None when the corpus preprocessor cannot say what it computes (no ``cache_params``): such
+        a training set is not shared.
+        """
+        preprocessor = None
+        if self.preprocessor is not None:
+            if not hasattr(self.preprocessor, "cache_params"):
+                return None
+            preprocessor = self.preprocessor.cache_params()
+        return cache_key(items=self.items, tags=self.tags, corpus=None if self.corpus is None else list(self.corpus),
+                         preprocessor=preprocessor)
+
     def external_sentences(self) -> list[list[str]]:
         """The external corpus, preprocessed like the captions (empty sentences dropped)."""
         raw = default_external_corpus() if self.corpus is None else list(self.corpus)
@@ -127,6 +145,38 @@ class TrainingText:
 # ---------------------------------------------------------------------------- word similarities
 #: Name -> factory ``(TrainingText) -> fitted WordSimilarity`` of the soft trigram kernels.
 WORD_SIMILARITIES: Registry[Callable[[TrainingText], WordSimilarity]] = Registry("word similarity")
+
+
+#: Most fitted similarities (sources and tabulated tables) a process keeps for later kernels.
+SHARED_SIMILARITIES = 24
+_shared: OrderedDict = OrderedDict()
+
+
+def _shared_fit(key: tuple, fit: Callable[[], WordSimilarity]) -> WordSimilarity:
+    """``fit()``, or the similarity fitted under ``key`` earlier in this process.
+
+    The tri5_* kernels of a table run fit the same few sources on the same training captions
+    (``a`` alone, in ``a_dic``, ``a_dext`` and ``a_dext_ic``...) and tabulate each kind over
+    the same vocabulary: one fit and one table per kind serve them all. A fitted similarity is
+    not changed by its use, so sharing the object gives the same values as refitting it.
+    """
+    if key[-1] is None:  # a training set that cannot be fingerprinted
+        return fit()
+    if key in _shared:
+        _shared.move_to_end(key)
+        return _shared[key]
+    similarity = _shared[key] = fit()
+    while len(_shared) > SHARED_SIMILARITIES:
+        _shared.popitem(last=False)
+    return similarity
+
+
+def shared(factory: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
+    """The ``factory``, fitting once per training set per process (see :func:`_shared_fit`)."""
+    @functools.wraps(factory)
+    def fit(train: TrainingText) -> WordSimilarity:
+        return _shared_fit(("source", id(factory), train.fingerprint), lambda: factory(train))
+    return fit
 
 
 def max_of(*sources: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
@@ -144,16 +194,19 @@ def mean_of(*sources: Callable[[TrainingText], WordSimilarity]) -> Callable[[Tra
 
 
 @WORD_SIMILARITIES.register("lin", help="WordNet similarity of Lin (1998)")
+@shared
 def lin_similarity(train: TrainingText) -> WordSimilarity:
     return LinSimilarity(data_dir=cache_dir("nltk_data")).fit(train.sentences)
 
 
 @WORD_SIMILARITIES.register("dic", help="distributional similarity on the training captions")
+@shared
 def captions_similarity(train: TrainingText) -> WordSimilarity:
     return DistributionalSimilarity().fit(train.sentences)
 
 
 @WORD_SIMILARITIES.register("dext", help="distributional similarity on the external corpus")
+@shared
 def external_similarity(train: TrainingText) -> WordSimilarity:
     return DistributionalSimilarity().fit(train.external_sentences())
 
@@ -163,6 +216,7 @@ external_and_captions_similarity = WORD_SIMILARITIES.register(
 
 
 @WORD_SIMILARITIES.register("a", help="IBM Model 1 alignment of the captions of an image")
+@shared
 def alignment_similarity(train: TrainingText) -> WordSimilarity:
     return AlignmentSimilarity().fit(train.items, train.require_tags("alignment source"))
 
@@ -262,8 +316,11 @@ class Trigram(TextKernelSpec):
             vocabulary = vocabulary_of(train.items)
             # Tabulated once: kernel blocks (landmark columns, chunks, test queries) then gather
             # their words' similarities instead of recomputing them.
-            with stage(f"word similarity {self.source}, tabulated over {len(vocabulary)} words"):
-                similarity = TabulatedSimilarity(WORD_SIMILARITIES[self.source](train)).fit(vocabulary)
+            def tabulate():
+                with stage(f"word similarity {self.source}, tabulated over {len(vocabulary)} words"):
+                    return TabulatedSimilarity(WORD_SIMILARITIES[self.source](train)).fit(vocabulary)
+
+            similarity = _shared_fit(("table", self.source, train.fingerprint), tabulate)
         return TextStatistics(idf=document_idf(train.view) if self.use_idf else None, similarity=similarity)
 
     def gram(self, kernel, items_a, items_b=None):

@@ -65,3 +65,29 @@ def test_sklearn_conventions():
     kernel = make_text_kernel("tri5", lam=0.3)
     assert clone(kernel).get_params()["lam"] == 0.3
     assert not hasattr(kernel, "train_items_")
+
+
+def test_soft_kernels_of_one_process_share_their_sources_and_tables_and_equal_unshared_fits(monkeypatch):
+    from kcca_desc.text import named_kernels
+
+    items, tags = tagged_items(30, 4)
+    corpus = ["The dog runs on the grass.", "A boy rides a bike.", "The girl swims in the water."] * 5
+    monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
+    fits = {}
+    for name in ("tri5_a", "tri5_a_idf", "tri5_dext_ic", "tri5_a_dext_ic"):
+        fits[name] = make_text_kernel(name, corpus=corpus).fit(items, tags)
+    # One table per kind: the idf variant reuses it; a combination reuses its components' fits.
+    assert fits["tri5_a"].similarity_ is fits["tri5_a_idf"].similarity_
+    alignment, combined = fits["tri5_a"].similarity_.similarity, fits["tri5_a_dext_ic"].similarity_.similarity
+    assert combined.similarities[0] is alignment
+    assert combined.similarities[1].similarities[0] is fits["tri5_dext_ic"].similarity_.similarity.similarities[0]
+    # A different training set is not served another's fit.
+    other = make_text_kernel("tri5_a").fit(*tagged_items(30, 5))
+    assert other.similarity_ is not fits["tri5_a"].similarity_
+    queries = [[["dog", "swim"]], [["unseenword", "dog"]]]
+    for name, kernel in fits.items():
+        monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
+        alone = make_text_kernel(name, corpus=corpus).fit(items, tags)
+        assert alone.similarity_ is not kernel.similarity_
+        np.testing.assert_array_equal(kernel.train_gram(), alone.train_gram())
+        np.testing.assert_array_equal(kernel.cross_gram(queries), alone.cross_gram(queries))
