@@ -70,6 +70,8 @@ EXPECTED_KEYS = {
     "scale.py": {"machine", "landmark_choice", "series", "flickr8k_sized", "engines", "coco"},
     "side_by_side.py": {"machine", "checkouts", "systems", "runs", "cold_speedup_table", "warm_speedup_table",
                         "cold_rank_agreement", "warm_rank_agreement"},
+    "text_grams.py": {"machine", "code", "dataset", "train_items", "queries", "kernels", "total_gram_s",
+                      "total_gram_cpu_s", "comparison", "wall_s"},
     "text_kernels.py": {"machine", "dataset", "preprocess", "kernels", "unavailable", "neighbours"},
     "word_neighbours.py": {"machine", "dataset", "words", "neighbours", "fit_seconds", "unavailable"},
 }
@@ -276,6 +278,24 @@ def test_text_kernels_without_wordnet_records_what_it_skips(tmp_path):
     assert set(record["unavailable"]) == {"tri5_lin", "Lin neighbours"}
     assert "WordNetUnavailableError" in record["unavailable"]["tri5_lin"]
     assert set(record["neighbours"]["square"]) == {"A", "D_ic", "D_ext"}
+
+
+def test_text_grams_compares_with_a_saved_run(tmp_path):
+    # The side-by-side protocol: one run keeps its Grams, the next (here the same code) records its
+    # largest difference from them and its time against the first run's record.
+    grams, first, second = tmp_path / "grams", tmp_path / "first.json", tmp_path / "second.json"
+    kernels = ("--kernels", "tri5", "tri5_dic")
+    run = run_quick("text_grams.py", first, "--save-grams", str(grams), *kernels)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run = run_quick("text_grams.py", second, "--compare-grams", str(grams), "--baseline", str(first), *kernels)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    before, after = json.loads(first.read_text()), json.loads(second.read_text())
+    comparison = after["comparison"]
+    assert comparison["max_abs_difference"] == {"tri5": 0.0, "tri5_dic": 0.0}
+    assert comparison["total_gram_cpu_s_baseline"] == pytest.approx(before["total_gram_cpu_s"])
+    assert comparison["speedup_gram_cpu_s"] == pytest.approx(before["total_gram_cpu_s"] / after["total_gram_cpu_s"])
+    assert set(after["kernels"]["tri5_dic"]["shapes"]) == {"train", "dev", "test"}
+    assert sorted(p.name for p in grams.iterdir()) == ["tri5.npz", "tri5_dic.npz"]
 
 
 def test_scale_runs_section_by_section_into_one_record(tmp_path):
