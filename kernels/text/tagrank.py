@@ -93,30 +93,33 @@ class TagRank(BaseEstimator):
     def _rank_vectors(self, sentences: list[list[str]]):
         """Sparse rank vectors of sentences: word ids (sorted per sentence), a(w), r(w), offsets.
 
-        Words unknown to the fit get ids beyond the vocabulary, shared by equal words.
+        Words unknown to the fit get ids beyond the vocabulary, shared by equal words.  Computed
+        over all tokens at once (a per-word loop took half of a 1,000 x 6,000 query Gram).
         """
         unknown: dict[str, int] = {}
-        ids, absolute, relative, ptr = [], [], [], [0]
         n_known = len(self.vocabulary_)
-        for sentence in sentences:
-            positions: dict[int, list[int]] = {}
-            for position, token in enumerate(sentence, start=1):
-                v = self.vocabulary_.get(token)
-                if v is None:
-                    v = unknown.setdefault(token, n_known + len(unknown))
-                positions.setdefault(v, []).append(position)
-            for v in sorted(positions):
-                p = float(np.mean(positions[v]))
-                ids.append(v)
-                absolute.append(1.0 / np.log2(1.0 + p))
-                if v < n_known:
-                    shares = self.cumulative_share_[v]
-                    relative.append(1.0 - shares[min(int(p), shares.size) - 1])
-                else:
-                    relative.append(0.0)
-            ptr.append(len(ids))
-        return (np.array(ids, dtype=np.int64), np.array(absolute), np.array(relative),
-                np.array(ptr, dtype=np.int64))
+        vocabulary = self.vocabulary_
+        ids = np.fromiter((vocabulary[t] if t in vocabulary else unknown.setdefault(t, n_known + len(unknown))
+                           for sentence in sentences for t in sentence), dtype=np.int64)
+        lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+        if ids.size == 0:
+            return ids, np.zeros(0), np.zeros(0), np.zeros(len(sentences) + 1, dtype=np.int64)
+        sentence_of = np.repeat(np.arange(len(sentences)), lengths)
+        position = np.arange(ids.size) - np.repeat(np.cumsum(lengths) - lengths, lengths) + 1
+        # One entry per (sentence, word), ids ascending within a sentence; p_w the mean position.
+        order = np.lexsort((ids, sentence_of))
+        key_sentence, key_id = sentence_of[order], ids[order]
+        first = np.flatnonzero(np.r_[True, (np.diff(key_sentence) != 0) | (np.diff(key_id) != 0)])
+        p = np.add.reduceat(position[order], first) / np.diff(np.r_[first, ids.size])
+        word_ids = key_id[first]
+        absolute = 1.0 / np.log2(1.0 + p)
+        relative = np.zeros(word_ids.size)
+        known = word_ids < n_known
+        shares = self.cumulative_share_
+        columns = np.minimum(p[known].astype(np.int64), shares.shape[1]) - 1
+        relative[known] = 1.0 - shares[word_ids[known], columns]
+        ptr = np.r_[0, np.cumsum(np.bincount(key_sentence[first], minlength=len(sentences)))].astype(np.int64)
+        return word_ids, absolute, relative, ptr
 
 
 @numba.njit(cache=True, nogil=True)

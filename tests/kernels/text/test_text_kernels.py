@@ -388,3 +388,35 @@ def test_tagrank_degenerate_training_data_is_a_clear_error():
         TagRank().fit([["dog"], ["dog"]])
     with pytest.raises(ValueError, match="no sentences"):
         tagrank_kernel([[]], model=TagRank().fit([["dog"], ["cat", "dog"]]))
+
+
+def rank_vectors_reference(model, sentences):
+    """Rank vectors of :class:`TagRank`, one word at a time: ids sorted per sentence, a, r, offsets."""
+    unknown, ids, absolute, relative, ptr = {}, [], [], [], [0]
+    for sentence in sentences:
+        positions = {}
+        for position, token in enumerate(sentence, start=1):
+            v = model.vocabulary_.get(token)
+            if v is None:
+                v = unknown.setdefault(token, len(model.vocabulary_) + len(unknown))
+            positions.setdefault(v, []).append(position)
+        for v in sorted(positions):
+            p = float(np.mean(positions[v]))
+            ids.append(v)
+            absolute.append(1.0 / np.log2(1.0 + p))
+            shares = model.cumulative_share_[v] if v < len(model.vocabulary_) else None
+            relative.append(0.0 if shares is None else 1.0 - shares[min(int(p), shares.size) - 1])
+        ptr.append(len(ids))
+    return ids, absolute, relative, ptr
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(sentences, min_size=3, max_size=12).filter(lambda s: len({tuple(x) for x in s}) > 1),
+       st.lists(st.lists(st.sampled_from(WORDS + ["y", "z"]), max_size=8), max_size=6))
+def test_tagrank_rank_vectors_equal_the_word_by_word_reference(train, query_sentences):
+    try:
+        model = TagRank(n_pairs=50).fit(train)
+    except ValueError:  # the sampled pairs all have equal rank vectors
+        assume(False)
+    for got, expected in zip(model._rank_vectors(query_sentences), rank_vectors_reference(model, query_sentences)):
+        np.testing.assert_array_equal(got, np.asarray(expected, dtype=got.dtype))
