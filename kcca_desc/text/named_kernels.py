@@ -120,19 +120,24 @@ class TrainingText:
         return self.tags
 
     @functools.cached_property
-    def fingerprint(self) -> str | None:
-        """Digest of what a word similarity learns from (items, tags, external corpus, its preprocessing).
+    def fingerprint(self) -> str:
+        """Digest of the training captions and tags, which the word similarities learn from."""
+        return cache_key(items=self.items, tags=self.tags)
 
-        None when the corpus preprocessor cannot say what it computes (no ``cache_params``): such
-        a training set is not shared.
+    @functools.cached_property
+    def corpus_fingerprint(self) -> str | None:
+        """Digest of the raw external sentences (the default corpus read now) and their preprocessing.
+
+        None when the corpus preprocessor cannot say what it computes (no ``cache_params``): a
+        similarity of such a corpus is not shared.
         """
         preprocessor = None
         if self.preprocessor is not None:
             if not hasattr(self.preprocessor, "cache_params"):
                 return None
             preprocessor = self.preprocessor.cache_params()
-        return cache_key(items=self.items, tags=self.tags, corpus=None if self.corpus is None else list(self.corpus),
-                         preprocessor=preprocessor)
+        raw = default_external_corpus() if self.corpus is None else list(self.corpus)
+        return cache_key(corpus=raw, preprocessor=preprocessor)
 
     def external_sentences(self) -> list[list[str]]:
         """The external corpus, preprocessed like the captions (empty sentences dropped)."""
@@ -160,7 +165,7 @@ def _shared_fit(key: tuple, fit: Callable[[], WordSimilarity]) -> WordSimilarity
     the same vocabulary: one fit and one table per kind serve them all. A fitted similarity is
     not changed by its use, so sharing the object gives the same values as refitting it.
     """
-    if key[-1] is None:  # a training set that cannot be fingerprinted
+    if any(part is None for part in key):  # a corpus that cannot be fingerprinted
         return fit()
     if key in _shared:
         _shared.move_to_end(key)
@@ -171,25 +176,35 @@ def _shared_fit(key: tuple, fit: Callable[[], WordSimilarity]) -> WordSimilarity
     return similarity
 
 
-def shared(factory: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
-    """The ``factory``, fitting once per training set per process (see :func:`_shared_fit`)."""
-    @functools.wraps(factory)
-    def fit(train: TrainingText) -> WordSimilarity:
-        return _shared_fit(("source", id(factory), train.fingerprint), lambda: factory(train))
-    return fit
+def shared(factory: Callable[[TrainingText], WordSimilarity] | None = None, *, corpus: bool = False):
+    """The ``factory``, fitting once per training set per process (see :func:`_shared_fit`).
+
+    ``corpus=True``: the factory learns from the external corpus, whose content is then part of
+    what must match (by content: a corpus swapped for another is not served the old fit).
+    """
+    def wrap(factory):
+        @functools.wraps(factory)
+        def fit(train: TrainingText) -> WordSimilarity:
+            key = ("source", id(factory), train.fingerprint, train.corpus_fingerprint if corpus else "")
+            return _shared_fit(key, lambda: factory(train))
+        return fit
+    return wrap if factory is None else wrap(factory)
 
 
 def max_of(*sources: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
     """A factory of the elementwise maximum of the ``sources``' similarities (fitted in order)."""
     def fit(train: TrainingText) -> WordSimilarity:
-        return MaxSimilarity([source(train) for source in sources])
+        parts = [source(train) for source in sources]
+        # Keyed by the fitted parts themselves (kept alive by the entry, so their ids stay theirs).
+        return _shared_fit(("max", *map(id, parts)), lambda: MaxSimilarity(parts))
     return fit
 
 
 def mean_of(*sources: Callable[[TrainingText], WordSimilarity]) -> Callable[[TrainingText], WordSimilarity]:
     """A factory of the elementwise mean of the ``sources``' similarities (fitted in order)."""
     def fit(train: TrainingText) -> WordSimilarity:
-        return AverageSimilarity([source(train) for source in sources])
+        parts = [source(train) for source in sources]
+        return _shared_fit(("mean", *map(id, parts)), lambda: AverageSimilarity(parts))
     return fit
 
 
@@ -206,7 +221,7 @@ def captions_similarity(train: TrainingText) -> WordSimilarity:
 
 
 @WORD_SIMILARITIES.register("dext", help="distributional similarity on the external corpus")
-@shared
+@shared(corpus=True)
 def external_similarity(train: TrainingText) -> WordSimilarity:
     return DistributionalSimilarity().fit(train.external_sentences())
 
@@ -316,11 +331,14 @@ class Trigram(TextKernelSpec):
             vocabulary = vocabulary_of(train.items)
             # Tabulated once: kernel blocks (landmark columns, chunks, test queries) then gather
             # their words' similarities instead of recomputing them.
+            source = WORD_SIMILARITIES[self.source](train)
+
             def tabulate():
                 with stage(f"word similarity {self.source}, tabulated over {len(vocabulary)} words"):
-                    return TabulatedSimilarity(WORD_SIMILARITIES[self.source](train)).fit(vocabulary)
+                    return TabulatedSimilarity(source).fit(vocabulary)
 
-            similarity = _shared_fit(("table", self.source, train.fingerprint), tabulate)
+            # The table holds its source, so the source's id names it while the table is kept.
+            similarity = _shared_fit(("table", id(source), train.fingerprint), tabulate)
         return TextStatistics(idf=document_idf(train.view) if self.use_idf else None, similarity=similarity)
 
     def gram(self, kernel, items_a, items_b=None):

@@ -80,7 +80,7 @@ def test_soft_kernels_of_one_process_share_their_sources_and_tables_and_equal_un
     assert fits["tri5_a"].similarity_ is fits["tri5_a_idf"].similarity_
     alignment, combined = fits["tri5_a"].similarity_.similarity, fits["tri5_a_dext_ic"].similarity_.similarity
     assert combined.similarities[0] is alignment
-    assert combined.similarities[1].similarities[0] is fits["tri5_dext_ic"].similarity_.similarity.similarities[0]
+    assert combined.similarities[1] is fits["tri5_dext_ic"].similarity_.similarity
     # A different training set is not served another's fit.
     other = make_text_kernel("tri5_a").fit(*tagged_items(30, 5))
     assert other.similarity_ is not fits["tri5_a"].similarity_
@@ -91,3 +91,21 @@ def test_soft_kernels_of_one_process_share_their_sources_and_tables_and_equal_un
         assert alone.similarity_ is not kernel.similarity_
         np.testing.assert_array_equal(kernel.train_gram(), alone.train_gram())
         np.testing.assert_array_equal(kernel.cross_gram(queries), alone.cross_gram(queries))
+
+
+def test_a_shared_external_similarity_follows_the_corpus_content(monkeypatch):
+    # Keyed by the corpus's sentences, not by corpus=None: another default corpus is another fit.
+    from kcca_desc.text import named_kernels
+
+    items, tags = tagged_items(30, 6)
+    monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
+    first_corpus = ["The dog runs on the grass.", "A boy rides a bike."] * 5
+    second_corpus = ["The girl swims in the water.", "A dog swims."] * 5
+    monkeypatch.setattr(named_kernels, "default_external_corpus", lambda: list(first_corpus))
+    first = make_text_kernel("tri5_dext").fit(items, tags)
+    again = make_text_kernel("tri5_dext_idf").fit(items, tags)
+    monkeypatch.setattr(named_kernels, "default_external_corpus", lambda: list(second_corpus))
+    second = make_text_kernel("tri5_dext").fit(items, tags)
+    assert again.similarity_ is first.similarity_ and second.similarity_ is not first.similarity_
+    explicit = make_text_kernel("tri5_dext", corpus=second_corpus).fit(items, tags)
+    np.testing.assert_array_equal(second.train_gram(), explicit.train_gram())
