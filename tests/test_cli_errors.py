@@ -69,8 +69,8 @@ def test_every_exit_code_is_distinct_documented_and_keeps_the_builtin_base():
     ("--sift-step", "0", "--sift-step: The 'sift_step' parameter of ImageFeaturizer"),
     ("--colour-words", "0", "--colour-words/--texture-words/--sift-words: The 'n_words' parameter"),
     ("--power", "0", "--power: The 'power' parameter"),
-    ("--seed", "-1", "--seed: The 'seed' parameter"),
-    ("--top-k", "0", "--top-k: The 'top_k' parameter"),
+    ("--seed", "-1", "--seed must be an int in the range [0, inf). Got -1 instead."),
+    ("--top-k", "0", "--top-k must be an int in the range [1, inf). Got 0 instead."),
 ])
 def test_a_bad_setting_is_one_line_naming_its_option_before_any_work(capsys, no_features, option, value, message):
     code, err = run_cli(capsys, ["--n-images", "40", option, value])
