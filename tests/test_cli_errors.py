@@ -224,3 +224,13 @@ def test_the_command_prints_no_traceback_in_a_subprocess(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "error: --levels: The 'levels' parameter of ImageKernel must be an int in the range [0, inf). "
         "Got -1 instead."]
+
+
+@pytest.mark.parametrize("text_kernel", ["tri5_dext", "tri_sem"])
+def test_a_missing_corpus_extra_is_named_before_any_feature(capsys, no_features, monkeypatch, text_kernel):
+    from kcca_desc.kernels.text.similarity import corpus
+
+    monkeypatch.setattr(corpus, "_WIKI_PACKAGE", "no_such_corpus_package")
+    code, err = run_cli(capsys, ["--n-images", "40", "--text-kernel", text_kernel])
+    assert code == MissingDependencyError.exit_code == 69
+    assert err.startswith("error: ") and "extra 'corpus'" in err and len(err.strip().splitlines()) == 1
