@@ -22,9 +22,11 @@ on small generated data, and each outcome is classified as it happens, never ass
   uninterrupted run in a fresh cache;
 * **concurrency**: two and then four runs with different splits and parameters started at once
   on one cache, each compared with the same run alone in a fresh cache;
-* **damaged cache**: one entry of each kind of a finished run (features, codebooks, image and
-  text Grams, the KCCA solver's spectra and solutions) truncated, overwritten with random bytes
-  or with sixteen bytes flipped, each in a copy of the cache, then the run repeated: each case's
+* **damaged cache**: one entry of each kind of finished runs (features, codebooks, image and
+  text Grams, the KCCA solver's spectra and solutions; the landmark KCCA's Zarr chunks, their
+  metadata and its seal; a trainable model's checkpoint and lineage record, in full runs)
+  truncated, overwritten with random bytes or with sixteen bytes flipped, each in a copy of the
+  cache, then the run that wrote it repeated: each case's
   outcome (recomputed: one warning naming the entry and the clean run's figures; a silent change;
   a failure), exit code, time and message; and a killed writer's orphan temporary file, which the
   next run must remove.
@@ -404,10 +406,45 @@ DAMAGES = {"truncated": lambda b: b[: len(b) // 2], "random bytes": lambda b: os
                                       + b[len(b) // 2 + 16:]}
 
 
+#: The systems whose runs write every kind of cache entry, with their options: KCCA (features,
+#: codebooks, Grams, the solver's spectra and solutions), the landmark KCCA (Zarr chunks, their
+#: metadata and its seal) and a trainable model (checkpoints and lineage records; full runs only:
+#: torch and its training cost a quick run more than the rest of it).
+DAMAGE_SYSTEMS = {"kcca": [*LIGHT, "--text-kernel", "bow5"],
+                  "kcca_scalable": [*LIGHT, "--text-kernel", "bow5", "--method", "kcca_scalable", "--engine", "local",
+                                    "--rank", "16", "--chunk-size", "16"],
+                  "rei": ["--method", "rei", "--train-epochs", "1"]}
+
+
 def _entry_kind(cache: Path, path: Path) -> str:
-    """The kind of a cache entry: its stage's sub-directory (the solver's two kinds are one level down)."""
+    """The kind of a cache entry: its stage's sub-directory (the solver's two kinds are one level
+    down), or what it is in a Zarr store or beside a checkpoint."""
     parts = path.relative_to(cache).parts
+    if parts[0] == "scale":
+        return ("zarr seal" if path.name.endswith(".zarr.metadata") else
+                "zarr metadata" if path.name == "zarr.json" else "zarr chunk")
+    if parts[0] == "checkpoints":
+        return "lineage record" if path.name == "lineage.json" else "checkpoint"
     return "/".join(parts[:2]) if parts[0] == "kcca_spectra" else parts[0]
+
+
+def _entries(cache: Path) -> set[Path]:
+    """The cache's entries: every file but the lock files and temporaries."""
+    return {p for p in cache.rglob("*") if p.is_file() and not p.name.startswith(".") and ".locks" not in p.parts}
+
+
+def _store(cache: Path, path: Path) -> str:
+    """The Zarr store (or checkpoint folder) of an entry, or the entry itself."""
+    parts = path.relative_to(cache).parts
+    return parts[1].removesuffix(".metadata") if parts[0] in ("scale", "checkpoints") else str(path)
+
+
+def _pick(cache: Path, paths: list[Path], taken: set[str]) -> Path:
+    """One of ``paths`` in a store no other case damages, where there is one: a store damaged twice
+    is recomputed whole on its first damage, so the second would go unseen."""
+    path = next((p for p in paths if _store(cache, p) not in taken), paths[0])
+    taken.add(_store(cache, path))
+    return path
 
 
 def _damage_outcome(run: dict, entry: Path, identical: bool) -> str:
@@ -423,58 +460,70 @@ def _damage_outcome(run: dict, entry: Path, identical: bool) -> str:
 
 
 def damaged_cache(work: Path, n_images: int, quick: bool) -> dict:
-    """Each kind of entry of a finished run, damaged each way, in a copy of its cache; the run
-    repeated on the copy must warn once naming the entry and give the clean run's figures.  And a
-    killed writer's orphan temporary file, which a run must remove.
+    """Each kind of entry of finished runs, damaged each way, in a copy of their cache; the run
+    that wrote it, repeated on the copy, must warn once naming the entry and give the clean run's
+    figures.  And a killed writer's orphan temporary file, which a run must remove.
 
-    Each case has a copy and a run of its own; quick: one way per kind, all the cases (and the
-    orphan) in one copy and one run, each entry's warning told apart by its path.
+    Each case has a copy and a run of its own; quick: one way per kind, all the cases of a system
+    (and the orphan) in one copy and one run, each entry's warning told apart by its path.
     """
-    args = ["--n-images", str(n_images), *LIGHT, "--text-kernel", "bow5"]
     clean = work / "cache_damaged"
-    first = run_cli(args + ["--out", str(work / "undamaged.json")], clean)
+    systems = {name: ["--n-images", str(n_images), *options] for name, options in DAMAGE_SYSTEMS.items()
+               if not (quick and name == "rei")}
     by_kind: dict[str, list[Path]] = {}
-    for path in sorted(p for p in clean.rglob("*") if p.is_file() and p.suffix in (".npz", ".pkl")
-                       and not p.name.startswith(".")):
-        by_kind.setdefault(_entry_kind(clean, path), []).append(path)
-    cases = [(f"{kind}, {damage}", by_kind[kind][0].relative_to(clean), damage) for i, kind in enumerate(by_kind)
-             for damage in ([list(DAMAGES)[i % len(DAMAGES)]] if quick else DAMAGES)]
+    system_of: dict[str, str] = {}
+    for system, args in systems.items():
+        before = _entries(clean) if clean.exists() else set()
+        first = run_cli(args + ["--out", str(work / f"undamaged_{system}.json")], clean)
+        if first["rc"] != 0:
+            raise RuntimeError(f"the clean {system} run failed: {first['stderr'][-2000:]}")
+        for path in sorted(_entries(clean) - before):
+            kind = _entry_kind(clean, path)
+            by_kind.setdefault(kind, []).append(path)
+            system_of.setdefault(kind, system)
+    taken: set[str] = set()
+    cases = [(f"{kind}, {damage}", _pick(clean, by_kind[kind], taken).relative_to(clean), damage, system_of[kind])
+             for i, kind in enumerate(by_kind) for damage in ([list(DAMAGES)[i % len(DAMAGES)]] if quick else DAMAGES)]
     # A writer killed by SIGKILL (no handler runs) leaves its temporary file: a later run removes it.
     orphan = ("orphan temporary of a killed writer",
-              by_kind[next(iter(by_kind))][0].parent.relative_to(clean) / f".entry.npz.{_dead_pid()}.killed.tmp",
-              None)
-    runs = [[*cases, orphan]] if quick else [[case] for case in [*cases, orphan]]
+              by_kind["pyramid_histograms"][0].parent.relative_to(clean) / f".entry.npz.{_dead_pid()}.killed.tmp",
+              None, "kcca")
+    cases.append(orphan)
+    runs = ([[case for case in cases if case[3] == system] for system in systems] if quick else
+            [[case] for case in cases])
     rows = []
     for group in runs:
+        system = group[0][3]
         cache = work / "cache_damaged_case"
         shutil.rmtree(cache, ignore_errors=True)
         shutil.copytree(clean, cache)
-        for _, entry, damage in group:
+        for _, entry, damage, _ in group:
             if damage is None:
                 (cache / entry).write_bytes(os.urandom(4096))
                 os.utime(cache / entry, (time.time() - 3600, time.time() - 3600))
             else:
                 (cache / entry).write_bytes(DAMAGES[damage]((cache / entry).read_bytes()))
         out = work / "redone.json"
-        again = run_cli(args + ["--out", str(out)], cache)
-        identical = first["rc"] == again["rc"] == 0 and figures(work / "undamaged.json") == figures(out)
-        for case, entry, damage in group:
+        again = run_cli(systems[system] + ["--out", str(out)], cache)
+        identical = again["rc"] == 0 and figures(work / f"undamaged_{system}.json") == figures(out)
+        for case, entry, damage, _ in group:
             said = [line for line in again["stderr"].splitlines() if f"{cache / entry} " in line
                     or line.startswith("error:")]
             outcome = (_damage_outcome(again, cache / entry, identical) if damage is not None else
                        "removed" if again["rc"] == 0 and not (cache / entry).exists() else "left")
-            rows.append({"case": case, "entry": str(entry), "outcome": outcome, "exit_code": again["rc"],
-                         "s": round(again["s"], 1), "message": (said[0] if said else "")[:300]})
+            rows.append({"case": case, "system": system, "entry": str(entry), "outcome": outcome,
+                         "exit_code": again["rc"], "s": round(again["s"], 1), "message": (said[0] if said else "")[:300]})
             print(f"  {case:40s} {outcome:12s} exit {again['rc']}  {rows[-1]['message'][:60]}")
-    damaged = rows[:-1]
+    damaged = [row for row in rows if row["case"] != orphan[0]]
     return {"damaged": len(damaged), "kinds": {kind: len(paths) for kind, paths in by_kind.items()},
+            "systems": list(systems),
             "damages": {d: sum(r["case"].endswith(f", {d}") for r in damaged) for d in DAMAGES},
             "detected": sum(r["outcome"] in ("recomputed", "changed figures, reported", "reported more than once")
                             for r in damaged),
             "recomputed": sum(r["outcome"] == "recomputed" for r in damaged),
             "silent": sum(r["outcome"] == "silent change" for r in damaged),
             "figures_identical": all(r["outcome"] in ("recomputed", "harmless") for r in damaged),
-            "orphan_removed": rows[-1]["outcome"] == "removed", "cases": rows}
+            "orphan_removed": next(r for r in rows if r["case"] == orphan[0])["outcome"] == "removed", "cases": rows}
 
 
 def _dead_pid() -> int:

@@ -30,9 +30,9 @@ def _data_root(variable: str, default: Path, marker_file: str, name: str) -> Pat
 @pytest.fixture(autouse=True)
 def fresh_data_warnings():
     """Each test sees a data set's warnings as a new process would (they are shown once per process)."""
-    from kcca_desc.data import problems
+    from kcca_desc.data.problems import forget_data_warnings
 
-    problems._shown.clear()
+    forget_data_warnings()
 
 
 @pytest.fixture(scope="session", autouse=True)

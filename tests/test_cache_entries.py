@@ -13,7 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kcca_desc import ImageSentenceRanker, load_dataset
-from kcca_desc._core.cache import CacheWarning, NpzCache, PickleCache, cache_key
+from kcca_desc._core.cache import (
+    CacheWarning,
+    NpzCache,
+    PickleCache,
+    cache_key,
+    read_json_entry,
+    write_json_entry,
+)
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 6, "texture": 5, "sift": 4}, "levels": 1}
 
@@ -141,6 +148,24 @@ def test_any_byte_flip_of_a_stored_entry_is_reported(tmp_path_factory, payload, 
     warned = [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
     # A checksum leaves no flip harmless: every one is reported, and nothing damaged is returned.
     assert read is None and len(warned) == 1 and str(path) in warned[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(record=st.dictionaries(st.text(max_size=8), st.integers() | st.none() | st.text(max_size=8), min_size=1),
+       at=st.floats(0, 1), mask=st.integers(1, 255))
+def test_any_byte_flip_of_a_json_entry_is_reported(tmp_path_factory, record, at, mask):
+    # The JSON entries: the lineage records beside checkpoints, the seals of the Zarr stores'
+    # metadata (read as the lineage is, accepting records of before checksums).
+    path = tmp_path_factory.mktemp("json") / "lineage.json"
+    write_json_entry(path, record)
+    data = bytearray(path.read_bytes())
+    data[min(int(at * len(data)), len(data) - 1)] ^= mask
+    path.write_bytes(bytes(data))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read = read_json_entry(path, legacy=True)
+    warned = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert read is None and len(warned) == 1 and str(path) in warned[0] and not path.exists()
 
 
 @pytest.mark.parametrize("damage", DAMAGES)

@@ -69,8 +69,8 @@ def test_every_exit_code_is_distinct_documented_and_keeps_the_builtin_base():
     ("--sift-step", "0", "--sift-step: The 'sift_step' parameter of ImageFeaturizer"),
     ("--colour-words", "0", "--colour-words/--texture-words/--sift-words: The 'n_words' parameter"),
     ("--power", "0", "--power: The 'power' parameter"),
-    ("--seed", "-1", "--seed: The 'seed' parameter"),
-    ("--top-k", "0", "--top-k: The 'top_k' parameter"),
+    ("--seed", "-1", "--seed must be an int in the range [0, inf). Got -1 instead."),
+    ("--top-k", "0", "--top-k must be an int in the range [1, inf). Got 0 instead."),
 ])
 def test_a_bad_setting_is_one_line_naming_its_option_before_any_work(capsys, no_features, option, value, message):
     code, err = run_cli(capsys, ["--n-images", "40", option, value])
@@ -224,3 +224,13 @@ def test_the_command_prints_no_traceback_in_a_subprocess(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "error: --levels: The 'levels' parameter of ImageKernel must be an int in the range [0, inf). "
         "Got -1 instead."]
+
+
+@pytest.mark.parametrize("text_kernel", ["tri5_dext", "tri_sem"])
+def test_a_missing_corpus_extra_is_named_before_any_feature(capsys, no_features, monkeypatch, text_kernel):
+    from kcca_desc.kernels.text.similarity import corpus
+
+    monkeypatch.setattr(corpus, "_WIKI_PACKAGE", "no_such_corpus_package")
+    code, err = run_cli(capsys, ["--n-images", "40", "--text-kernel", text_kernel])
+    assert code == MissingDependencyError.exit_code == 69
+    assert err.startswith("error: ") and "extra 'corpus'" in err and len(err.strip().splitlines()) == 1

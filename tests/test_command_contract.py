@@ -117,20 +117,22 @@ def test_a_benchmark_main_exits_with_the_documented_code(capsys, monkeypatch):
 def test_a_bad_statistics_option_is_refused_before_the_files_are_read(capsys, no_loading, tmp_path, main, option,
                                                                       value):
     assert main(["a.json", option, value, "--out", str(tmp_path / "out")]) == 2
-    assert one_error_line(capsys).startswith(f"error: {option}: The '{option[2:].replace('-', '_')}' parameter")
+    # The option is the subject: no internal class of the command's own options.
+    line = one_error_line(capsys)
+    assert line.startswith(f"error: {option} must be an int in the range") and "CommandLine" not in line
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("value", ["2", "0", "1", "nan"])
 def test_compare_refuses_a_confidence_outside_the_open_unit_interval(capsys, no_loading, value):
     assert compare_main(["a.json", "--confidence", value]) == 2
-    assert "error: --confidence: The 'confidence' parameter" in one_error_line(capsys)
+    assert one_error_line(capsys).startswith("error: --confidence must be a float in the range (0.0, 1.0). Got ")
 
 
 @pytest.mark.parametrize("option", ["--n-gallery", "--n-worst"])
 def test_report_refuses_a_negative_count(capsys, no_loading, option):
     assert report_main(["a.json", option, "-1"]) == 2
-    assert one_error_line(capsys).startswith(f"error: {option}: ")
+    assert one_error_line(capsys) == f"error: {option} must be an int in the range [0, inf). Got -1 instead."
 
 
 @pytest.mark.parametrize("main", [compare_main, report_main])
@@ -220,8 +222,7 @@ def test_a_scheduler_with_the_local_engine_is_refused(capsys):
     code = fit_main(["--method", "kcca_scalable", "--engine", "local", "--scheduler", "tcp://127.0.0.1:9",
                      "--n-images", "40", "-q"])
     assert code == 2
-    assert one_error_line(capsys).startswith("error: --scheduler: The 'scheduler' parameter of CommandLine must be "
-                                             "unset with --engine local")
+    assert one_error_line(capsys).startswith("error: --scheduler must be unset with --engine local")
 
 
 # ------------------------------------------------------------------------ benchmarks

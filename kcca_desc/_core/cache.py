@@ -46,7 +46,7 @@ from .errors import CacheError, KccaDescError, ParameterError, warn_user
 
 __all__ = ["cache_root", "cache_dir", "cache_key", "cache_keys", "atomic_write_bytes", "atomic_write_text", "NpzCache",
            "PickleCache", "ChunkCache", "CacheWarning", "DamagedEntryError", "open_checked", "discard_damaged",
-           "write_entry", "cache_write_failed", "entry_lock", "written_since", "remove_temporaries",
+           "write_entry", "read_json_entry", "write_json_entry", "cache_write_failed", "entry_lock", "written_since", "remove_temporaries",
            "remove_stale_temporaries"]
 
 # Header of a checksummed entry: a magic string, then the SHA-256 digest of everything after it.
@@ -260,6 +260,30 @@ def write_entry(path: str | os.PathLike, write: Callable[[Any], None], checksum:
         cache_write_failed(Path(path), exc)
         return False
     return True
+
+
+def read_json_entry(path: str | os.PathLike, legacy: bool = False) -> Any | None:
+    """The JSON document of the checksummed entry ``path``; None when there is none or it is damaged.
+
+    A damaged entry (its checksum does not match, it has none, or it is no JSON) is named in one
+    :class:`CacheWarning` and deleted (:func:`discard_damaged`), so that its writer writes it again.
+    With ``legacy``, a document written before such entries carried checksums (it starts with
+    ``{``) is still read, its parse its only check.
+    """
+    try:
+        with open_checked(path, legacy_magic=b"{" if legacy else None) as f:
+            return json.loads(f.read())
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:  # the checksum's, UTF-8's or JSON's
+        discard_damaged(Path(path), exc)
+        return None
+
+
+def write_json_entry(path: str | os.PathLike, value: Any) -> bool:
+    """Write ``value`` as the JSON document of a checksummed entry (:func:`write_entry`)."""
+    data = json.dumps(value).encode()
+    return write_entry(path, lambda f: f.write(data))
 
 
 @contextlib.contextmanager

@@ -101,8 +101,14 @@ def _options_of(parser: argparse.ArgumentParser, parameter: str | None) -> str |
 
 
 def with_option(error: InvalidParameterError, parser: argparse.ArgumentParser) -> str:
-    """The error's message, after the command-line option that sets its parameter (when there is one)."""
+    """The error's message, after the command-line option that sets its parameter (when there is one).
+
+    An option of the command itself (:class:`CommandLine`) is the subject of its message: a
+    parameter of an internal class would mean nothing to the user.
+    """
     option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))
+    if option and error.owner == CommandLine.__name__:
+        return str(error).replace(f"The {error.parameter!r} parameter of {CommandLine.__name__}", option, 1)
     return f"{option}: {error}" if option else str(error)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from .._core.errors import DataError, warn_user
 
 __all__ = ["DataFormatError", "Problem", "ProblemLog", "file_fingerprint", "warn_data_once",
-           "data_warnings_to_debug"]
+           "forget_data_warnings", "data_warnings_to_debug"]
 
 _LOGGER = logging.getLogger("kcca_desc.data")
 # (data set fingerprint, message) of every data warning shown in this process.
@@ -72,6 +72,12 @@ def warn_data_once(dataset: Hashable, message: str) -> None:
         return
     _shown.add(key)
     warn_user(message)
+
+
+def forget_data_warnings() -> None:
+    """Forget which data warnings were shown: each data set's warnings are shown again, as in a
+    new process (a long-lived session that reloads edited data, or a test suite)."""
+    _shown.clear()
 
 
 @contextlib.contextmanager

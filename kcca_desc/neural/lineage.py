@@ -10,13 +10,11 @@ run of its lineage that went furthest and says from which state this run starts.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .._core.cache import atomic_write_bytes
+from .._core.cache import read_json_entry, write_json_entry
 from .._core.progress import LOGGER
 from .checkpoints import read_checkpoint, write_checkpoint
 
@@ -59,10 +57,9 @@ class Lineage:
         otherwise placed run finds it."""
         record = {"lineage": self.name, "max_epochs": self.max_epochs, "patience": self.patience, **self.runtime}
         sidecar = path.parent / "lineage.json"
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(sidecar.read_text()) == record:
-                return
-        atomic_write_bytes(sidecar, lambda f: f.write(json.dumps(record).encode()))
+        # A cache entry like the checkpoint: a damaged record is reported, deleted and rewritten.
+        if read_json_entry(sidecar, legacy=True) != record:
+            write_json_entry(sidecar, record)
 
     def starting_state(self, path: Path) -> dict | None:
         """The state this run starts from: its own checkpoint at ``path`` (reopened when the
@@ -95,11 +92,12 @@ class Lineage:
         """
         best = None
         for sidecar in sorted(path.parent.parent.glob("*/lineage.json")):
-            try:
-                other = json.loads(sidecar.read_text())
-            except (OSError, ValueError):
-                continue  # being written, or damaged from outside: not a run to build on
-            if sidecar.parent == path.parent or other.get("lineage") != self.name or not self.is_beginning(other):
+            if sidecar.parent == path.parent:
+                continue
+            # Written atomically, so a damaged record is damage from outside: reported, deleted
+            # (its run writes it again), and not a run to build on.
+            other = read_json_entry(sidecar, legacy=True)
+            if not isinstance(other, dict) or other.get("lineage") != self.name or not self.is_beginning(other):
                 continue
             state = read_checkpoint(sidecar.parent / "state.pt")
             if state is None or not self.repeats(state["run"]):

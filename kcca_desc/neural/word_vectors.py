@@ -23,7 +23,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.decomposition import PCA
 
-from .._core.errors import ParameterError
+from .._core.errors import ParameterError, warn_user
 from .._core.validation import ValidatedParams
 from ..adapters.base import Encoder
 from ..adapters.families import build_encoder
@@ -52,9 +52,11 @@ def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int, *, scale
         Word -> row index; indices 0 (padding) and 1 (unknown) are reserved and stay zero.
     dim : int
         Dimension of the vectors: the leading ``dim`` principal components of the encoder's
-        (all of them: a rotation of the centred vectors).
+        (all of them: a rotation of the centred vectors).  A vocabulary of fewer words spans
+        fewer dimensions (a small training set): its ``len(vocabulary)`` components come first,
+        and the other coordinates are zero, with a warning.
     scale : float, default=1.0
-        Root mean square of the rows' coordinates.
+        Root mean square of the rows' coordinates (of the components, when some are zero).
 
     Returns
     -------
@@ -65,24 +67,28 @@ def word_vector_matrix(spec: str, vocabulary: dict[str, int], dim: int, *, scale
     Raises
     ------
     ValueError
-        When ``spec`` embeds no texts, ``dim`` exceeds the encoder's dimension or the number
-        of words, ``scale`` is not positive, or the encoder gives every word the same vector.
+        When ``spec`` embeds no texts, ``dim`` exceeds the encoder's dimension, ``scale`` is
+        not positive, or the encoder gives every word the same vector.
     """
     encoder = text_encoder(spec)
-    if not isinstance(dim, Integral) or not 1 <= dim <= min(encoder.dim["text"], len(vocabulary)):
+    if not isinstance(dim, Integral) or not 1 <= dim <= encoder.dim["text"]:
         raise ParameterError(f"word_dim={dim!r}: word vectors from {spec!r} have at most "
-                         f"{min(encoder.dim['text'], len(vocabulary))} dimensions here "
-                         f"({encoder.dim['text']}-d encoder, {len(vocabulary)} words)")
+                             f"{encoder.dim['text']} dimensions (the encoder's)")
     if not scale > 0:
         raise ParameterError(f"word vector scale must be positive, got {scale!r}")
     words = sorted(vocabulary, key=vocabulary.get)
     vectors = np.asarray(encoder.embed_texts(words), dtype=np.float64)
     if np.all(vectors == vectors[0]):
         raise ParameterError(f"word_vectors={spec!r} gives all {len(words)} words the same vector")
-    vectors = PCA(n_components=dim, svd_solver="full").fit_transform(vectors)
+    components = min(dim, len(words))
+    if components < dim:
+        warn_user(f"word_dim={dim}: the {len(words)} words of the vocabulary span at most {len(words)} "
+                  f"dimensions of the word vectors from {spec!r}; the other {dim - components} coordinates "
+                  "start at zero")
+    vectors = PCA(n_components=components, svd_solver="full").fit_transform(vectors)
     vectors *= scale / np.sqrt(np.mean(vectors ** 2))
     matrix = np.zeros((max(vocabulary.values(), default=1) + 1, dim), np.float32)
-    matrix[[vocabulary[w] for w in words]] = vectors
+    matrix[[vocabulary[w] for w in words], :components] = vectors
     return matrix
 
 

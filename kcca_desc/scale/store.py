@@ -17,19 +17,38 @@ or flipped bytes) is named in one :class:`~kcca_desc._core.cache.CacheWarning`, 
 flag cleared, so that it is recomputed like a missing one and the results stay those of a clean
 run.  Arrays written before chunks carried checksums are recreated.
 
+The group's metadata (its own and each array's ``zarr.json``: shapes, codecs, fill values, the
+names of a mapping's arrays) carries no checksum of Zarr's, so each change of it is sealed: the
+SHA-256 of every metadata document is written beside the group, ``<key>.zarr.metadata``, a
+checksummed cache entry of its own (:func:`~kcca_desc._core.cache.write_json_entry`).  When a
+process first opens the group, it compares the documents with their seal: a damaged document
+(or seal) is named in one :class:`~kcca_desc._core.cache.CacheWarning` and the whole group is
+deleted and computed again, since its chunks cannot be read without their metadata.  A group
+without a seal (one of before seals, or one whose writer was killed between a change and its
+seal) is recreated without a warning, as are arrays of before chunk checksums.
+
 Workers open the store by path, so a Dask cluster needs the store on a file
 system that all of its workers see (local disk for a ``LocalCluster``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._core.cache import cache_dir, discard_damaged
+from .._core.cache import (
+    DamagedEntryError,
+    cache_dir,
+    discard_damaged,
+    entry_lock,
+    read_json_entry,
+    write_json_entry,
+)
 from .._core.errors import import_optional
 from .views import SparseRows
 
@@ -64,13 +83,46 @@ class ChunkStore:
         self.key = key
         self.root = Path(root) if root is not None else cache_dir("scale")
         self.path = self.root / f"{key}.zarr"
+        self.seal = self.root / f"{key}.zarr.metadata"
+        self._checked = False
 
     def __reduce__(self):
         # Workers reopen the group by path rather than receiving open handles.
         return (ChunkStore, (self.key, self.root))
 
     def _group(self):
+        if not self._checked:
+            self._checked = True
+            self._check_metadata()
         return _zarr().open_group(str(self.path), mode="a")
+
+    def _metadata_digests(self) -> dict[str, str]:
+        """SHA-256 of each metadata document of the group, by its path in the group."""
+        documents = [self.path / "zarr.json", *self.path.glob("*/zarr.json")]
+        return {path.relative_to(self.path).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+                for path in sorted(documents) if path.is_file()}
+
+    def _seal_metadata(self) -> None:
+        """Record the digests of the group's metadata as it now is (under the group's lock)."""
+        write_json_entry(self.seal, self._metadata_digests())
+
+    def _check_metadata(self) -> None:
+        """Compare the group's metadata with its seal; a damaged document (or seal) is reported,
+        and the group is deleted, as is a group without a seal (see the module's notes)."""
+        if not self.path.exists():
+            return
+        # Under the lock of the group's changes, so that a writer's change is seen with its seal.
+        with entry_lock(self.path):
+            sealed = read_json_entry(self.seal)  # a damaged seal: reported, deleted, None
+            digests = self._metadata_digests()
+            if sealed == digests:
+                return
+            damaged = [name for name, digest in (sealed or {}).items() if digests.get(name) != digest]
+            if damaged:
+                discard_damaged(self.path / damaged[0], DamagedEntryError(
+                    f"it does not match the digest sealed in {self.seal}; the whole store is recomputed"))
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.seal.unlink(missing_ok=True)
 
     def create(self, name: str, shape: tuple[int, ...], chunk_rows: int, dtype=np.float64) -> None:
         """Create ``name`` of ``shape`` (rows first) unless it exists so; a changed one is recreated, flags reset."""
@@ -84,10 +136,12 @@ class ChunkStore:
                     and array.dtype == np.dtype(dtype) and _checksummed(array) and _checksummed(done):
                 self.verify(name)
                 return
-        group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, overwrite=True, fill_value=0,
-                           compressors=_checksummed_codecs())
-        group.create_array(f"{name}.done", shape=(n_chunks,), chunks=(1,), dtype=bool, overwrite=True,
-                           fill_value=False, compressors=_checksummed_codecs())
+        with entry_lock(self.path):
+            group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, overwrite=True, fill_value=0,
+                               compressors=_checksummed_codecs())
+            group.create_array(f"{name}.done", shape=(n_chunks,), chunks=(1,), dtype=bool, overwrite=True,
+                               fill_value=False, compressors=_checksummed_codecs())
+            self._seal_metadata()
 
     def _discard(self, array, name: str, chunk: int, exc: Exception) -> None:
         """Warn that chunk ``chunk`` of ``name`` is damaged and delete its file (read back as unwritten)."""
@@ -119,7 +173,10 @@ class ChunkStore:
         return None if names is None else list(names)
 
     def set_names(self, names: list[str]) -> None:
-        self._group().attrs["arrays"] = list(names)
+        group = self._group()
+        with entry_lock(self.path):
+            group.attrs["arrays"] = list(names)
+            self._seal_metadata()
 
     def array(self, name: str):
         """The Zarr array ``name`` (read lazily, chunk by chunk)."""

@@ -66,6 +66,7 @@ from ..kernels.text.similarity import (
     MaxSimilarity,
     TabulatedSimilarity,
     WordSimilarity,
+    default_corpus_file,
     default_external_corpus,
 )
 from ..kernels.text.tagrank import TagRank, tagrank_kernel
@@ -275,6 +276,11 @@ class TextKernelSpec:
         """
         return {"family": self.family, **dataclasses.asdict(self)}
 
+    @property
+    def reads_external_corpus(self) -> bool:
+        """Whether the kernel learns from the external corpus (checked before any work)."""
+        return False
+
     def fit(self, train: TrainingText) -> TextStatistics:
         """Statistics learnt from the training data (none by default)."""
         return TextStatistics()
@@ -324,6 +330,11 @@ class Trigram(TextKernelSpec):
     single_caption: bool = False
     use_idf: bool = False
     source: str | None = None
+
+    @property
+    def reads_external_corpus(self) -> bool:
+        # The sources named with dext (dext, dext_ic, a_dext, a_dext_ic) include external_similarity.
+        return self.source is not None and "dext" in self.source.split("_")
 
     def fit(self, train: TrainingText) -> TextStatistics:
         similarity = None
@@ -416,6 +427,13 @@ class TextKernel(ValidatedParams, BaseEstimator):
         "corpus": ["array-like", None],
         "preprocessor": [HasMethods(["process"]), None],
     }
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        # The default corpus comes from an optional extra: a missing one is named before any work
+        # (a ranker checks its stages before the image features), not after them.
+        if self.corpus is None and TEXT_KERNELS[self.name].reads_external_corpus:
+            default_corpus_file()
 
     def training_view(self, items: Sequence) -> list:
         """The items as training data: one seeded caption per item for ``bow1``/``tri1``."""

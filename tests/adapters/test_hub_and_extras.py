@@ -65,6 +65,14 @@ def broken_package(tmp_path, monkeypatch):
     return "broken_pkg_xyz"
 
 
+def test_every_extra_has_its_row_in_the_install_page():
+    page = (ROOT / "docs" / "install.md").read_text()
+    table = page.split("| Extra |", 1)[1].split("\n\n", 1)[0]
+    rows = {line.split("|")[1].strip().strip("`") for line in table.splitlines() if line.startswith("| `")}
+    # dev (the suite's: the test stack and the extras it exercises) is told after the table.
+    assert rows == _extras() - {"dev"} and "`dev` is what the full test suite needs" in page
+
+
 def test_an_installed_package_that_fails_to_import_says_so_with_the_first_line(broken_package):
     with pytest.raises(MissingDependencyError) as info:
         import_optional(broken_package, "timm", "the timm family")

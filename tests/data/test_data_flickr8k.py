@@ -190,7 +190,7 @@ def test_bad_split_file_names_file_and_line(mini, split_lines, message, line):
 # ---------------------------------------------------------------- the real data
 @pytest.fixture(scope="module")
 def flickr8k(flickr8k_root):
-    problems._shown.clear()  # module-scoped: set up before conftest's per-test reset of shown warnings
+    problems.forget_data_warnings()  # module-scoped: set up before conftest's per-test reset of shown warnings
     with pytest.warns(UserWarning, match=SPURIOUS.replace(".", r"\.")):
         return load_flickr8k(flickr8k_root)
 

@@ -6,7 +6,7 @@ import warnings
 from test_data_flickr8k import SPURIOUS, mini_captions, write_flickr8k
 
 from kcca_desc.data import load_flickr8k
-from kcca_desc.data.problems import data_warnings_to_debug
+from kcca_desc.data.problems import data_warnings_to_debug, forget_data_warnings
 
 
 def _spurious_root(path):
@@ -28,6 +28,13 @@ def test_a_data_set_loaded_twice_warns_once(tmp_path):
     # Another data set with the same problem is warned about in its turn.
     other = _spurious_root(tmp_path / "b")
     assert len(_warnings_of(lambda: load_flickr8k(other))) == 1
+
+
+def test_forgotten_warnings_are_shown_again(tmp_path):
+    root = _spurious_root(tmp_path / "f8k")
+    assert len(_warnings_of(lambda: load_flickr8k(root))) == 1
+    forget_data_warnings()
+    assert [SPURIOUS in m for m in _warnings_of(lambda: load_flickr8k(root))] == [True]
 
 
 def test_a_step_that_only_rereads_the_data_logs_at_debug_level(tmp_path, caplog):

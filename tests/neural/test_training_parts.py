@@ -3,13 +3,14 @@ schedules, the dev R-sum, checkpoint files and the lineage of runs."""
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcca_desc._core.cache import CacheWarning
+from kcca_desc._core.cache import CacheWarning, read_json_entry
 from kcca_desc.neural.dev import recall_sum
 from kcca_desc.neural.early_stopping import EarlyStopping
 from kcca_desc.neural.lineage import Lineage
@@ -189,11 +190,57 @@ def test_the_lineage_record_is_written_once(tmp_path):
     lineage = _lineage()
     lineage.write(path)
     sidecar = path.parent / "lineage.json"
-    assert json.loads(sidecar.read_text()) == {"lineage": "L", "max_epochs": 6, "patience": 2, "n_threads": 1,
-                                               "device": "cpu"}
+    assert read_json_entry(sidecar) == {"lineage": "L", "max_epochs": 6, "patience": 2, "n_threads": 1,
+                                        "device": "cpu"}
     written = sidecar.stat().st_ino  # an atomic write replaces the file
     lineage.write(path)
     assert sidecar.stat().st_ino == written
+
+
+def test_a_lineage_record_of_before_checksums_is_still_read(tmp_path):
+    path = tmp_path / "run" / "state.pt"
+    path.parent.mkdir()
+    record = {"lineage": "L", "max_epochs": 6, "patience": 2, "n_threads": 1, "device": "cpu"}
+    (path.parent / "lineage.json").write_text(json.dumps(record))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_json_entry(path.parent / "lineage.json", legacy=True) == record
+        _lineage().write(path)
+
+
+_DAMAGES = {"truncated": lambda data: data[: len(data) // 2],
+            "random bytes": lambda data: np.random.default_rng(0).bytes(len(data)),
+            # Inside the JSON document: still a valid record, of other values.
+            "flipped bytes": lambda data: data.replace(b'"patience": 2', b'"patience": 1')}
+
+
+@pytest.mark.parametrize("damage", _DAMAGES)
+def test_a_damaged_lineage_record_is_reported_once_and_rewritten(tmp_path, damage):
+    path = tmp_path / "run" / "state.pt"
+    lineage = _lineage()
+    lineage.write(path)
+    sidecar = path.parent / "lineage.json"
+    sidecar.write_bytes(_DAMAGES[damage](sidecar.read_bytes()))
+    with pytest.warns(CacheWarning) as record:
+        lineage.write(path)
+    warned = [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+    assert len(warned) == 1 and f"cache entry {sidecar} is damaged" in warned[0]
+    assert read_json_entry(sidecar)["patience"] == 2
+
+
+@pytest.mark.parametrize("damage", _DAMAGES)
+def test_a_damaged_lineage_record_of_an_earlier_run_is_reported_once_and_not_built_on(tmp_path, damage):
+    pytest.importorskip("torch", reason="checkpoints are torch files")
+    earlier = _checkpointed(tmp_path, "two", _lineage(max_epochs=2), {"finished": True, "run": _run([2], 2)})
+    sidecar = earlier.parent / "lineage.json"
+    sidecar.write_bytes(_DAMAGES[damage](sidecar.read_bytes()))
+    with pytest.warns(CacheWarning) as record:
+        # Trained afresh, to the weights the earlier run's start would have given (bit for bit:
+        # tests/neural/test_trainable_checkpoint.py).
+        assert _lineage().starting_state(tmp_path / "this" / "state.pt") is None
+    warned = [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+    assert len(warned) == 1 and f"cache entry {sidecar} is damaged" in warned[0]
+    assert not sidecar.exists()  # its own run writes it again
 
 
 # ---------------------------------------------------------- checkpoints and earlier runs

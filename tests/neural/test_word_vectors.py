@@ -72,8 +72,8 @@ def test_word_vectors_are_the_encoders_reduced_by_pca(families, dim):
 
 def test_bad_word_vector_settings_are_named(families):
     vocabulary = {"a": 2, "dog": 3, "runs": 4}
-    with pytest.raises(ValueError, match=r"word_dim=4: .* at most 3 dimensions"):
-        word_vector_matrix("hashed_words", vocabulary, 4)
+    with pytest.raises(ValueError, match=r"word_dim=13: .* at most 12 dimensions \(the encoder's\)"):
+        word_vector_matrix("hashed_words", vocabulary, 13)
     with pytest.raises(ValueError, match="embeds no texts"):
         word_vector_matrix("pixels_only", vocabulary, 2)
     with pytest.raises(ValueError, match="all 3 words the same vector"):
@@ -87,6 +87,27 @@ def test_bad_word_vector_settings_are_named(families):
             with pytest.raises(ValueError, match=problem):
                 model(image_encoder=image_encoder, word_vectors=spec).fit(make_dataset(n=4))
     assert image_encoder.calls["image"] == 0
+
+
+def test_a_vocabulary_of_fewer_words_than_dimensions_gives_its_components_and_zeros(families):
+    # A small training set: the words span fewer dimensions than the embedding has.
+    vocabulary = {"a": 2, "dog": 3, "runs": 4}
+    with pytest.warns(UserWarning, match=r"word_dim=5: the 3 words .* span at most 3 dimensions .* the other 2 "
+                                         "coordinates start at zero"):
+        matrix = word_vector_matrix("hashed_words", vocabulary, 5)
+    assert matrix.shape == (5, 5) and not matrix[:, 3:].any()
+    np.testing.assert_array_equal(matrix[:, :3], word_vector_matrix("hashed_words", vocabulary, 3))
+
+
+@pytest.mark.parametrize("model_class", [VSEEncoder, ReiRelevanceScorer])
+def test_a_model_of_more_word_dimensions_than_its_words_span_trains(families, model_class, tmp_path, monkeypatch):
+    # The default word_dim=300 on a tiny data set (python -m kcca_desc.fit --method vse --n-images 40).
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    data = make_dataset(n=2)
+    with pytest.warns(UserWarning, match="the other .* coordinates start at zero"):
+        model = model_class(image_encoder=TinyEncoder(), word_vectors="hashed_words", word_dim=12, min_count=3,
+                            max_epochs=1, batch_size=8).fit(data)
+    assert len(model.vocabulary_) < 12 and model.networks_[0].embed.embedding_dim == 12
 
 
 #: Per model: its own settings, the scale its word vectors start at, and its sentence vectors.

