@@ -118,9 +118,9 @@ def test_fit_with_a_full_cache_and_an_out_disk_that_fills_up_keeps_its_results(c
     with contextlib.ExitStack() as disks:
         disks.enter_context(faulty_disk(cache_root, errno.ENOSPC))
 
-        def table_then_fill_the_disk(results):
+        def table_then_fill_the_disk(results, **options):
             disks.enter_context(faulty_disk(out_disk, errno.ENOSPC))
-            return real_table(results)
+            return real_table(results, **options)
 
         monkeypatch.setattr(fit_module, "format_table", table_then_fill_the_disk)
         code = fit_module.main(["--n-images", "40", *SMALL, "--out", str(out_disk / "results.json")])
