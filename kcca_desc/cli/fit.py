@@ -39,6 +39,8 @@ from .._core.progress import set_stage, watched_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser
 from .outputs import write_or_keep
+from ..methods.base_kernels import base_kernel_names
+from ..methods.multikernel import parse_kernel_sum
 from ..methods.registry import SYSTEMS
 from .preflight import add_options as add_preflight_options
 from .preflight import prepare_run, with_option
@@ -68,6 +70,33 @@ def _choice(kind: str, available: Collection[str]):
     return parse
 
 
+def _kernel_choice(side: str, named: Collection[str]):
+    """argparse type of ``--text-kernel`` / ``--image-kernel``: a named kernel, or base kernels joined by ``+``.
+
+    An unknown name is refused here, before any work, with the list of the ``side`` base kernels.
+    """
+    def parse(value: str) -> str:
+        if value not in named:
+            try:
+                parse_kernel_sum(value, side)
+            except ParameterError as exc:
+                raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+    parse.__name__ = f"{side} kernel"
+    return parse
+
+
+def _check_kernel_sums(args: argparse.Namespace, system) -> None:
+    """Refuse a sum of base kernels (or a feature kernel) for a system over one named kernel."""
+    if any(setting.name == "kernel_weights" for setting in system.settings):
+        return
+    for option, value, named in (("--text-kernel", args.text_kernel, TEXT_KERNELS),
+                                 ("--image-kernel", args.image_kernel, IMAGE_KERNELS)):
+        if value not in named:
+            raise ParameterError(f"{option} {value}: sums of base kernels and feature kernels are for "
+                                 f"--method mkl; --method {args.method} takes one of {', '.join(named)}")
+
+
 def _task_list(value: str) -> list[str]:
     """argparse type of a comma-separated list of registered task names."""
     return [_choice("task", TASKS)(name.strip()) for name in value.split(",") if name.strip()]
@@ -84,7 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
                                  "--protocol both --out nn.json",
                                  "# your own images and captions (a TSV of image<TAB>caption), a named run",
                                  "python -m kcca_desc.fit --data tsv --data-root captions.tsv --image-root images/ "
-                                 "--name 'KCCA on my data'"])
+                                 "--name 'KCCA on my data'",
+                                 "# multiple-kernel KCCA: sums of base kernels, weights aligned on train",
+                                 "python -m kcca_desc.fit --method mkl --text-kernel tri_sem+minilm_rbf "
+                                 "--image-kernel pyramid+efficientnet_rbf --kernel-weights alignf"])
     g = p.add_argument_group("data")
     g.add_argument("--data", type=_choice("data set", DATASETS), default="synthetic",
                    help="data set: " + DATASETS.describe())
@@ -99,10 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = p.add_argument_group("system")
     g.add_argument("--method", type=_choice("method", SYSTEMS), default="kcca", help=SYSTEMS.describe())
-    g.add_argument("--text-kernel", type=_choice("text kernel", TEXT_KERNELS), default="tri_sem",
-                   help="text kernel for kcca (and for nn with --nn-text kernel): " + ", ".join(TEXT_KERNELS))
-    g.add_argument("--image-kernel", type=_choice("image kernel", IMAGE_KERNELS), default="pyramid",
-                   help="image kernel: " + IMAGE_KERNELS.describe())
+    g.add_argument("--text-kernel", type=_kernel_choice("text", TEXT_KERNELS), default="tri_sem",
+                   help="text kernel for kcca (and for nn with --nn-text kernel): " + ", ".join(TEXT_KERNELS)
+                        + "; for mkl, base kernels joined by + (e.g. tri_sem+minilm_rbf): "
+                        + ", ".join(base_kernel_names("text")))
+    g.add_argument("--image-kernel", type=_kernel_choice("image", IMAGE_KERNELS), default="pyramid",
+                   help="image kernel: " + IMAGE_KERNELS.describe() + "; for mkl, base kernels joined by + "
+                        "(e.g. pyramid+efficientnet_rbf): " + ", ".join(base_kernel_names("image")))
     g.add_argument("--levels", type=int, default=2, help="spatial pyramid levels L")
     for name, feature in FEATURE_TYPES.items():
         g.add_argument(f"--{name}-words", type=int, default=feature.n_words, help=f"{name} codebook size")
@@ -181,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
     check_applicable(vars(args), args.method, SYSTEMS)
     system = SYSTEMS[args.method].resolve(vars(args))
+    _check_kernel_sums(args, system)
     if any(setting.name == "n_select" for setting in system.settings):
         _check_n_select(args, parser)
     # Settings, outputs, cache and every image and caption are checked before any work.

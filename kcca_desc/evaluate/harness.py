@@ -29,7 +29,12 @@ def _method_params(method, params: Mapping | None) -> dict:
     if params is not None:
         return dict(params)
     get_params = getattr(method, "get_params", None)
-    return dict(get_params()) if callable(get_params) else {}
+    recorded = dict(get_params()) if callable(get_params) else {}
+    # What fitting chose on train and dev (a multiple-kernel system's weights) beside what was set.
+    chosen = getattr(method, "chosen_params_", None)
+    if chosen:
+        recorded["chosen"] = dict(chosen)
+    return recorded
 
 
 def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapping | None = None,
@@ -104,7 +109,8 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
         class name).
     params : mapping, optional
         Recorded hyperparameters; default ``method.get_params()`` when the
-        method has it.
+        method has it, with what its fit chose (``method.chosen_params_``, e.g. kernel weights)
+        under ``"chosen"``.
     timings : mapping, optional
         Earlier stage timings (e.g. ``{"fit": 12.3}``) to record with
         ``"score"`` and ``"evaluate"``.

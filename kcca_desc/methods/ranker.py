@@ -66,6 +66,26 @@ DEFAULT_REGS = (0.01, 0.1, 1.0, 10.0)
 GRAM_PEAK_MATRICES = 4
 
 
+def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -> dict:
+    """What a fitted text kernel's Gram matrices depend on: the key of their on-disk cache entries."""
+    params = text_kernel.get_params()
+    params.pop("preprocessor")
+    # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
+    params["name"] = TEXT_KERNELS[params["name"]].description
+    return {"text_kernel": params, "preprocessor": preprocessor.cache_params(),
+            "train": [list(c) for c in train_captions]}
+
+
+def cached_text_gram(compute, params: dict, *, cache: bool, what: str, **key) -> np.ndarray:
+    """``compute()`` as float64, read from or written to the ``text_gram`` cache under ``params`` and ``key``.
+
+    Shared by every system over the named text kernels, so that they reuse one another's Grams.
+    """
+    store = NpzCache("text_gram", enabled=cache)
+    return store.get_or_compute(lambda: {"K": np.asarray(compute(), dtype=np.float64)},
+                                what=what, **key, **params)["K"]
+
+
 class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
     """Image–sentence ranking by kernel CCA (Hodosh, Young & Hockenmaier 2013).
 
@@ -175,17 +195,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         return out
 
     def _text_cache_params(self) -> dict:
-        params = self.text_kernel_.get_params()
-        params.pop("preprocessor")
-        # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
-        params["name"] = TEXT_KERNELS[params["name"]].description
-        return {"text_kernel": params, "preprocessor": self.preprocessor_.cache_params(),
-                "train": [list(c) for c in self.train_captions_]}
+        return text_cache_params(self.text_kernel_, self.preprocessor_, self.train_captions_)
 
     def _cached_text_kernel(self, what: str, compute, **key) -> np.ndarray:
-        store = NpzCache("text_gram", enabled=self.cache)
-        return store.get_or_compute(lambda: {"K": np.asarray(compute(), dtype=np.float64)},
-                                    what=what, **key, **self._text_cache_params())["K"]
+        return cached_text_gram(compute, self._text_cache_params(), cache=self.cache, what=what, **key)
 
     def _query_text_kernel(self, captions: Sequence[str]) -> np.ndarray:
         """(len(captions), n_train) text kernel of single query captions against the training items."""

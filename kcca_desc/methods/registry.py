@@ -20,6 +20,11 @@ encoder  :class:`~.encoders.EncoderMethod`          nothing (a frozen joint enco
 cca      :class:`~.bridge.FeatureBridgeMethod`      train (linear CCA over encoder features)
 =======  =========================================  ===========================================
 
+``mkl`` (:class:`~.multikernel.MultipleKernelRanker`) is ``kcca`` over weighted sums of base
+kernels (``--text-kernel tri_sem+minilm_rbf --image-kernel pyramid+efficientnet_rbf``), the
+weights chosen on train and dev (``--kernel-weights``); it is fitted as ``kcca``, and on dev
+also when ``--kernel-weights greedy``.
+
 ``kcca_scalable`` (:class:`~.scalable.ScalableRanker`) is ``kcca`` on landmark kernels in
 chunks, on a Dask cluster (``--scheduler``) or in this process, for training sets too large for
 n x n kernels; it is fitted as ``kcca``.
@@ -45,6 +50,8 @@ from .bridge import FeatureBridgeMethod
 from .encoder_systems import (BRIDGE_SETTINGS, DEFAULT_IMAGE_ENCODER, DEFAULT_TEXT_ENCODER, ENCODER_SETTINGS,
                               bridge_params, encoder_params, encoder_requested)
 from .encoders import EncoderMethod
+from ..kernels.combine import NORMALIZATIONS
+from .multikernel import WEIGHT_STRATEGIES, MultipleKernelRanker, parse_kernel_weights
 from .nn import WORD_SET_SIMILARITIES, NearestNeighbour
 from ..scale import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, SCHEDULER_ENV, open_dask_engine
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
@@ -196,6 +203,52 @@ def _scalable_params(settings: Mapping[str, Any]) -> dict:
             "chunk_size": settings["chunk_size"], "pairs": settings["pairs"], "engine": engine}
 
 
+_MKL_SETTINGS = (
+    Setting("kernel_weights", parse_kernel_weights, "align", metavar="STRATEGY|NAME=W,...",
+            help="weights of the summed base kernels of --text-kernel and --image-kernel (names joined by +): "
+                 f"{', '.join(WEIGHT_STRATEGIES)} (chosen on train and dev only), or name=weight,... for each kernel",
+            label=lambda weights: "μ=" + (weights if isinstance(weights, str)
+                                          else ",".join(f"{k}:{v:g}" for k, v in weights.items()))),
+    Setting("kernel_normalization", choices=NORMALIZATIONS, default="trace",
+            help="of each centred base kernel before the sum: trace (n), diagonal (cosine) or none"),
+    Setting("greedy_weights", comma_separated(float), [1.0],
+            help="--kernel-weights greedy: weights a kernel may join with, relative to the mean weight in",
+            label=lambda ws: "greedy μ=" + ",".join(f"{w:g}" for w in ws)),
+    Setting("kernel_gamma_scale", float, 1.0,
+            help="RBF base kernels over encoder features: bandwidth = this x the median heuristic",
+            label=lambda scale: f"γ×{scale:g}"),
+)
+
+
+def _mkl_params(settings: Mapping[str, Any]) -> dict:
+    options = {"device": settings["encoder_device"], "dtype": settings["encoder_dtype"],
+               "batch_size": settings["encoder_batch_size"], "n_threads": settings["encoder_threads"]}
+    return {**_kcca_params(settings), "kernel_weights": settings["kernel_weights"],
+            "normalization": settings["kernel_normalization"], "greedy_weights": settings["greedy_weights"],
+            "gamma_scale": settings["kernel_gamma_scale"],
+            "text_encoder": settings["text_encoder"] or settings["encoder"],
+            "image_encoder": settings["image_encoder"] or settings["encoder"],
+            "encoder_options": {name: value for name, value in options.items() if value is not None} or None}
+
+
+def _mkl_uses_dev(method: MultipleKernelRanker) -> bool:
+    return method.kernel_weights == "greedy" or len(method.n_components) * len(method.regs) > 1
+
+
+def _mkl_splits(method: MultipleKernelRanker) -> dict[str, str]:
+    if not _mkl_uses_dev(method):
+        return _train_split(method)
+    why = ("the kernels are selected on its R@K" if method.kernel_weights == "greedy"
+           else f"the (n, reg) grid of {len(method.n_components) * len(method.regs)} settings is selected on it")
+    return {**_train_split(method), "dev": why}
+
+
+def _fit_mkl(method: MultipleKernelRanker, dataset: Dataset, protocol: str) -> MultipleKernelRanker:
+    """Fit on train; the weights (greedy) and the (n, reg) grid are selected on dev, never on the test split."""
+    dev = dataset.view("dev", protocol) if _mkl_uses_dev(method) else None
+    return method.fit(dataset.subset("train"), dev=dev)
+
+
 # The word-set similarities of NearestNeighbour, or "kernel": the shared text_kernel.
 _NN_SETTINGS = (
     Setting("nn_text", choices=(*WORD_SET_SIMILARITIES, "kernel"), default="idf_f1",
@@ -221,6 +274,10 @@ SYSTEMS.register("nn", System(NearestNeighbour, _NN_SETTINGS, _nn_params,
 SYSTEMS.register("kcca_scalable", System(ScalableRanker, (*_KCCA_SETTINGS, *_SCALABLE_SETTINGS), _scalable_params,
                                          _fit_with_selection, _kcca_splits),
                  help="KCCA on landmark kernels in chunks, on Dask, for Flickr30K/COCO-sized training sets")
+SYSTEMS.register("mkl", System(MultipleKernelRanker, (*_KCCA_SETTINGS, *_MKL_SETTINGS, *ENCODER_SETTINGS),
+                               _mkl_params, _fit_mkl, _mkl_splits),
+                 help="multiple-kernel KCCA: --text-kernel and --image-kernel sums of base kernels "
+                      "(e.g. tri_sem+minilm_rbf), weights by alignment or greedy dev selection")
 SYSTEMS.register("encoder", System(EncoderMethod, ENCODER_SETTINGS, encoder_params),
                  help="a joint image-text encoder's own cosine (--encoder FAMILY:MODEL@WEIGHTS)")
 SYSTEMS.register("cca", System(FeatureBridgeMethod, _OVER_FEATURES, bridge_params("cca", "linear")),

@@ -1,0 +1,474 @@
+"""Combining kernels: centring, normalisation, weighted sums and centred kernel alignment.
+
+A multiple-kernel system sums base kernels of one view, ``K = Σ_m μ_m K̃_m`` with ``μ_m >= 0``,
+each base kernel ``K̃_m`` centred in feature space and normalised on the training items first, so
+that no kernel outweighs another by its scale alone.  New items (a test caption, a dev image)
+are transformed with the *training* statistics, so the rows of a training item passed again as a
+new item reproduce its training rows exactly:
+
+* centring (Schölkopf, Smola & Müller 1998, Eq. B.3), ``Kc = H K H`` with ``H = I - 11'/n``;
+  new rows ``Kc_new = K_new - 1 (1'K/n) - (K_new 1/n) 1' + (1'K1/n²)``;
+* ``"trace"`` normalisation: ``K̃ = n Kc / tr(Kc)``, the centred training kernel scaled to trace
+  ``n`` (the trace of a unit-diagonal kernel: unit trace of ``K̃ / n``), new rows by the same
+  factor.  The factor ``n`` is a convention that keeps a solver's regulariser on the scale of a
+  single unit-diagonal kernel; it does not change the ratios between kernels;
+* ``"diagonal"`` (cosine) normalisation: ``K̃_ij = Kc_ij / sqrt(Kc_ii Kc_jj)``, unit diagonal;
+  a new item ``x`` is divided by the square root of its centred self-similarity
+  ``k(x, x) - 2 mean_j k(x, j) + 1'K1/n²``, so it needs ``k(x, x)``.
+
+:func:`centered_alignment` is the centred kernel alignment of Cortes, Mohri & Rostamizadeh (2012,
+Definition 4), ``ρ(K, L) = <Kc, Lc>_F / (‖Kc‖_F ‖Lc‖_F)``, and :func:`alignment_weights` their
+two alignment-based choices of ``μ`` against a target kernel: ``"align"`` (Section 3.1,
+``μ_m ∝ ρ(K_m, T)``) and ``"alignf"`` (Section 3.2, Proposition 9: ``μ ∝ v*``,
+``v* = argmin_{v >= 0} v'Mv - 2v'a`` with ``M_kl = <K_kc, K_lc>_F`` and ``a_k = <K_kc, T_c>_F``).
+
+Every function works in float64 and holds at most one extra n x n matrix: centred inner products
+are computed from row sums (``<HKH, L> = <K, L> - 2/n (K1)'(L1) + (1'K1)(1'L1)/n²`` for symmetric
+``K``, ``L``), sums accumulate in place, and the training transform can overwrite its input.
+
+References
+----------
+.. [1] C. Cortes, M. Mohri and A. Rostamizadeh, "Algorithms for learning kernels based on
+   centered alignment", JMLR 13, 795-828, 2012.
+.. [2] B. Schölkopf, A. Smola and K.-R. Müller, "Nonlinear component analysis as a kernel
+   eigenvalue problem", Neural Computation 10, 1299-1319, 1998.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy.optimize import nnls
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .errors import DataError, ParameterError
+
+__all__ = ["NORMALIZATIONS", "ALIGNMENT_METHODS", "KernelStatistics", "kernel_statistics", "normalize_train_kernel",
+           "normalize_cross_kernel", "weighted_sum", "centered_inner", "centered_alignment", "alignment_weights",
+           "KernelCombination"]
+
+#: Normalisations of a centred base kernel (see the module docstring).
+NORMALIZATIONS = ("trace", "diagonal", "none")
+#: Alignment-based weights of Cortes, Mohri & Rostamizadeh (2012).
+ALIGNMENT_METHODS = ("align", "alignf")
+
+# Rows of an n x n matrix updated at a time, so a sum needs no n x n temporary.
+_BLOCK_ELEMENTS = 2**22
+
+
+@dataclass(frozen=True)
+class KernelStatistics:
+    """What transforming a kernel's rows needs of its training kernel ``K`` (n x n).
+
+    Attributes
+    ----------
+    column_means : ndarray of shape (n,)
+        ``1'K/n``.
+    grand_mean : float
+        ``1'K1/n²``.
+    normalization : {"trace", "diagonal", "none"}
+    scale : float
+        Factor of the centred kernel: ``n / tr(Kc)`` for ``"trace"``, else 1.
+    root_diagonal : ndarray of shape (n,) or None
+        ``sqrt(diag(Kc))`` for ``"diagonal"`` (floored at a tiny fraction of its largest value, so
+        that an item at the training mean divides by no zero), else None.
+    """
+
+    column_means: np.ndarray
+    grand_mean: float
+    normalization: str
+    scale: float = 1.0
+    root_diagonal: np.ndarray | None = None
+
+    @property
+    def n_samples(self) -> int:
+        return self.column_means.shape[0]
+
+
+def _check_normalization(normalization: str) -> None:
+    if normalization not in NORMALIZATIONS:
+        raise ParameterError(f"normalization must be one of {', '.join(NORMALIZATIONS)}; got {normalization!r}")
+
+
+def _square(K, name: str) -> np.ndarray:
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] < 2:
+        raise DataError(f"{name} must be a square training kernel of at least 2 items, got shape {K.shape}")
+    if not np.isfinite(K).all():
+        raise DataError(f"{name} contains NaN or infinite values")
+    return K
+
+
+def _row_blocks(n_rows: int, n_cols: int):
+    step = max(1, _BLOCK_ELEMENTS // max(n_cols, 1))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+def kernel_statistics(K, *, normalization: str = "trace") -> KernelStatistics:
+    """The centring and normalisation statistics of a symmetric training kernel ``K``.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Uncentred training kernel.
+    normalization : {"trace", "diagonal", "none"}, default="trace"
+
+    Returns
+    -------
+    KernelStatistics
+
+    Raises
+    ------
+    DataError
+        If ``K`` is not square and finite, or its centred trace is not positive (a constant kernel).
+    """
+    _check_normalization(normalization)
+    K = _square(K, "K")
+    n = K.shape[0]
+    column_means = K.mean(axis=0)
+    grand_mean = float(column_means.mean())
+    # diag(HKH)_i = K_ii - 2 mean_j K_ij + 1'K1/n² for symmetric K.
+    centred_diagonal = np.diagonal(K) - 2 * column_means + grand_mean
+    trace = float(centred_diagonal.sum())
+    if not trace > 0:
+        raise DataError(f"the centred training kernel has trace {trace:.3g}: the kernel is constant on the "
+                        f"{n} training items, so it cannot be normalised")
+    if normalization == "trace":
+        return KernelStatistics(column_means, grand_mean, normalization, scale=n / trace)
+    if normalization == "diagonal":
+        floor = np.finfo(np.float64).eps * centred_diagonal.max()
+        return KernelStatistics(column_means, grand_mean, normalization,
+                                root_diagonal=np.sqrt(np.maximum(centred_diagonal, floor)))
+    return KernelStatistics(column_means, grand_mean, normalization)
+
+
+def normalize_train_kernel(K, statistics: KernelStatistics, *, copy: bool = True) -> np.ndarray:
+    """The centred, normalised training kernel ``K̃`` (see the module docstring).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The training kernel ``statistics`` were computed from.
+    statistics : KernelStatistics
+    copy : bool, default=True
+        False overwrites ``K`` when it is a writable C-contiguous float64 array, instead of
+        allocating another n x n matrix (as scikit-learn's ``copy=False``: a copy only when needed).
+    """
+    K = np.array(K, dtype=np.float64, copy=True) if copy else _writable(K)
+    _transform_rows(K, statistics, K.mean(axis=1), statistics.root_diagonal)
+    return K
+
+
+def normalize_cross_kernel(K_new, statistics: KernelStatistics, *, diagonal_new=None,
+                           copy: bool = True) -> np.ndarray:
+    """Rows of new items against the training items, transformed as the training kernel was.
+
+    Parameters
+    ----------
+    K_new : array-like of shape (m, n)
+        ``k(x_i, t_j)`` of new items ``x_i`` and training items ``t_j``.
+    statistics : KernelStatistics
+        Of the training kernel (:func:`kernel_statistics`).
+    diagonal_new : array-like of shape (m,), optional
+        ``k(x_i, x_i)``, needed by ``"diagonal"`` normalisation only.
+    copy : bool, default=True
+        False overwrites ``K_new`` when it is a writable C-contiguous float64 array.
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+    """
+    K_new = np.asarray(K_new, dtype=np.float64)
+    n = statistics.n_samples
+    if K_new.ndim != 2 or K_new.shape[1] != n:
+        raise DataError(f"K_new must hold rows against the {n} training items, got shape {K_new.shape}")
+    if not np.isfinite(K_new).all():
+        raise DataError("K_new contains NaN or infinite values")
+    K_new = np.array(K_new, copy=True) if copy else _writable(K_new)
+    row_means = K_new.mean(axis=1)
+    root_new = None
+    if statistics.normalization == "diagonal":
+        if diagonal_new is None:
+            raise ParameterError("normalization='diagonal' needs diagonal_new, the new items' k(x, x)")
+        diagonal_new = np.asarray(diagonal_new, dtype=np.float64).reshape(-1)
+        if diagonal_new.shape[0] != K_new.shape[0]:
+            raise DataError(f"diagonal_new has {diagonal_new.shape[0]} values for {K_new.shape[0]} new items")
+        centred = diagonal_new - 2 * row_means + statistics.grand_mean
+        root_new = np.sqrt(np.maximum(centred, np.finfo(np.float64).eps * statistics.root_diagonal.max() ** 2))
+    _transform_rows(K_new, statistics, row_means, root_new)
+    return K_new
+
+
+def _writable(K) -> np.ndarray:
+    """``K`` itself when it can be overwritten (a writable C-contiguous float64 array), else a float64 copy."""
+    if isinstance(K, np.ndarray) and K.dtype == np.float64 and K.flags.c_contiguous and K.flags.writeable:
+        return K
+    return np.array(K, dtype=np.float64, order="C")
+
+
+def _transform_rows(K: np.ndarray, statistics: KernelStatistics, row_means: np.ndarray,
+                    root_rows: np.ndarray | None) -> None:
+    """Centre and normalise the rows of ``K`` in place, a block of rows at a time."""
+    for rows in _row_blocks(*K.shape):
+        block = K[rows]
+        block -= statistics.column_means[None, :]
+        block -= (row_means[rows] - statistics.grand_mean)[:, None]
+        if statistics.normalization == "trace":
+            block *= statistics.scale
+        elif statistics.normalization == "diagonal":
+            block /= root_rows[rows, None]
+            block /= statistics.root_diagonal[None, :]
+
+
+def weighted_sum(kernels: Sequence[np.ndarray], weights, *, out: np.ndarray | None = None) -> np.ndarray:
+    """``Σ_m μ_m K_m``, accumulated in one matrix (no temporary of the kernels' size).
+
+    Parameters
+    ----------
+    kernels : sequence of ndarray, all of one shape
+    weights : array-like of shape (len(kernels),)
+        Non-negative; a zero weight skips its kernel.
+    out : ndarray, optional
+        Where to write the sum (not one of ``kernels``).
+
+    Raises
+    ------
+    ParameterError
+        If a weight is negative or not finite, all are zero, or their number differs from the kernels'.
+    """
+    weights = check_weights(weights, len(kernels))
+    shape = np.shape(kernels[0])
+    for m, K in enumerate(kernels):
+        if np.shape(K) != shape:
+            raise DataError(f"kernel {m} has shape {np.shape(K)}, kernel 0 {shape}")
+    if out is None:
+        out = np.zeros(shape, dtype=np.float64)
+    else:
+        out[...] = 0.0
+    for weight, K in zip(weights, kernels):
+        if weight == 0:
+            continue
+        K = np.asarray(K, dtype=np.float64)
+        for rows in _row_blocks(*shape):
+            out[rows] += weight * K[rows]
+    return out
+
+
+def check_weights(weights, n_kernels: int) -> np.ndarray:
+    """``weights`` as a float64 vector of ``n_kernels`` non-negative values, not all zero."""
+    weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if weights.shape[0] != n_kernels:
+        raise ParameterError(f"{weights.shape[0]} kernel weights for {n_kernels} kernels")
+    if not np.isfinite(weights).all() or (weights < 0).any() or not weights.any():
+        raise ParameterError(f"kernel weights must be finite, non-negative and not all zero; got {weights.tolist()}")
+    return weights
+
+
+def centered_inner(K, L) -> float:
+    """``<H K H, H L H>_F`` of two symmetric n x n kernels, without forming the centred matrices.
+
+    ``<HKH, HLH> = <K, L> - 2/n (K1)'(L1) + (1'K1)(1'L1)/n²`` (H is symmetric and idempotent).
+    """
+    K = _square(K, "K")
+    L = _square(L, "L")
+    if K.shape != L.shape:
+        raise DataError(f"kernels of {K.shape[0]} and {L.shape[0]} items cannot be aligned")
+    n = K.shape[0]
+    rows_k, rows_l = K.sum(axis=1), L.sum(axis=1)
+    return float(np.vdot(K.reshape(-1), L.reshape(-1)) - 2.0 / n * rows_k @ rows_l
+                 + rows_k.sum() * rows_l.sum() / n**2)
+
+
+def centered_alignment(K, L) -> float:
+    """Centred kernel alignment ``ρ(K, L) = <Kc, Lc>_F / (‖Kc‖_F ‖Lc‖_F)`` (Cortes et al. 2012, Def. 4).
+
+    Raises
+    ------
+    DataError
+        If either centred kernel is zero (a constant kernel has no alignment).
+    """
+    kk, ll = centered_inner(K, K), centered_inner(L, L)
+    if not (kk > 0 and ll > 0):
+        raise DataError("centred alignment of a constant kernel: its centred matrix is zero")
+    return centered_inner(K, L) / np.sqrt(kk * ll)
+
+
+def alignment_weights(kernels: Sequence[np.ndarray], target, *, method: str = "align") -> np.ndarray:
+    """Kernel weights from the centred alignment of each kernel with a target (Cortes et al. 2012).
+
+    Parameters
+    ----------
+    kernels : sequence of ndarray of shape (n, n)
+        The base kernels (centred or not: only their centred forms count).
+    target : ndarray of shape (n, n)
+        The target kernel: ``yy'`` of labels in Cortes et al., here typically the other view's
+        kernel of a two-view method.
+    method : {"align", "alignf"}, default="align"
+        ``"align"`` (Section 3.1): ``μ_m ∝ max(ρ(K_m, T), 0)``, each kernel on its own.
+        ``"alignf"`` (Section 3.2, Proposition 9): the weights maximising the alignment of the
+        combination ``Σ μ_m K_m`` itself, ``μ ∝ argmin_{v >= 0} v'Mv - 2v'a`` (a non-negative
+        least-squares problem), which accounts for kernels that carry the same information.
+
+    Returns
+    -------
+    ndarray of shape (len(kernels),)
+        Non-negative weights summing to 1 (the scale of a sum of normalised kernels is left to
+        the solver's regulariser).
+
+    Raises
+    ------
+    DataError
+        If no kernel aligns positively with the target.
+    """
+    if method not in ALIGNMENT_METHODS:
+        raise ParameterError(f"method must be one of {', '.join(ALIGNMENT_METHODS)}; got {method!r}")
+    if not len(kernels):
+        raise ParameterError("alignment_weights: no kernels to weight")
+    a = np.array([centered_inner(K, target) for K in kernels])
+    if method == "align":
+        norms = np.sqrt([centered_inner(K, K) for K in kernels]) * np.sqrt(centered_inner(target, target))
+        weights = np.maximum(a / norms, 0.0)
+    else:
+        m = len(kernels)
+        M = np.empty((m, m))
+        for k in range(m):
+            for l in range(k, m):
+                M[k, l] = M[l, k] = centered_inner(kernels[k], kernels[l])
+        # v'Mv - 2v'a = ‖Bv - c‖² - c'c with M = B'B, B = S^½ U', c = S^-½ U'a (a lies in M's range).
+        s, U = np.linalg.eigh(M)
+        keep = s > s.max() * m * np.finfo(np.float64).eps
+        B = np.sqrt(s[keep])[:, None] * U[:, keep].T
+        c = (U[:, keep].T @ a) / np.sqrt(s[keep])
+        weights, _ = nnls(B, c)
+    if not weights.any():
+        raise DataError("no kernel aligns positively with the target: alignment gives every weight 0")
+    return weights / weights.sum()
+
+
+# --------------------------------------------------------------------------- estimator
+def _metric_name(kernel) -> str:
+    return kernel if isinstance(kernel, str) else getattr(kernel, "__name__", type(kernel).__name__)
+
+
+class KernelCombination(TransformerMixin, BaseEstimator):
+    """A weighted sum of centred, normalised kernels over feature arrays, as a transformer.
+
+    :meth:`fit` computes each base kernel on the training rows, its statistics
+    (:func:`kernel_statistics`) and the weights; :meth:`transform` returns the combined kernel
+    rows of new items against the training items, ``Σ_m μ_m K̃_m(X_new, X_train)`` (m x n),
+    which a precomputed-kernel estimator (``SVC(kernel="precomputed")``, KCCA) takes.
+    ``fit_transform(X)`` is the combined training kernel.
+
+    Parameters
+    ----------
+    kernels : sequence of str or callable, default=("linear",)
+        Metrics of :func:`sklearn.metrics.pairwise.pairwise_kernels` (``"linear"``, ``"rbf"``,
+        ``"cosine"``...) or callables ``f(A, B) -> (len(A), len(B))`` array.
+    kernel_params : sequence of dict or None, default=None
+        Keyword arguments of each kernel (e.g. ``{"gamma": 0.1}``).
+    weights : None, {"align", "alignf"} or array-like, default=None
+        None: equal weights; ``"align"``/``"alignf"``: :func:`alignment_weights` against the
+        target ``Y Y'`` of ``y`` given to :meth:`fit`; an array: explicit non-negative weights
+        (rescaled to sum 1).
+    normalization : {"trace", "diagonal", "none"}, default="trace"
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_kernels,)
+    statistics_ : list of KernelStatistics
+    X_fit_ : ndarray of shape (n_samples, n_features_in_)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((20, 3))
+    >>> K = KernelCombination(kernels=("linear", "rbf")).fit_transform(X)
+    >>> K.shape, bool(np.allclose(K, K.T))
+    ((20, 20), True)
+    """
+
+    def __init__(self, kernels: Sequence[str | Callable] = ("linear",), *, kernel_params=None, weights=None,
+                 normalization: str = "trace"):
+        self.kernels = kernels
+        self.kernel_params = kernel_params
+        self.weights = weights
+        self.normalization = normalization
+
+    def _check_params(self) -> list[dict]:
+        if isinstance(self.kernels, str) or not len(self.kernels):
+            raise ParameterError(f"kernels must be a non-empty sequence of metric names or callables; "
+                                 f"got {self.kernels!r}")
+        for kernel in self.kernels:
+            if not callable(kernel) and kernel not in PAIRWISE_KERNEL_FUNCTIONS:
+                raise ParameterError(f"unknown kernel {kernel!r}; available: "
+                                     f"{', '.join(sorted(PAIRWISE_KERNEL_FUNCTIONS))}, or a callable")
+        params = list(self.kernel_params) if self.kernel_params is not None else [{}] * len(self.kernels)
+        if len(params) != len(self.kernels):
+            raise ParameterError(f"{len(params)} kernel_params for {len(self.kernels)} kernels")
+        _check_normalization(self.normalization)
+        if isinstance(self.weights, str) and self.weights not in ALIGNMENT_METHODS:
+            raise ParameterError(f"weights must be None, {' or '.join(map(repr, ALIGNMENT_METHODS))} or an array; "
+                                 f"got {self.weights!r}")
+        return [dict(p or {}) for p in params]
+
+    def _kernel(self, m: int, A: np.ndarray, B: np.ndarray | None) -> np.ndarray:
+        kernel, params = self.kernels[m], self._params[m]
+        K = kernel(A, A if B is None else B, **params) if callable(kernel) else \
+            pairwise_kernels(A, B, metric=kernel, **params)
+        K = np.asarray(K, dtype=np.float64)
+        if not np.isfinite(K).all():
+            raise DataError(f"kernel {_metric_name(kernel)} gave NaN or infinite values")
+        return K
+
+    def _self_similarities(self, m: int, X: np.ndarray) -> np.ndarray:
+        # The diagonal of k(X, X) a block at a time: only "diagonal" normalisation needs it.
+        step = 256
+        return np.concatenate([np.diagonal(self._kernel(m, X[s:s + step], None)) for s in range(0, len(X), step)])
+
+    def fit(self, X, y=None) -> "KernelCombination":
+        """Compute the base kernels' statistics and the weights on the training rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), optional
+            The target of alignment weights (its linear kernel ``Y Y'``); ignored otherwise.
+        """
+        self._params = self._check_params()
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        grams, self.statistics_ = [], []
+        for m in range(len(self.kernels)):
+            K = self._kernel(m, X, None)
+            self.statistics_.append(kernel_statistics(K, normalization=self.normalization))
+            grams.append(normalize_train_kernel(K, self.statistics_[-1], copy=False))
+        if self.weights is None:
+            weights = np.ones(len(grams))
+        elif isinstance(self.weights, str):
+            if y is None:
+                raise ParameterError(f"weights={self.weights!r} aligns the kernels with the target y; pass y to fit")
+            Y = check_array(y, dtype=np.float64, ensure_2d=False, input_name="y").reshape(len(X), -1)
+            weights = alignment_weights(grams, Y @ Y.T, method=self.weights)
+        else:
+            weights = check_weights(self.weights, len(grams))
+        self.weights_ = weights / weights.sum()
+        self.X_fit_ = X
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        """Combined kernel rows of ``X`` against the training rows, shape (n_samples, n_train)."""
+        check_is_fitted(self, "weights_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        out = np.zeros((X.shape[0], self.X_fit_.shape[0]))
+        for m, (weight, statistics) in enumerate(zip(self.weights_, self.statistics_)):
+            if weight == 0:
+                continue
+            diagonal = self._self_similarities(m, X) if self.normalization == "diagonal" else None
+            out += weight * normalize_cross_kernel(self._kernel(m, X, self.X_fit_), statistics,
+                                                   diagonal_new=diagonal, copy=False)
+        return out
