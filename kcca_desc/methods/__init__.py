@@ -2,6 +2,8 @@
 
 * :class:`ImageSentenceRanker` — the KCCA system of Hodosh et al. (2013), with dev-set model
   selection (:mod:`.selection`) and Borda fusion (:mod:`.fusion`);
+* :class:`MultipleKernelRanker` — that system over weighted sums of base kernels
+  (:data:`BASE_KERNELS`: the paper's kernels and kernels over encoder features);
 * :class:`NearestNeighbour` — the paper's nearest-neighbour baselines;
 * :class:`FeatureBridgeMethod` — NN, linear CCA and RBF KCCA over any encoder's features;
 * :class:`EncoderMethod`, :class:`PairScorerMethod` — neural encoders and pair scorers
@@ -14,9 +16,11 @@ in :mod:`kcca_desc.evaluate.scores`, which the evaluation reads without importin
 """
 
 from .base import RetrievalMethod, TwoTowerMethod
+from .base_kernels import BASE_KERNELS, BaseKernel, BaseKernelSpec, FeatureKernel, register_feature_kernels
 from .bridge import FeatureBridgeMethod
 from .encoders import EncoderMethod, PairScorerMethod
 from .fusion import borda_fuse
+from .multikernel import MultipleKernelRanker
 from .nn import NearestNeighbour, idf_f1_similarity
 from .ranker import ImageSentenceRanker
 from .registry import SYSTEMS, Setting, System
@@ -26,4 +30,5 @@ __all__ = [
     "RetrievalMethod", "TwoTowerMethod", "ImageSentenceRanker", "NearestNeighbour", "idf_f1_similarity",
     "FeatureBridgeMethod", "EncoderMethod", "PairScorerMethod", "borda_fuse", "select_models", "select_per_task",
     "dev_metrics", "recall_sum", "select_best", "SYSTEMS", "System", "Setting",
+    "MultipleKernelRanker", "BASE_KERNELS", "BaseKernel", "BaseKernelSpec", "FeatureKernel", "register_feature_kernels",
 ]

@@ -82,7 +82,7 @@ def parse_kernel_sum(spec, side: str) -> list:
     names = base_kernel_names(side)
     unknown = [item for item in items if isinstance(item, str) and item not in names]
     if unknown:
-        raise ParameterError(f"unknown {side} base kernel{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
+        raise ParameterError(f"unknown {side} kernel{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
                              f"available: {', '.join(names)}")
     labels = [_label(item) for item in items]
     if len(set(labels)) < len(labels):
@@ -273,10 +273,10 @@ preprocessor, random_state, cache
     def query_items(self, captions: list[str]) -> list:
         """Single captions as items of preprocessed sentences, for the named text kernels (memoised per fit)."""
         key = tuple(captions)
-        if self._query_memo.get("key") != key:
+        if self._memo.get("key") != key:
             tokens, _ = self.preprocessor_.process(captions)
-            self._query_memo = {"key": key, "items": [[t] for t in tokens]}
-        return self._query_memo["items"]
+            self._memo = {"key": key, "items": [[t] for t in tokens]}
+        return self._memo["items"]
 
     # ------------------------------------------------------------------ fit
     def fit(self, train: Dataset, dev: RetrievalView | None = None) -> "MultipleKernelRanker":
@@ -288,7 +288,7 @@ preprocessor, random_state, cache
         require_dataset(train, f"{type(self).__name__}.fit")
         if self.kernel_weights == "greedy" and dev is None:
             raise ParameterError("kernel_weights='greedy' selects the kernels on dev R@K; pass dev=...")
-        self._cross_memo, self._query_memo = {}, {}
+        self._cross_memo, self._memo = {}, {}
         self.timings_s_ = {}
         self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
         self._fit_bases(train)

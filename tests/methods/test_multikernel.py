@@ -1,0 +1,154 @@
+"""Multiple-kernel KCCA (MultipleKernelRanker, system ``mkl``) end to end on small synthetic data:
+the single-kernel case is the classical ranker, weights never read the test split, the low-rank
+solver, unknown names refused before any work, and the command line's round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from kcca_desc import ImageSentenceRanker, load_dataset
+from kcca_desc._core.errors import ParameterError
+from kcca_desc.cli.fit import main
+from kcca_desc.data.images import ArrayImages
+from kcca_desc.methods import SYSTEMS, MultipleKernelRanker
+from kcca_desc.methods.base_kernels import FeatureKernel
+
+from toys import TinyEncoder
+
+IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
+GRID = dict(n_components=(4, 8), regs=(0.1, 1.0), n_select=2, image_kernel_params=IMAGE_PARAMS)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_dataset("synthetic", n_images=100, image_size=48, seed=3)
+
+
+def tiny_kernel(side: str) -> FeatureKernel:
+    return FeatureKernel(f"tiny_{side}_rbf", side, lambda owner: TinyEncoder(cache=False))
+
+
+@pytest.fixture(scope="module")
+def aligned(data):
+    ranker = MultipleKernelRanker(text_kernel=["bow5", tiny_kernel("text")], image_kernel=["pyramid", tiny_kernel("image")],
+                                  kernel_weights="alignf", **GRID)
+    return ranker.fit(data.subset("train"), data.view("dev"))
+
+
+def test_one_kernel_per_view_unnormalised_is_the_classical_ranker(data):
+    # A sum of one kernel with weight 1, centred only: what ImageSentenceRanker decomposes.
+    train, dev, test = data.subset("train"), data.view("dev"), data.view("test")
+    mkl = MultipleKernelRanker(text_kernel="bow5", image_kernel="pyramid", normalization="none", **GRID).fit(train, dev)
+    ranker = ImageSentenceRanker(text_kernel="bow5", **GRID).fit(train, dev)
+    assert mkl.selected_ == ranker.selected_
+    for a, b in zip(mkl.score(test.images, test.captions), ranker.score(test.images, test.captions)):
+        np.testing.assert_allclose(a, b, atol=1e-8)
+
+
+def test_alignment_weights_are_recorded_with_the_dev_results(aligned, data):
+    weights = aligned.weights_
+    assert set(weights["text"]) == {"bow5", "tiny_text_rbf"} and set(weights["image"]) == {"pyramid", "tiny_image_rbf"}
+    for side in weights.values():
+        assert min(side.values()) >= 0 and sum(side.values()) == pytest.approx(1.0)
+    assert len(aligned.dev_results_) == 4 and all(r["weights"] == weights for r in aligned.dev_results_)
+    assert aligned.weight_curve_[-1]["chosen"] and aligned.chosen_params_["kernel_weights"] == weights
+    test = data.view("test")
+    scores = aligned.score(test.images, test.captions)
+    assert all(np.isfinite(s).all() and s.shape == (len(test.images), len(test.captions)) for s in scores)
+
+
+def test_the_combined_kernel_is_the_weighted_sum_of_the_normalised_base_kernels(aligned, data):
+    # Rows of training items through the fitted model's path reproduce its training sums' rows.
+    train = data.subset("train")
+    rows = aligned._combined_rows("image", train.images.subset(np.arange(5)))
+    expected = 0
+    for m, (name, mu) in enumerate(aligned.weights_["image"].items()):
+        kernel = aligned.base_kernels_["image"][m]
+        K = kernel.train_gram()
+        stats = aligned.statistics_["image"][m]
+        centred = K - stats.column_means[None, :] - stats.column_means[:, None] + stats.grand_mean
+        expected = expected + mu * stats.scale * centred[:5]
+    np.testing.assert_allclose(rows, expected, atol=1e-10)
+
+
+def in_memory(data, poison: bool = False):
+    """``data`` with its images in memory; with ``poison``, every test image is noise and every test caption garbage.
+
+    Both copies name their images alike, so the training and dev features are computed once (the cache).
+    """
+    test = set(data.splits["test"].tolist()) if poison else set()
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(0, 255, size=data.images.load(i).shape, dtype=np.uint8) if i in test
+              else data.images.load(i) for i in range(len(data.images))]
+    captions = [["zq xv kk"] * len(c) if i in test else c for i, c in enumerate(data.captions)]
+    return dataclasses.replace(data, images=ArrayImages(arrays, [f"p{i}" for i in range(len(arrays))]),
+                               captions=captions)
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "align"])
+def test_weights_chosen_on_dev_do_not_change_when_the_test_split_is_poisoned(data, strategy):
+    system = SYSTEMS["mkl"]
+
+    def fitted(dataset):
+        method = MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="pyramid+histo",
+                                      kernel_weights=strategy, **GRID)
+        return system.fit(method, dataset, "hodosh")
+
+    clean, dirty = fitted(in_memory(data)), fitted(in_memory(data, poison=True))
+    assert clean.weights_ == dirty.weights_
+    assert clean.weight_curve_ == dirty.weight_curve_
+    if strategy == "greedy":
+        # The search tried every pair, then additions, and chose the best dev objective it saw.
+        assert len(clean.weight_curve_) > 4
+        best = max(e["dev_objective"] for e in clean.weight_curve_)
+        assert [e["dev_objective"] for e in clean.weight_curve_ if e["chosen"]] == [best]
+
+
+def test_sums_go_through_the_low_rank_solver(data):
+    ranker = MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="pyramid+histo", kernel_weights="uniform",
+                                  kcca_params={"method": "lowrank", "rank": 30}, **GRID)
+    ranker.fit(data.subset("train"), data.view("dev"))
+    assert ranker.kcca_.method_ == "lowrank"
+    test = data.view("test")
+    assert all(np.isfinite(s).all() for s in ranker.score(test.images, test.captions))
+
+
+def test_unknown_kernels_and_weights_are_refused_before_any_work():
+    with pytest.raises(ParameterError, match=r"unknown text kernel 'nope'; available: .*tri_sem.*minilm_rbf"):
+        MultipleKernelRanker(text_kernel="tri_sem+nope").fit(None)  # the data set is never read
+    with pytest.raises(ParameterError, match="a weight for each base kernel"):
+        MultipleKernelRanker(kernel_weights={"tri_sem": 1.0}).fit(None)
+    with pytest.raises(ParameterError, match="greedy"):
+        MultipleKernelRanker(kernel_weights="greedy", n_components=(4,), regs=(1.0,)).fit(
+            load_dataset("synthetic", n_images=20, image_size=32).subset("train"))
+
+
+SMALL = ["--n-images", "100", "--colour-words", "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1",
+         "--n-components", "4,8", "--regs", "0.1,1", "--n-select", "2"]
+
+
+def test_command_line_round_trip(tmp_path, capsys):
+    out = tmp_path / "mkl.json"
+    argv = SMALL + ["--method", "mkl", "--text-kernel", "bow5+bow5_idf", "--image-kernel", "pyramid+histo",
+                    "--kernel-weights", "bow5=1,bow5_idf=3,pyramid=1,histo=1", "--out", str(out), "-q"]
+    assert main(argv) == 0
+    assert "MKL bow5+bow5_idf (pyramid+histo)" in capsys.readouterr().out
+    [result] = json.loads(out.read_text())
+    chosen = result["params"]["chosen"]["kernel_weights"]
+    assert chosen == {"text": {"bow5": 0.25, "bow5_idf": 0.75}, "image": {"pyramid": 0.5, "histo": 0.5}}
+    assert result["command"]["settings"]["kernel_weights"] == {"bow5": 1.0, "bow5_idf": 3.0, "pyramid": 1.0,
+                                                                "histo": 1.0}
+
+
+def test_command_line_refuses_unknown_base_kernels_and_sums_for_other_systems(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--method", "mkl", "--image-kernel", "pyramid+nope"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown image kernel 'nope'" in err and "efficientnet_rbf" in err
+    assert main(["--method", "kcca", "--text-kernel", "bow5+bow5_idf", "-q"]) == 2
+    assert "are for --method mkl" in capsys.readouterr().err
