@@ -38,6 +38,9 @@ EXTENSIONS = (
      "one `TEXT_KERNELS.register(name, TextKernelSpec(...))`; `--text-kernel` offers it"),
     ("a named image kernel", "kcca_desc.image.kernel", "IMAGE_KERNELS",
      "one `IMAGE_KERNELS.register(name, ImageKernelSpec(...))`; `--image-kernel` offers it"),
+    ("a base kernel of multiple-kernel KCCA", "kcca_desc.methods.base_kernels", "BASE_KERNELS",
+     "a `BaseKernel` and one `BASE_KERNELS.register(name, BaseKernelSpec(side, build))` (encoder features: "
+     "`register_feature_kernels(name, side, spec)`); `--method mkl --text-kernel a+b` offers it"),
     ("a system", "kcca_desc.methods.registry", "SYSTEMS",
      "an estimator in `kcca_desc/methods/` and one `SYSTEMS.register(name, System(...))`; `--method` "
      "offers it with its own options"),

@@ -393,7 +393,7 @@ class KernelCombination(TransformerMixin, BaseEstimator):
     ((20, 20), True)
     """
 
-    def __init__(self, kernels: Sequence[str | Callable] = ("linear",), *, kernel_params=None, weights=None,
+    def __init__(self, *, kernels: Sequence[str | Callable] = ("linear",), kernel_params=None, weights=None,
                  normalization: str = "trace"):
         self.kernels = kernels
         self.kernel_params = kernel_params

@@ -22,7 +22,7 @@ import kcca_desc
 import kcca_desc.kernels
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
 from kcca_desc.adapters.base import PairScorer
-from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, PairScorerMethod
+from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, MultipleKernelRanker, PairScorerMethod
 from kcca_desc.methods.nn import nearest_neighbour_scores
 
 from toys import LatentEncoder, latent_dataset
@@ -160,6 +160,8 @@ def kernel_systems():
                                       image_kernel_params=IMAGE_PARAMS),
         "ranker_weighted": ImageSentenceRanker(text_kernel="tri5", n_components=(6,), regs=(0.5,),
                                                weight_power=2.0, image_kernel_params=IMAGE_PARAMS),
+        "mkl": MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="pyramid+histo", n_components=(4, 8),
+                                    regs=(0.1, 1.0), n_select=2, image_kernel_params=IMAGE_PARAMS),
         "nn": NearestNeighbour(image_kernel_params=IMAGE_PARAMS),
         "nn_kernel": NearestNeighbour(text_similarity="bow5", image_kernel_params=IMAGE_PARAMS),
     }
@@ -282,7 +284,9 @@ def test_nearest_neighbour_without_cache_writes_nothing(tmp_path, monkeypatch, s
     lambda: ImageSentenceRanker(text_kernel="tri5_dext", n_components=(4,), regs=(1.0,), image_kernel_params=IMAGE_PARAMS,
                                 cache=False),
     lambda: NearestNeighbour(text_similarity="tri5_dext", image_kernel_params=IMAGE_PARAMS, cache=False),
-], ids=["ranker", "nearest_neighbour"])
+    lambda: MultipleKernelRanker(text_kernel="tri5_dext+bow5", n_components=(4,), regs=(1.0,),
+                                 image_kernel_params=IMAGE_PARAMS, cache=False),
+], ids=["ranker", "nearest_neighbour", "multiple_kernel"])
 def test_without_cache_the_external_corpus_is_not_cached_either(system, tmp_path, monkeypatch):
     """The dext kernels preprocess an external corpus; cache=False kept the captions off the disk, not it."""
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))

@@ -240,13 +240,18 @@ preprocessor, random_state, cache
             try:
                 items[side] = parse_kernel_sum(getattr(self, parameter), side)
             except ParameterError as exc:
-                errors.append(invalid_parameter(self, parameter, str(exc), getattr(self, parameter)))
+                errors.append(invalid_parameter(self, parameter, f"{side} base kernels joined by '+' ({exc})",
+                                                getattr(self, parameter)))
                 reported.add(parameter)
         if isinstance(self.kernel_weights, Mapping) and len(items) == 2:
-            labels = {_label(item) for side in SIDES for item in items[side]}
-            if set(self.kernel_weights) != labels:
-                errors.append(invalid_parameter(self, "kernel_weights",
-                                                f"a weight for each base kernel, {sorted(labels)}", self.kernel_weights))
+            labels = {side: [_label(item) for item in items[side]] for side in SIDES}
+            weights = self.kernel_weights
+            if set(weights) != set(labels["text"] + labels["image"]) or not all(
+                    isinstance(mu, Real) and np.isfinite(mu) and mu >= 0 for mu in weights.values()) or not all(
+                    sum(weights[name] for name in labels[side]) > 0 for side in SIDES):
+                errors.append(invalid_parameter(
+                    self, "kernel_weights", "a finite weight >= 0 for each base kernel, "
+                    f"{labels['text'] + labels['image']}, and a positive one in each view", weights))
         stages = [(lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
         if any(isinstance(item, str) and item in IMAGE_KERNELS for item in items.get("image", ())):
             stages.append((lambda: ImageKernel(power=self.power, random_state=self.random_state, cache=self.cache,
