@@ -195,13 +195,17 @@ class FeatureKernel(BaseKernel):
         An encoder spec (``"onnx:minilm"``) built with the system's ``encoder_options``, or
         ``encoder(owner) -> Encoder``.
     kind : {"rbf", "cosine"}, default="rbf"
+    gamma_scale : float, optional
+        RBF bandwidth: this times the median heuristic (default: the system's ``gamma_scale``).
     """
 
-    def __init__(self, name: str, side: str, encoder, kind: str = "rbf"):
+    def __init__(self, name: str, side: str, encoder, kind: str = "rbf", *, gamma_scale: float | None = None):
         if side not in SIDES or kind not in ("rbf", "cosine"):
             raise ParameterError(f"FeatureKernel {name!r}: side must be one of {SIDES} and kind rbf or cosine; "
                                  f"got {side!r}, {kind!r}")
-        self.name, self.side, self.encoder, self.kind = name, side, encoder, kind
+        if gamma_scale is not None and not gamma_scale > 0:
+            raise ParameterError(f"FeatureKernel {name!r}: gamma_scale must be positive; got {gamma_scale!r}")
+        self.name, self.side, self.encoder, self.kind, self.gamma_scale = name, side, encoder, kind, gamma_scale
 
     def fit(self, train: Dataset, owner) -> "FeatureKernel":
         self.encoder_ = self.encoder(owner) if callable(self.encoder) else \
@@ -213,8 +217,8 @@ class FeatureKernel(BaseKernel):
             E = self._embed([c for caps in train.captions for c in caps])
             items = np.add.reduceat(E, np.cumsum([0] + sizes[:-1]), axis=0)
             self.train_ = _unit_rows(items)
-        self.gamma_ = owner.gamma_scale * median_gamma(self.train_, random_state=owner.random_state) \
-            if self.kind == "rbf" else None
+        scale = owner.gamma_scale if self.gamma_scale is None else self.gamma_scale
+        self.gamma_ = scale * median_gamma(self.train_, random_state=owner.random_state) if self.kind == "rbf" else None
         return self
 
     def _embed(self, new) -> np.ndarray:

@@ -13,6 +13,7 @@ import pytest
 from kcca_desc import ImageSentenceRanker, load_dataset
 from kcca_desc._core.errors import ParameterError
 from kcca_desc.cli.fit import main
+from kcca_desc.data import make_synthetic
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.methods import SYSTEMS, MultipleKernelRanker
 from kcca_desc.methods.base_kernels import FeatureKernel
@@ -120,11 +121,27 @@ def test_sums_go_through_the_low_rank_solver(data):
 def test_unknown_kernels_and_weights_are_refused_before_any_work():
     with pytest.raises(ParameterError, match=r"unknown text kernel 'nope'; available: .*tri_sem.*minilm_rbf"):
         MultipleKernelRanker(text_kernel="tri_sem+nope").fit(None)  # the data set is never read
-    with pytest.raises(ParameterError, match="a weight for each base kernel"):
-        MultipleKernelRanker(kernel_weights={"tri_sem": 1.0}).fit(None)
+    for weights in ({"tri_sem": 1.0}, {"tri_sem": 0.0, "pyramid": 1.0}, {"tri_sem": -1.0, "pyramid": 1.0}):
+        with pytest.raises(ParameterError, match=r"weight >= 0 for each base kernel, \['tri_sem', 'pyramid'\]"):
+            MultipleKernelRanker(kernel_weights=weights).fit(None)
     with pytest.raises(ParameterError, match="greedy"):
         MultipleKernelRanker(kernel_weights="greedy", n_components=(4,), regs=(1.0,)).fit(
             load_dataset("synthetic", n_images=20, image_size=32).subset("train"))
+
+
+@pytest.mark.filterwarnings("ignore:12 training images support at most 11:UserWarning")
+def test_a_combined_kernel_runs_end_to_end_on_the_default_grid():
+    # As tests/methods/test_every_kernel.py runs each named kernel: quick data, the default (n, κ) grid.
+    data = make_synthetic(n_images=20, image_size=32, seed=0)
+    ranker = MultipleKernelRanker(text_kernel=["tri5", "bow5_idf", tiny_kernel("text")],
+                                  image_kernel=["pyramid", "histo", tiny_kernel("image")], kernel_weights="alignf",
+                                  normalization="diagonal", regs=(0.1, 1.0),
+                                  image_kernel_params={"levels": 0, "n_words": {"colour": 8, "texture": 8, "sift": 8}})
+    ranker.fit(data.subset("train"), data.view("dev"))
+    test = data.view("test")
+    for task in ranker.score(test.images, test.captions):
+        assert task.shape == (len(test.images), len(test.captions)) and np.all(np.isfinite(task))
+    assert max(ranker.n_components_) <= min(ranker.kcca_.rank_x_, ranker.kcca_.rank_y_)
 
 
 SMALL = ["--n-images", "100", "--colour-words", "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1",
