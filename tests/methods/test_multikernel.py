@@ -18,6 +18,8 @@ from kcca_desc.data.images import ArrayImages
 from kcca_desc.methods import SYSTEMS, MultipleKernelRanker
 from kcca_desc.methods.base_kernels import FeatureKernel
 
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
 from toys import TinyEncoder
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
@@ -169,3 +171,25 @@ def test_command_line_refuses_unknown_base_kernels_and_sums_for_other_systems(ca
     assert "unknown image kernel 'nope'" in err and "efficientnet_rbf" in err
     assert main(["--method", "kcca", "--text-kernel", "bow5+bow5_idf", "-q"]) == 2
     assert "are for --method mkl" in capsys.readouterr().err
+
+
+#: scikit-learn's checks that fit the system on arrays: it fits on a Dataset of images and captions
+#: (an array is refused with one error naming the Dataset loaders), so none of them applies; the
+#: conventions of parameters, cloning, representation and unfitted use are checked.
+_FITS_ON_ARRAYS = (
+    "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_complex_data", "check_dtype_object",
+    "check_estimators_empty_data_messages", "check_pipeline_consistency", "check_estimators_nan_inf",
+    "check_estimator_sparse_tag", "check_estimator_sparse_array", "check_estimator_sparse_matrix",
+    "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature", "check_dict_unchanged",
+    "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d",
+)
+
+
+@parametrize_with_checks([MultipleKernelRanker(text_kernel="tri_sem+minilm_rbf", image_kernel="pyramid+histo")],
+                         expected_failed_checks=lambda estimator: {
+                             name: "fits on a Dataset of images and captions, not on arrays" for name in _FITS_ON_ARRAYS})
+def test_the_system_follows_the_scikit_learn_checks_that_apply(estimator, check):
+    check(estimator)
