@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from numbers import Real
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
