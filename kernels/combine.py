@@ -381,7 +381,7 @@ class KernelCombination(TransformerMixin, BaseEstimator):
     ----------
     weights_ : ndarray of shape (n_kernels,)
     statistics_ : list of KernelStatistics
-    X_fit_ : ndarray of shape (n_samples, n_features_in_)
+    X_fit_ : ndarray of shape (n_samples, n_features)
     n_features_in_ : int
 
     Examples
