@@ -160,7 +160,7 @@ def kernel_systems():
                                       image_kernel_params=IMAGE_PARAMS),
         "ranker_weighted": ImageSentenceRanker(text_kernel="tri5", n_components=(6,), regs=(0.5,),
                                                weight_power=2.0, image_kernel_params=IMAGE_PARAMS),
-        "mkl": MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="pyramid+histo", n_components=(4, 8),
+        "mkl": MultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo", n_components=(4, 8),
                                     regs=(0.1, 1.0), n_select=2, image_kernel_params=IMAGE_PARAMS),
         "nn": NearestNeighbour(image_kernel_params=IMAGE_PARAMS),
         "nn_kernel": NearestNeighbour(text_similarity="bow5", image_kernel_params=IMAGE_PARAMS),

@@ -28,6 +28,8 @@ GRID = dict(n_components=(4, 8), regs=(0.1, 1.0), n_select=2, image_kernel_param
 
 @pytest.fixture(scope="module")
 def data():
+    # The data of tests/methods/test_ranker.py: systems here use other text kernels than bow5_idf,
+    # whose Grams a test there expects to compute.
     return load_dataset("synthetic", n_images=100, image_size=48, seed=3)
 
 
@@ -97,7 +99,7 @@ def test_weights_chosen_on_dev_do_not_change_when_the_test_split_is_poisoned(dat
     system = SYSTEMS["mkl"]
 
     def fitted(dataset):
-        method = MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="pyramid+histo",
+        method = MultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo",
                                       kernel_weights=strategy, **GRID)
         return system.fit(method, dataset, "hodosh")
 
@@ -112,7 +114,7 @@ def test_weights_chosen_on_dev_do_not_change_when_the_test_split_is_poisoned(dat
 
 
 def test_sums_go_through_the_low_rank_solver(data):
-    ranker = MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="pyramid+histo", kernel_weights="uniform",
+    ranker = MultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo", kernel_weights="uniform",
                                   kcca_params={"method": "lowrank", "rank": 30}, **GRID)
     ranker.fit(data.subset("train"), data.view("dev"))
     assert ranker.kcca_.method_ == "lowrank"
