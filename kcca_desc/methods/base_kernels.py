@@ -7,8 +7,9 @@ with all its captions (6,000 on Flickr8K).  A text base kernel answers single-ca
 * text: every named text kernel of :data:`kcca_desc.text.named_kernels.TEXT_KERNELS`
   (``tri_sem``, ``bow5_idf``...); image: every named image kernel of
   :data:`kcca_desc.image.kernel.IMAGE_KERNELS` (``pyramid``, ``histo``...);
-* ``<encoder>_rbf`` and ``<encoder>_cosine`` over an encoder's features, for the encoders of
-  :data:`FEATURE_ENCODERS` (``minilm_rbf``, ``efficientnet_rbf``, ``vit_cosine``...), and
+* ``<encoder>_rbf`` and ``<encoder>_cosine`` over the features of the offline encoders
+  (``minilm_rbf``, ``efficientnet_rbf``, ``vit_cosine``...; :func:`register_feature_kernels`
+  adds others), and
   ``text_encoder_rbf`` / ``image_encoder_rbf`` (and ``_cosine``) over the encoder that the
   system's ``text_encoder`` / ``image_encoder`` spec names (any ``FAMILY:MODEL[@WEIGHTS]``).
 
@@ -43,7 +44,7 @@ from ..text.preprocess import Preprocessor
 from .bridge import median_gamma
 from .ranker import cached_text_gram, text_cache_params
 
-__all__ = ["SIDES", "BaseKernel", "BaseKernelSpec", "BASE_KERNELS", "FEATURE_ENCODERS", "HodoshTextKernel",
+__all__ = ["SIDES", "BaseKernel", "BaseKernelSpec", "BASE_KERNELS", "HodoshTextKernel",
            "HodoshImageKernel", "FeatureKernel", "register_feature_kernels", "base_kernel_names"]
 
 #: The two views of a system: each base kernel belongs to one.
@@ -247,10 +248,6 @@ class FeatureKernel(BaseKernel):
 #: Name -> :class:`BaseKernelSpec` of every base kernel a multiple-kernel system can sum.
 BASE_KERNELS: Registry[BaseKernelSpec] = Registry("base kernel")
 
-#: Short names of the encoders whose features give ``<name>_rbf`` and ``<name>_cosine`` base
-#: kernels: name -> (side, encoder spec).  The defaults are served offline by PyPI wheels.
-FEATURE_ENCODERS: dict[str, tuple[str, str]] = {}
-
 
 def register_feature_kernels(name: str, side: str, encoder, *, description: str | None = None) -> None:
     """Register ``<name>_rbf`` and ``<name>_cosine`` over the features of ``encoder``.
@@ -264,7 +261,6 @@ def register_feature_kernels(name: str, side: str, encoder, *, description: str 
     """
     if side not in SIDES:
         raise ParameterError(f"side must be one of {', '.join(SIDES)}; got {side!r}")
-    FEATURE_ENCODERS[name] = (side, encoder)
     for kind in ("rbf", "cosine"):
         BASE_KERNELS.register(f"{name}_{kind}", BaseKernelSpec(
             side, lambda full, owner, encoder=encoder, kind=kind: FeatureKernel(full, side, encoder, kind)),
