@@ -28,6 +28,7 @@ callable returning one, in place of a name.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import methodcaller
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -278,7 +279,8 @@ register_feature_kernels("efficientnet", "image", "efficientnet:lite0")
 register_feature_kernels("vit", "image", "onnx:vit")
 # The encoder the system's text_encoder / image_encoder setting names.
 for _side in SIDES:
-    register_feature_kernels(f"{_side}_encoder", _side, lambda owner, side=_side: owner.side_encoder(side),
+    # A method caller rather than a lambda, so that a fitted system pickles.
+    register_feature_kernels(f"{_side}_encoder", _side, methodcaller("side_encoder", _side),
                              description=f"the {_side}_encoder (--{_side}-encoder)")
 
 

@@ -243,6 +243,12 @@ preprocessor, random_state, cache
                 errors.append(invalid_parameter(self, parameter, f"{side} base kernels joined by '+' ({exc})",
                                                 getattr(self, parameter)))
                 reported.add(parameter)
+        for side, side_items in items.items():
+            # The <side>_encoder_* kernels need the encoder spec: refused here, not after the other kernels.
+            uses = [item for item in side_items if isinstance(item, str) and item.startswith(f"{side}_encoder_")]
+            if uses and getattr(self, f"{side}_encoder") is None and f"{side}_encoder" not in reported:
+                errors.append(invalid_parameter(self, f"{side}_encoder", f"an encoder spec (FAMILY:MODEL) for the "
+                                                f"{' and '.join(uses)} base kernel", None))
         if isinstance(self.kernel_weights, Mapping) and len(items) == 2:
             labels = {side: [_label(item) for item in items[side]] for side in SIDES}
             weights = self.kernel_weights

@@ -125,6 +125,8 @@ def test_sums_go_through_the_low_rank_solver(data):
 def test_unknown_kernels_and_weights_are_refused_before_any_work():
     with pytest.raises(ParameterError, match=r"unknown text kernel 'nope'; available: .*tri_sem.*minilm_rbf"):
         MultipleKernelRanker(text_kernel="tri_sem+nope").fit(None)  # the data set is never read
+    with pytest.raises(ParameterError, match="'text_encoder' parameter .* an encoder spec .* text_encoder_rbf"):
+        MultipleKernelRanker(text_kernel="tri_sem+text_encoder_rbf").fit(None)
     for weights in ({"tri_sem": 1.0}, {"tri_sem": 0.0, "pyramid": 1.0}, {"tri_sem": -1.0, "pyramid": 1.0}):
         with pytest.raises(ParameterError, match=r"weight >= 0 for each base kernel, \['tri_sem', 'pyramid'\]"):
             MultipleKernelRanker(kernel_weights=weights).fit(None)
