@@ -39,8 +39,8 @@ def tiny_kernel(side: str) -> FeatureKernel:
 
 @pytest.fixture(scope="module")
 def aligned(data):
-    ranker = MultipleKernelRanker(text_kernel=["bow5", tiny_kernel("text")], image_kernel=["pyramid", tiny_kernel("image")],
-                                  kernel_weights="alignf", **GRID)
+    ranker = MultipleKernelRanker(text_kernel=["bow5", tiny_kernel("text")],
+                                  image_kernel=["pyramid", tiny_kernel("image")], kernel_weights="alignf", **GRID)
     return ranker.fit(data.subset("train"), data.view("dev"))
 
 
@@ -114,8 +114,8 @@ def test_weights_chosen_on_dev_do_not_change_when_the_test_split_is_poisoned(dat
 
 
 def test_sums_go_through_the_low_rank_solver(data):
-    ranker = MultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo", kernel_weights="uniform",
-                                  kcca_params={"method": "lowrank", "rank": 30}, **GRID)
+    ranker = MultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo",
+                                  kernel_weights="uniform", kcca_params={"method": "lowrank", "rank": 30}, **GRID)
     ranker.fit(data.subset("train"), data.view("dev"))
     assert ranker.kcca_.method_ == "lowrank"
     test = data.view("test")
@@ -193,7 +193,7 @@ _FITS_ON_ARRAYS = (
 
 
 @parametrize_with_checks([MultipleKernelRanker(text_kernel="tri_sem+minilm_rbf", image_kernel="pyramid+histo")],
-                         expected_failed_checks=lambda estimator: {
-                             name: "fits on a Dataset of images and captions, not on arrays" for name in _FITS_ON_ARRAYS})
+                         expected_failed_checks=lambda estimator: dict.fromkeys(
+                             _FITS_ON_ARRAYS, "fits on a Dataset of images and captions, not on arrays"))
 def test_the_system_follows_the_scikit_learn_checks_that_apply(estimator, check):
     check(estimator)
