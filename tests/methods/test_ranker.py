@@ -210,5 +210,7 @@ def test_systems_sharing_the_image_view_decompose_it_once(data, monkeypatch):
     train, dev = data.subset("train"), data.view("dev")
     for text_kernel in ("bow5", "bow1", "tri5"):
         small_ranker(text_kernel=text_kernel, random_state=11).fit(train, dev=dev)
+    # random_state=11 gives codebooks, hence an image kernel, no other test decomposes; the text
+    # kernels may already be in the session's cache.
     images = [name for name in decomposed if "images" in name]
-    assert len(images) == 1 and len(decomposed) == 4, decomposed
+    assert len(images) == 1, decomposed
