@@ -41,6 +41,7 @@ from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record)
 from kcca_desc._core.cache import atomic_write_text
+from kcca_desc._core.profile import StageProfile, add_tables, format_profile, format_stage_columns, profiled, recording
 from kcca_desc.report.compare import cluster_groups
 from kcca_desc.data import load_flickr8k_judgments
 from kcca_desc.evaluate import (
@@ -161,7 +162,8 @@ def run_system(name: str, args, train, dev, test, judgments, refs) -> dict:
     result = evaluate_fitted(method, test, name=DISPLAY.get(name, name), params={"table_name": name, **spec},
                              timings={"fit": fit_s, **getattr(method, "timings_s_", {})},
                              judgments=judgments, references=refs)
-    add_confidence_intervals(result)
+    with profiled("statistics"):
+        add_confidence_intervals(result)
     a, s = result.annotation, result.search
     print(f"{name}: {fit_s:.0f} s fit; annotation R@1/5/10 {a['R@1']:.1f}/{a['R@5']:.1f}/{a['R@10']:.1f} "
           f"med {a['median_rank']}; search {s['R@1']:.1f}/{s['R@5']:.1f}/{s['R@10']:.1f} med {s['median_rank']}",
@@ -243,10 +245,13 @@ def main(argv=None) -> dict:
         p.error(f"unknown systems {unknown}; see --list")
 
     start = time.perf_counter()
-    dataset = flickr8k_or_quick(args.data_root, args.quick)
-    judgments = None if args.quick else load_flickr8k_judgments(args.data_root)
-    train, dev, test = dataset.subset("train"), dataset.view("dev"), dataset.view("test")
-    refs = references(test, dataset, Preprocessor())
+    run_profile = StageProfile()
+    with recording(run_profile), profiled("data loading"):
+        dataset = flickr8k_or_quick(args.data_root, args.quick)
+        judgments = None if args.quick else load_flickr8k_judgments(args.data_root)
+        train, dev, test = dataset.subset("train"), dataset.view("dev"), dataset.view("test")
+    with recording(run_profile), profiled("preprocessing"):
+        refs = references(test, dataset, Preprocessor())
     table = _load(args.out)
     table["settings"] = {k: getattr(args, k) for k in ("power", "diag", "weight_power", "n_components", "regs")}
     table["machine"] = machine_info()
@@ -256,7 +261,8 @@ def main(argv=None) -> dict:
             print(f"{name}: already in {args.out.name}, skipped")
         else:
             try:
-                table["systems"][name] = run_system(name, args, train, dev, test, judgments, refs)
+                with recording(run_profile), recording() as system_profile:
+                    table["systems"][name] = run_system(name, args, train, dev, test, judgments, refs)
             except (ImportError, LookupError, OSError, WordNetUnavailableError) as exc:
                 # e.g. tri5_lin without the WordNet data: recorded, the other systems still run. A result
                 # of an earlier run is dropped, so the table never mixes it with this run's figures.
@@ -268,10 +274,13 @@ def main(argv=None) -> dict:
             if REFERENCE in table["systems"]:
                 # A new reference changes every p-value, a new system only its own: re-testing all
                 # after each system made the randomisation tests grow quadratically with the table.
-                compare_to_reference(table, names=None if name == REFERENCE else {name})
+                with recording(run_profile), recording(system_profile), profiled("statistics"):
+                    compare_to_reference(table, names=None if name == REFERENCE else {name})
+            table["systems"][name]["profile_s"] = system_profile.table()
             _save(args.out, table)
         if name == REFERENCE and not args.no_karpathy and ("tri_sem" not in table["karpathy"] or args.force):
-            table["karpathy"]["tri_sem"] = run_karpathy(args, dataset, train)
+            with recording(run_profile):
+                table["karpathy"]["tri_sem"] = run_karpathy(args, dataset, train)
             _save(args.out, table)
 
     rows = [table["systems"][n]["result"] for n in SYSTEMS if n in table["systems"]]
@@ -279,14 +288,22 @@ def main(argv=None) -> dict:
                      "judgments": r.get("extras", {}).get("judgments", {})} for r in rows]
     if len(summary_rows) >= 3:
         table["metric_agreement"] = rank_agreement(summary_rows)
+    with recording(run_profile), profiled("report"):
+        ordered = [Result.from_dict(table["systems"][n]["result"]) for n in SYSTEMS if n in table["systems"]]
+        ordered += [Result.from_dict(v["result"]) for v in table["karpathy"].values()]
+        markdown = to_markdown(ordered, ci=True)
+        atomic_write_text(args.out.with_suffix(".md"), markdown)
     table["wall_s_this_run"] = time.perf_counter() - start
+    # Stage profiles: this run's, and each system's (of the run that computed it) with their sum.
+    profiles = {n: table["systems"][n]["profile_s"] for n in SYSTEMS if "profile_s" in table["systems"].get(n, {})}
+    table["profile_s"] = {"this_run": run_profile.table(), "systems_total": add_tables(profiles.values())}
     _save(args.out, table)
-
-    ordered = [Result.from_dict(table["systems"][n]["result"]) for n in SYSTEMS if n in table["systems"]]
-    ordered += [Result.from_dict(v["result"]) for v in table["karpathy"].values()]
-    markdown = to_markdown(ordered, ci=True)
-    atomic_write_text(args.out.with_suffix(".md"), markdown)
     print(markdown)
+    print(format_stage_columns(profiles, title="system"))
+    print("\nsum over the table's systems:")
+    print(format_profile(table["profile_s"]["systems_total"]))
+    print("\nthis run:")
+    print(format_profile(run_profile.table(), total_s=table["wall_s_this_run"]))
     print(f"wall time of this run: {table['wall_s_this_run']:.0f} s; wrote {args.out}")
     return table
 

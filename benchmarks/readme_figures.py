@@ -30,6 +30,7 @@ import textwrap
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from kcca_desc._core.profile import wall_seconds
 from kcca_desc.data.dataset import PROTOCOLS
 from kcca_desc.evaluate.ranks import TASKS
 from kcca_desc.methods.selection import SELECTION_METRICS as RECALLS, recall_sum
@@ -690,7 +691,7 @@ def offline_encoders(results: ResultsFiles) -> str:
                                                                      for t in TASKS), ""])
     header = ["system", *(f"{p} {t}" for p in PROTOCOLS for t in TASKS),
               f"wall time ({record['machine']['cpus']} shared cores)"]
-    embed = max(r["timings_s"]["embed"] for system in record["systems"] for r in system["results"])
+    embed = max(wall_seconds(r["timings_s"]["embed"]) for system in record["systems"] for r in system["results"])
     return (paragraph(
         "Every encoder that runs offline, as `python -m kcca_desc.fit` runs it with its default settings "
         "(their regulariser, weight power and RBF bandwidth are those dev chose for MiniLM × "

@@ -35,6 +35,7 @@ from ..evaluate.harness import evaluate_fitted
 from ..evaluate.results import format_table, to_csv, to_latex, to_markdown, save_results
 from ..image.features import FEATURE_TYPES, ImageFeaturizer
 from ..image.kernel import IMAGE_KERNELS
+from .._core.profile import format_profile, profiled, recording
 from .._core.progress import set_stage, watched_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser
@@ -51,6 +52,8 @@ from ..tasks.registry import RETRIEVAL, TASKS
 from ..text.named_kernels import TEXT_KERNELS
 
 __all__ = ["main", "build_parser"]
+
+_LOGGER = logging.getLogger(__name__)
 
 # The featurizer's own sampling defaults, so the CLI cannot drift from them.
 _SAMPLING = {name: ImageFeaturizer().get_params()[name] for name in ("pixel_step", "sift_step")}
@@ -219,41 +222,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_kernel_sums(args, system)
     if any(setting.name == "n_select" for setting in system.settings):
         _check_n_select(args, parser)
-    # Settings, outputs, cache and every image and caption are checked before any work.
-    method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
-    t0 = time.perf_counter()
-    set_stage(f"fitting {args.method}")
-    # Systems that select models do so on dev under the first protocol evaluated.
-    try:
-        with watched_stage(f"fitting {args.method}"):
-            system.fit(method, dataset, protocols[0])
-    except InvalidParameterError as exc:
-        # A setting the data cannot support (more KCCA dimensions than training images...).
-        raise ParameterError(with_option(exc, parser)) from None
-    fit_s = time.perf_counter() - t0
+    start = time.perf_counter()
+    with recording() as run_profile:
+        # Settings, outputs, cache and every image and caption are checked before any work.
+        with profiled("data loading"):
+            method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
+        t0 = time.perf_counter()
+        set_stage(f"fitting {args.method}")
+        # Systems that select models do so on dev under the first protocol evaluated.
+        try:
+            with watched_stage(f"fitting {args.method}"):
+                system.fit(method, dataset, protocols[0])
+        except InvalidParameterError as exc:
+            # A setting the data cannot support (more KCCA dimensions than training images...).
+            raise ParameterError(with_option(exc, parser)) from None
+        fit_s = time.perf_counter() - t0
 
-    # The retrieval task is the table; the other tasks add their metrics to each result.
-    further = [name for name in dict.fromkeys(args.task) if name != RETRIEVAL]
-    results = []
-    label = args.name or system.label(method, vars(args))
-    for protocol in protocols:
-        set_stage(f"evaluation ({args.split}, {protocol})")
-        view = dataset.view(args.split, protocol)
-        # params: the estimator's own, fully resolved (only what applies to this system).
-        with watched_stage(f"evaluation ({args.split}, {protocol})"):
-            result = evaluate_fitted(method, view, name=label,
-                                     timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
-        result.extras["command"] = {"argv": list(sys.argv[1:] if argv is None else argv),
-                                    "method": args.method, "settings": system.applied(vars(args))}
-        # What reloads the data set, so that a report drawn from the results file can show the images.
-        result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
-                                        "n_images": args.n_images, "image_root": args.image_root,
-                                        "fingerprint": dataset.fingerprint()}
-        if further:
-            result.extras["tasks"] = {name: TASKS[name](method, view, seed=args.seed) for name in further}
-        results.append(result)
-    # The other tasks' figures come as a second table, with their bootstrap intervals.
-    print(format_table(results, ci=True))
+        # The retrieval task is the table; the other tasks add their metrics to each result.
+        further = [name for name in dict.fromkeys(args.task) if name != RETRIEVAL]
+        results = []
+        label = args.name or system.label(method, vars(args))
+        for protocol in protocols:
+            set_stage(f"evaluation ({args.split}, {protocol})")
+            view = dataset.view(args.split, protocol)
+            # params: the estimator's own, fully resolved (only what applies to this system).
+            with watched_stage(f"evaluation ({args.split}, {protocol})"):
+                result = evaluate_fitted(method, view, name=label,
+                                         timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
+            result.extras["command"] = {"argv": list(sys.argv[1:] if argv is None else argv),
+                                        "method": args.method, "settings": system.applied(vars(args))}
+            # What reloads the data set, so that a report drawn from the results file can show the images.
+            result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
+                                            "n_images": args.n_images, "image_root": args.image_root,
+                                            "fingerprint": dataset.fingerprint()}
+            if further:
+                result.extras["tasks"] = {name: TASKS[name](method, view, seed=args.seed) for name in further}
+            results.append(result)
+        for result in results:
+            # The file records the run's profile up to here: the report stage is still to come.
+            result.add_timings(run_profile.table())
+        # The other tasks' figures come as a second table, with their bootstrap intervals.
+        print(format_table(results, ci=True))
+        with profiled("report"):
+            _write_outputs(args, results, dataset)
+    _LOGGER.info("stage profile of the run:\n%s",
+                 format_profile(run_profile.table(), total_s=time.perf_counter() - start))
+    return 0
+
+
+def _write_outputs(args: argparse.Namespace, results: list, dataset) -> None:
+    """The results file and its tables (``--out``) and the HTML report (``--report``)."""
     if args.out:
         def write(out: Path) -> Path:
             # The per-query ranks go in too, so every figure can be recomputed and tested from the file.
@@ -270,7 +288,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         page = write_or_keep(args.report, lambda folder: build_report(results, folder, dataset=dataset))
         print(f"report: {page}")
-    return 0
 
 
 def cli(argv: Sequence[str] | None = None) -> int:

@@ -10,8 +10,10 @@ the statistics of :mod:`kcca_desc.evaluate.statistics`.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Mapping, Sequence
 
+from .._core.profile import profiled
 from .._core.provenance import environment
 from ..data.dataset import Dataset, RetrievalView
 from .judgments import judgment_metrics
@@ -38,7 +40,7 @@ def _method_params(method, params: Mapping | None) -> dict:
 
 
 def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapping | None = None,
-                       timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
+                       timings: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
                        judgments=None, references=None, top_k: int = 10) -> Result:
     """A :class:`Result` of a score matrix already computed over ``view``.
 
@@ -50,8 +52,9 @@ def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapp
     system : str
         The name written into the result.
     params, timings : mapping, optional
-        Hyperparameters and stage timings to record; ``timings_s["evaluate"]``
-        is added.
+        Hyperparameters and stage timings (seconds, or ``{"wall_s", "cpu_s"}`` entries) to record;
+        ``timings_s["evaluate"]`` is added, the wall and CPU time of the metrics, which the run's
+        profile counts under its stage ``"evaluation"``.
     ks : sequence of int, default=(1, 5, 10)
         Recall cut-offs; the results format needs 1, 5 and 10 among them.
     judgments : Flickr8kJudgments, optional
@@ -69,22 +72,21 @@ def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapp
         (0: none), with the query ids, so that a gallery of what each query
         retrieved can be drawn from the results file.
     """
-    start = time.perf_counter()
-    metrics = evaluate_scores(scores, view, ks=ks, method=system, top_k=top_k)
-    extras, per_query = {}, {}
-    if view.protocol == "hodosh" and (judgments is not None or references is not None):
-        extras["judgments"], per_query = judgment_metrics(
-            scores, view,
-            crowd=judgments.crowdflower if judgments is not None else None,
-            expert=judgments.expert if judgments is not None else None,
-            references=references, ks=ks)
-    elapsed = time.perf_counter() - start
+    with profiled("evaluation", watch=False) as elapsed:
+        metrics = evaluate_scores(scores, view, ks=ks, method=system, top_k=top_k)
+        extras, per_query = {}, {}
+        if view.protocol == "hodosh" and (judgments is not None or references is not None):
+            extras["judgments"], per_query = judgment_metrics(
+                scores, view,
+                crowd=judgments.crowdflower if judgments is not None else None,
+                expert=judgments.expert if judgments is not None else None,
+                references=references, ks=ks)
     return Result(
         system=system, dataset=view.dataset, protocol=view.protocol, split=view.split,
         annotation={k: v for k, v in metrics["annotation"].items() if k != "ranks"},
         search={k: v for k, v in metrics["search"].items() if k != "ranks"},
         params=dict(params or {}),
-        timings_s={**(timings or {}), "evaluate": elapsed},
+        timings_s={**(timings or {}), "evaluate": asdict(elapsed)},
         extras=extras,
         ranks={task: metrics[task]["ranks"] for task in TASKS},
         queries={"images": view.images.ids, "captions": view.caption_ids, "caption_image": view.caption_image,
@@ -94,7 +96,7 @@ def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapp
 
 
 def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, params: Mapping | None = None,
-                    timings: Mapping[str, float] | None = None, ks: Sequence[int] = (1, 5, 10),
+                    timings: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
                     judgments=None, references=None, top_k: int = 10) -> Result:
     """Score ``view`` with an already fitted method and measure both tasks.
 
@@ -112,8 +114,9 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
         method has it, with what its fit chose (``method.chosen_params_``, e.g. kernel weights)
         under ``"chosen"``.
     timings : mapping, optional
-        Earlier stage timings (e.g. ``{"fit": 12.3}``) to record with
-        ``"score"`` and ``"evaluate"``.
+        Earlier stage timings (e.g. ``{"fit": 12.3}``, or a profile's table) to record with
+        ``"score"`` and ``"evaluate"`` (wall and CPU seconds; both are the stage ``"evaluation"``
+        of the run's profile).
     ks : sequence of int, default=(1, 5, 10)
     judgments, references, top_k : optional
         Human judgments, reference captions and retrieved candidates kept per
@@ -125,11 +128,10 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
         With the per-query ranks in ``result.ranks``.
     """
     label = _system_name(method, name)
-    start = time.perf_counter()
-    scores = method.score(view.images, view.captions)
-    score_s = time.perf_counter() - start
+    with profiled("evaluation") as scoring:
+        scores = method.score(view.images, view.captions)
     result = result_from_scores(scores, view, label, params=_method_params(method, params),
-                                timings={**(timings or {}), "score": score_s}, ks=ks, judgments=judgments,
+                                timings={**(timings or {}), "score": asdict(scoring)}, ks=ks, judgments=judgments,
                                 references=references, top_k=top_k)
     # The software and machine that made the figures (toolkit version and commit, libraries).
     result.extras["environment"] = environment()

@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .._core.errors import DataError, ParameterError
+from .._core.profile import add_tables
 from ..data.dataset import Dataset
 from ..data.karpathy import EvaluationPool
 from .harness import _system_name, result_from_scores
@@ -66,10 +67,7 @@ def fold_average(results: Sequence[Result], pool: EvaluationPool, *, split: str 
     first = results[0]
     ranks = {task: np.concatenate([r.ranks[task] for r in results]) for task in TASKS
              if all(task in r.ranks for r in results)}
-    timings: dict[str, float] = {}
-    for r in results:
-        for stage, seconds in r.timings_s.items():
-            timings[stage] = timings.get(stage, 0.0) + seconds
+    timings = add_tables(r.timings_s for r in results)
     return Result(system=first.system, dataset=first.dataset, protocol="karpathy", split=split or pool.split,
                   annotation=averaged["annotation"], search=averaged["search"], params=first.params,
                   timings_s=timings, ranks=ranks,

@@ -7,7 +7,12 @@ One evaluation of one system on one split under one protocol is a
 
     {"system": str, "dataset": str, "protocol": "hodosh" | "karpathy", "split": str,
      "annotation": {"R@1", "R@5", "R@10", "median_rank", "mean_rank", "n_queries"},
-     "search": {same keys}, "params": {...}, "timings_s": {...}}
+     "search": {same keys}, "params": {...},
+     "timings_s": {stage: {"wall_s": float, "cpu_s": float, "calls": int}}}
+
+``timings_s`` is the run's stage profile (:mod:`kcca_desc._core.profile`): wall and CPU seconds
+per stage, ``cpu_s`` and ``calls`` where they were measured.  Files written before it kept plain
+seconds of wall time per stage; they read as ``{"wall_s": seconds}``.
 
 Recalls are percentages (0-100).  The per-query ranks stay on the object
 (:attr:`Result.ranks`) and go into JSON only on request, with the per-query
@@ -56,6 +61,7 @@ import numpy as np
 
 from .._core.cache import atomic_write_text
 from .._core.errors import DataError, ParameterError
+from .._core.profile import stage_entry
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
 from .latex import LATEX_HEADER, latex_escape
@@ -149,7 +155,8 @@ class Result:
     params : dict
         Hyperparameters of the system (JSON-serialisable form).
     timings_s : dict
-        Seconds per stage (``fit``, ``score``, ``evaluate``...).
+        ``{"wall_s", "cpu_s", "calls"}`` per stage (``fit``, ``score``, ``evaluate``, the stages of
+        the run's profile); given as plain seconds, a stage's entry is ``{"wall_s": seconds}``.
     extras : dict
         Further top-level JSON keys (``judgments``, ``ci``, ``significance``).
     ranks : dict of str to ndarray
@@ -188,7 +195,8 @@ class Result:
         if clash:
             raise DataError(f"result of {self.system!r}: extras may not redefine {sorted(clash)}")
         self.params = _jsonable(dict(self.params), "params")
-        self.timings_s = {str(k): float(v) for k, v in self.timings_s.items()}
+        given, self.timings_s = self.timings_s, {}
+        self.add_timings(given)
         self.extras = _jsonable(dict(self.extras), "extras")
         self.ranks = {task: np.asarray(r, dtype=np.int64) for task, r in self.ranks.items()}
         self.queries = _check_queries(dict(self.queries), self.ranks, self.system)
@@ -199,12 +207,21 @@ class Result:
             raise UnknownNameError(f"unknown task {task!r}; available: {', '.join(TASKS)}")
         return getattr(self, task)[name]
 
+    def add_timings(self, timings: Mapping) -> None:
+        """Record stage timings (plain wall seconds or ``{"wall_s", "cpu_s"}`` entries), replacing same-named ones."""
+        for stage, value in timings.items():
+            try:
+                self.timings_s[str(stage)] = stage_entry(value)
+            except (KeyError, TypeError, ValueError):
+                raise DataError(f"result of {self.system!r}: timings_s[{stage!r}] = {value!r} is neither seconds "
+                                "nor a {'wall_s': ..., 'cpu_s': ...} entry") from None
+
     # ------------------------------------------------------------- JSON form
     def to_dict(self, include_ranks: bool = False) -> dict:
         out = {
             "system": self.system, "dataset": self.dataset, "protocol": self.protocol, "split": self.split,
             "annotation": dict(self.annotation), "search": dict(self.search),
-            "params": self.params, "timings_s": dict(self.timings_s), **self.extras,
+            "params": self.params, "timings_s": {k: dict(v) for k, v in self.timings_s.items()}, **self.extras,
         }
         if include_ranks:
             out["ranks"] = {task: r.tolist() for task, r in self.ranks.items()}

@@ -21,6 +21,7 @@ from ..kernels.image import image_kernel, pyramid_cell_weights, whole_image_cell
 
 from .._core.cache import NpzCache
 from ..data.images import ImageSource
+from .._core.profile import profiled
 from .._core.progress import stage
 from .._core.registry import Registry
 from .._core.validation import (
@@ -164,7 +165,8 @@ class ImageKernel(ValidatedParams, BaseEstimator):
         """Learn the codebooks only; :meth:`features` then computes histograms in parts (as Dask workers do)."""
         self._validate_params()
         self.spec_ = IMAGE_KERNELS[self.kind]
-        self.featurizer_ = self._featurizer().fit(train_images)
+        with profiled("codebooks", watch=False):
+            self.featurizer_ = self._featurizer().fit(train_images)
         return self
 
     def kernel_function(self) -> Callable[[dict, dict], np.ndarray]:

@@ -20,7 +20,6 @@ f(i, s) of one model is the cosine of the projected image and sentence.
 from __future__ import annotations
 
 import itertools
-import time
 from numbers import Real
 from typing import Iterator, Sequence
 
@@ -33,7 +32,8 @@ from ..data.dataset import Dataset, RetrievalView, require_dataset
 from ..data.images import ImageSource
 from .._core.errors import DataError, ParameterError, warn_user
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
-from .._core.progress import progress, set_stage, watched_stage
+from .._core.profile import profiled
+from .._core.progress import progress
 from .._core.resources import require_memory
 from ..kcca import KCCA, scale_diagonal
 from ..evaluate.scores import DirectionalScores, cosine_scores
@@ -64,6 +64,11 @@ DEFAULT_REGS = (0.01, 0.1, 1.0, 10.0)
 #: n x n float64 matrices a fit holds at least: the image and text training kernels and the
 #: solver's symmetrised copies of them.
 GRAM_PEAK_MATRICES = 4
+# The stage of a run's profile each step of a fit belongs to.
+_PROFILE_STAGES = {"text_preprocess": "preprocessing", "image_codebooks": "codebooks",
+                   "image_features": "image features", "image_gram": "image kernel",
+                   "text_kernel_fit": "text kernels", "text_gram": "text kernels", "kcca_fit": "factorisations",
+                   "model_selection": "selection"}
 
 
 def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -> dict:
@@ -186,12 +191,11 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     # ----------------------------------------------------------------- stages
     def _timed(self, stage: str, fn, *args, **kwargs):
-        desc = stage.replace("_", " ")
-        set_stage(desc)
-        t0 = time.perf_counter()
-        with watched_stage(desc):
+        # Recorded under its stage of the run's profile (kcca_desc._core.profile.STAGES), and under
+        # its own finer name in timings_s_ and the progress lines.
+        with profiled(_PROFILE_STAGES[stage], desc=stage.replace("_", " ")) as times:
             out = fn(*args, **kwargs)
-        self.timings_s_[stage] = self.timings_s_.get(stage, 0.0) + time.perf_counter() - t0
+        self.timings_s_[stage] = self.timings_s_.get(stage, 0.0) + times.wall_s
         return out
 
     def _text_cache_params(self) -> dict:
