@@ -885,6 +885,58 @@ def scale(results: ResultsFiles) -> str:
     return "\n\n".join([*parts, _real_images_cost(results)])
 
 
+#: What each heavy stage of ``stage_floors.json`` is, in the words of the page.
+FLOOR_STAGES = {
+    "image_gram": "image Gram (histogram intersection)",
+    "text_gram": "text Gram",
+    "eigendecompositions": "two eigendecompositions (`syevd`)",
+    "cross_product": "cross product Ux'Uy",
+    "canonical_solve_per_reg": "one κ's canonical solve",
+    "dev_scoring": "dev scoring of the grid",
+}
+
+
+def stage_floors(results: ResultsFiles) -> str:
+    """The hardware's rates, and each heavy stage's floor against its measured time."""
+    record = results["stage_floors"]
+    rates, sizes, machine = record["rates"], record["sizes"], record["machine"]
+    load = machine["load_average_at_start"][0]
+
+    def seconds(value: float) -> str:
+        return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+
+    rows = []
+    for name, label in FLOOR_STAGES.items():
+        stage = record["stages"][name]
+        measured = stage["measured_s"]
+        rows.append([label, f"{stage['flops'] / 1e9:,.0f}", f"{stage['bytes'] / 1e9:.2f}", stage["bound"],
+                     seconds(stage["floor_s"]),
+                     "" if measured is None else seconds(measured),
+                     "" if measured is None else f"{stage['measured_over_floor']:.1f}×"])
+    text = [paragraph(
+        f"`python benchmarks/stage_floors.py` on our {machine['cpus']}-core machine, {record['threads']} BLAS "
+        f"threads (load average {load:.1f} at the start: it shared its cores, so the rates are what it got, "
+        f"not the hardware's peak): `dgemm` {rates['dgemm_gflops']:.0f} GFLOP/s, `sgemm` "
+        f"{rates['sgemm_gflops']:.0f} GFLOP/s, `syevd` at n = {rates['syevd_n']:,} in {rates['syevd_s']:.1f} s "
+        f"({rates['syevd_gflops']:.0f} GFLOP/s by the 10/3 n³ flop model: the tridiagonal reduction is half "
+        f"matrix-vector work, bound by memory), copy {rates['copy_gbps']:.1f} GB/s and sum "
+        f"{rates['sum_gbps']:.1f} GB/s (one thread). Floors of one KCCA system at Flickr8K size "
+        f"(n = {sizes['n_train']:,} training images, a dev pool of {sizes['n_dev']:,} images and captions, "
+        f"the grid of {len(record['grid']['n_components'])} n × {len(record['grid']['regs'])} κ): flops at "
+        "the BLAS rate or bytes at the copy bandwidth, whichever is larger, against the stage run alone "
+        "with the toolkit's functions on inputs of that size (the text Gram: from the run below):"),
+        "", table(["stage", "GFLOP", "GB", "bound", "floor s", "measured s", "measured / floor"], rows)]
+    run = record.get("run")
+    if run:
+        parts = [f"{name} {seconds(stage['measured_s'])} s against a floor of {seconds(stage['floor_s'])} s "
+                 f"({stage['measured_over_floor']:.0f}×)" for name, stage in run["stages"].items()]
+        text += ["", paragraph(
+            f"In a whole run (`python -m kcca_desc.fit {' '.join(run['command'] or [])}`, image features "
+            "cached, kernels and factorisations computed), the stages of its profile: "
+            + sentence_list(parts) + ".")]
+    return "\n".join(text)
+
+
 #: Every region of figures, by name, and the function that writes it from the results.
 REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "headline": headline,
@@ -904,6 +956,7 @@ REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "offline_encoders": offline_encoders,
     "cupy": cupy,
     "scale": scale,
+    "stage_floors": stage_floors,
 }
 
 #: The pages that carry figures (paths from the repository root) and the regions each holds; every
@@ -915,7 +968,8 @@ PAGES: dict[str, tuple[str, ...]] = {
                                   "offline_encoders"),
     "docs/user_guide/solvers.md": ("solve_dtype",),
     "docs/user_guide/reliability.md": ("reliability",),
-    "docs/benchmark_notes.md": ("hodosh_time", "trainable_models", "report", "scale", "blas", "cupy"),
+    "docs/benchmark_notes.md": ("hodosh_time", "stage_floors", "trainable_models", "report", "scale", "blas",
+                                "cupy"),
 }
 
 
