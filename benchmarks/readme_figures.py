@@ -930,10 +930,10 @@ def stage_floors(results: ResultsFiles) -> str:
     if run:
         parts = [f"{name} {seconds(stage['measured_s'])} s against a floor of {seconds(stage['floor_s'])} s "
                  f"({stage['measured_over_floor']:.0f}×)" for name, stage in run["stages"].items()]
+        cached = f" ({sentence_list(run['cached'])} read from the cache)" if run["cached"] else ""
         text += ["", paragraph(
-            f"In a whole run (`python -m kcca_desc.fit {' '.join(run['command'] or [])}`, image features "
-            "cached, kernels and factorisations computed), the stages of its profile: "
-            + sentence_list(parts) + ".")]
+            f"In a whole run, `{' '.join(run['command'] or [])}`{cached}, the stages of its profile against the "
+            "sums of their parts' floors: " + sentence_list(parts) + ".")]
     return "\n".join(text)
 
 

@@ -30,7 +30,7 @@ kernel) with the toolkit's own functions, and the ratio measured / floor is stat
   vocabulary); its measured time comes from a results file.
 
 With ``--measured`` (a results file of ``python -m kcca_desc.fit`` written with its stage profile,
-``timings_s``), the stages of a real run are set against the sum of the floors of their parts:
+``timings_s``, or a ``hodosh_table.py`` record, whose first system's ``profile_s`` is read), the stages of a real run are set against the sum of the floors of their parts:
 image kernel, text kernels, factorisations (two eigendecompositions, the cross product, the first
 κ's solve) and selection (the other κ's solves and the dev scoring).
 
@@ -204,14 +204,22 @@ RUN_STAGES = {"image kernel": {"image_gram": 1}, "text kernels": {"text_gram": 1
               "selection": {"canonical_solve_per_reg": len(DEFAULT_REGS) - 1, "dev_scoring": 1}}
 
 
-def against_run(measured: Path, stages: dict) -> dict:
-    """The stages of a results file's profile against the sum of the floors of their parts."""
+def against_run(measured: Path, stages: dict, cached: Sequence[str] = ()) -> dict:
+    """The stages of a results file's profile against the sum of the floors of their parts.
+
+    The stages in ``cached`` were read from the cache in that run: they are left out.
+    """
     data = json.loads(measured.read_text())
-    result = data[0] if isinstance(data, list) else data
-    timings = result["timings_s"]
+    if isinstance(data, dict) and "systems" in data:  # a hodosh_table.py record: its first system's profile
+        name, entry = next(iter(data["systems"].items()))
+        result = {"system": name, "command": {"argv": ["benchmarks/hodosh_table.py", "--systems", name]}}
+        timings = entry["profile_s"]
+    else:
+        result = data[0] if isinstance(data, list) else data
+        timings = result["timings_s"]
     out = {}
     for stage, parts in RUN_STAGES.items():
-        if stage not in timings:
+        if stage not in timings or stage in cached:
             continue
         floor_s = sum(stages[part]["floor_s"] * count for part, count in parts.items())
         entry = {"measured_s": wall_seconds(timings[stage]), "floor_s": floor_s, "parts": parts}
@@ -223,14 +231,19 @@ def against_run(measured: Path, stages: dict) -> dict:
         stages["text_gram"]["measured_s"] = out["text kernels"]["measured_s"]
         stages["text_gram"]["measured_over_floor"] = out["text kernels"]["measured_over_floor"]
     return {"file": str(measured), "system": result.get("system"), "command": result.get("command", {}).get("argv"),
-            "stages": out}
+            "cached": list(cached), "stages": out}
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = benchmark_parser(__file__, __doc__.splitlines()[0])
     parser.add_argument("--threads", type=positive_int, default=2, help="BLAS threads")
     parser.add_argument("--repeats", type=positive_int, help="timed repeats of the short measurements (default 3)")
-    parser.add_argument("--measured", type=Path, help="a results file of kcca_desc.fit with its stage profile")
+    parser.add_argument("--measured", type=Path,
+                        help="a results file with a stage profile: of kcca_desc.fit, or of hodosh_table.py (its "
+                             "first system)")
+    parser.add_argument("--cached", type=lambda text: [s.strip() for s in text.split(",") if s.strip()], default=[],
+                        help="comma-separated stages the --measured run read from the cache (left out), "
+                             "e.g. 'image kernel,text kernels'")
     add_output_arguments(parser, "n = 300, small matrices, a 16 MB copy")
     args = fill_defaults(parser.parse_args(argv), {"full": {"repeats": 3}, "quick": {"repeats": 1}})
     sizes = SIZES["quick" if args.quick else "full"]
@@ -245,7 +258,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
               flush=True)
         record["stages"] = measure_stages(sizes, rates, args.repeats)
     if args.measured is not None:
-        record["run"] = against_run(args.measured, record["stages"])
+        unknown = sorted(set(args.cached) - set(RUN_STAGES))
+        if unknown:
+            parser.error(f"--cached: unknown stages {unknown}; the compared ones: {', '.join(RUN_STAGES)}")
+        record["run"] = against_run(args.measured, record["stages"], args.cached)
     print(f"{'stage':<26} {'floor s':>9} {'bound':>8} {'measured s':>11} {'ratio':>7}")
     for name, stage in record["stages"].items():
         measured = stage["measured_s"]
