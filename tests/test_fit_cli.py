@@ -1,6 +1,7 @@
 """The command line end to end on small synthetic data, and its error messages."""
 
 import json
+import time
 
 import pytest
 
@@ -14,8 +15,10 @@ SMALL = ["--n-images", "100", "--colour-words", "16", "--texture-words", "16", "
 
 def test_kcca_run_writes_every_format(tmp_path, capsys):
     out = tmp_path / "run" / "results.json"
+    start = time.perf_counter()
     code = main(SMALL + ["--text-kernel", "bow5", "--n-components", "4,8", "--regs", "0.1,1",
                          "--protocol", "both", "--out", str(out)])
+    elapsed = time.perf_counter() - start
     assert code == 0
     printed = capsys.readouterr().out
     assert "KCCA bow5 (pyramid)" in printed and "karpathy" in printed
@@ -24,6 +27,17 @@ def test_kcca_run_writes_every_format(tmp_path, capsys):
     for suffix in (".md", ".csv", ".tex"):
         assert out.with_suffix(suffix).read_text().strip()
     assert json.loads(out.read_text())
+    # The run's stage profile, the same in both results: every stage up to the evaluation of both
+    # protocols (the report stage comes after the file), wall and CPU seconds each.
+    profile = {stage: entry for stage, entry in results[0].timings_s.items() if "calls" in entry}
+    assert all(results[1].timings_s[stage] == entry for stage, entry in profile.items())
+    assert {"data loading", "preprocessing", "image features", "image kernel", "text kernels", "factorisations",
+            "selection", "evaluation"} <= set(profile)
+    assert profile["evaluation"]["calls"] == 2 * 2  # scoring and metrics, once per protocol
+    assert all(entry["wall_s"] >= 0 and entry["cpu_s"] >= 0 for entry in profile.values())
+    # Nested stages ("evaluation/fusion") are inside their parent: the top-level ones never add up
+    # to more than the run.
+    assert sum(entry["wall_s"] for stage, entry in profile.items() if "/" not in stage) <= elapsed
 
 
 def test_nn_run(capsys):
