@@ -905,6 +905,9 @@ def stage_floors(results: ResultsFiles) -> str:
     def seconds(value: float) -> str:
         return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
+    def ratio(value: float) -> str:
+        return f"{value:.1f}×" if value < 10 else f"{value:.0f}×"
+
     rows = []
     for name, label in FLOOR_STAGES.items():
         stage = record["stages"][name]
@@ -912,7 +915,7 @@ def stage_floors(results: ResultsFiles) -> str:
         rows.append([label, f"{stage['flops'] / 1e9:,.0f}", f"{stage['bytes'] / 1e9:.2f}", stage["bound"],
                      seconds(stage["floor_s"]),
                      "" if measured is None else seconds(measured),
-                     "" if measured is None else f"{stage['measured_over_floor']:.1f}×"])
+                     "" if measured is None else ratio(stage["measured_over_floor"])])
     text = [paragraph(
         f"`python benchmarks/stage_floors.py` on our {machine['cpus']}-core machine, {record['threads']} BLAS "
         f"threads (load average {load:.1f} at the start: it shared its cores, so the rates are what it got, "
@@ -924,15 +927,18 @@ def stage_floors(results: ResultsFiles) -> str:
         f"(n = {sizes['n_train']:,} training images, a dev pool of {sizes['n_dev']:,} images and captions, "
         f"the grid of {len(record['grid']['n_components'])} n × {len(record['grid']['regs'])} κ): flops at "
         "the BLAS rate or bytes at the copy bandwidth, whichever is larger, against the stage run alone "
-        "with the toolkit's functions on inputs of that size (the text Gram: from the run below):"),
+        "with the toolkit's functions on inputs of that size (the text Gram: from the run below). The rates "
+        "were measured first and the stages over the next half hour, under a load that changed (a stage "
+        "measured below its floor ran when the load had fallen), so the ratios say which stages are far from "
+        "their floor, not by exactly how much:"),
         "", table(["stage", "GFLOP", "GB", "bound", "floor s", "measured s", "measured / floor"], rows)]
     run = record.get("run")
     if run:
         parts = [f"{name} {seconds(stage['measured_s'])} s against a floor of {seconds(stage['floor_s'])} s "
-                 f"({stage['measured_over_floor']:.0f}×)" for name, stage in run["stages"].items()]
+                 f"({ratio(stage['measured_over_floor'])})" for name, stage in run["stages"].items()]
         cached = f" ({sentence_list(run['cached'])} read from the cache)" if run["cached"] else ""
         text += ["", paragraph(
-            f"In a whole run, `{' '.join(run['command'] or [])}`{cached}, the stages of its profile against the "
+            f"In a whole run, `{run['command']}`{cached}, the stages of its profile against the "
             "sums of their parts' floors: " + sentence_list(parts) + ".")]
     return "\n".join(text)
 

@@ -212,11 +212,12 @@ def against_run(measured: Path, stages: dict, cached: Sequence[str] = ()) -> dic
     data = json.loads(measured.read_text())
     if isinstance(data, dict) and "systems" in data:  # a hodosh_table.py record: its first system's profile
         name, entry = next(iter(data["systems"].items()))
-        result = {"system": name, "command": {"argv": ["benchmarks/hodosh_table.py", "--systems", name]}}
+        command = f"python benchmarks/hodosh_table.py --systems {name}"
         timings = entry["profile_s"]
     else:
         result = data[0] if isinstance(data, list) else data
-        timings = result["timings_s"]
+        name, timings = result["system"], result["timings_s"]
+        command = " ".join(["python -m kcca_desc.fit", *result.get("extras", result).get("command", {}).get("argv", [])])
     out = {}
     for stage, parts in RUN_STAGES.items():
         if stage not in timings or stage in cached:
@@ -230,8 +231,7 @@ def against_run(measured: Path, stages: dict, cached: Sequence[str] = ()) -> dic
     if "text_gram" in stages and "text kernels" in out:
         stages["text_gram"]["measured_s"] = out["text kernels"]["measured_s"]
         stages["text_gram"]["measured_over_floor"] = out["text kernels"]["measured_over_floor"]
-    return {"file": str(measured), "system": result.get("system"), "command": result.get("command", {}).get("argv"),
-            "cached": list(cached), "stages": out}
+    return {"file": str(measured), "system": name, "command": command, "cached": list(cached), "stages": out}
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
