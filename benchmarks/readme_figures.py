@@ -928,7 +928,7 @@ def stage_floors(results: ResultsFiles) -> str:
         f"the grid of {len(record['grid']['n_components'])} n × {len(record['grid']['regs'])} κ): flops at "
         "the BLAS rate or bytes at the copy bandwidth, whichever is larger, against the stage run alone "
         "with the toolkit's functions on inputs of that size (the text Gram: from the run below). The rates "
-        "were measured first and the stages over the next half hour, under a load that changed (a stage "
+        "were measured first and the stages after them, under a load that changed (a stage "
         "measured below its floor ran when the load had fallen), so the ratios say which stages are far from "
         "their floor, not by exactly how much:"),
         "", table(["stage", "GFLOP", "GB", "bound", "floor s", "measured s", "measured / floor"], rows)]
@@ -938,8 +938,8 @@ def stage_floors(results: ResultsFiles) -> str:
                  f"({ratio(stage['measured_over_floor'])})" for name, stage in run["stages"].items()]
         cached = f" ({sentence_list(run['cached'])} read from the cache)" if run["cached"] else ""
         text += ["", paragraph(
-            f"In a whole run, `{run['command']}`{cached}, the stages of its profile against the "
-            "sums of their parts' floors: " + sentence_list(parts) + ".")]
+            f"In a whole run, `{run['command']}`{cached}, made on the same machine under other work too, the "
+            "stages of its profile against the sums of their parts' floors: " + sentence_list(parts) + ".")]
     return "\n".join(text)
 
 
