@@ -64,11 +64,11 @@ DEFAULT_REGS = (0.01, 0.1, 1.0, 10.0)
 #: n x n float64 matrices a fit holds at least: the image and text training kernels and the
 #: solver's symmetrised copies of them.
 GRAM_PEAK_MATRICES = 4
-# The stage of a run's profile each step of a fit belongs to.
+# The stage of a run's profile each step of a fit belongs to (another step is a stage of its own).
 _PROFILE_STAGES = {"text_preprocess": "preprocessing", "image_codebooks": "codebooks",
-                   "image_features": "image features", "image_gram": "image kernel",
-                   "text_kernel_fit": "text kernels", "text_gram": "text kernels", "kcca_fit": "factorisations",
-                   "model_selection": "selection"}
+                   "image_features": "image features", "image_kernel_fit": "image features",
+                   "image_gram": "image kernel", "text_kernel_fit": "text kernels", "text_gram": "text kernels",
+                   "kcca_fit": "factorisations", "model_selection": "selection"}
 
 
 def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -> dict:
@@ -193,7 +193,8 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
     def _timed(self, stage: str, fn, *args, **kwargs):
         # Recorded under its stage of the run's profile (kcca_desc._core.profile.STAGES), and under
         # its own finer name in timings_s_ and the progress lines.
-        with profiled(_PROFILE_STAGES[stage], desc=stage.replace("_", " ")) as times:
+        desc = stage.replace("_", " ")
+        with profiled(_PROFILE_STAGES.get(stage, desc), desc=desc) as times:
             out = fn(*args, **kwargs)
         self.timings_s_[stage] = self.timings_s_.get(stage, 0.0) + times.wall_s
         return out
