@@ -32,8 +32,8 @@ NAMES_WITH_DIGITS = ("Flickr8K", "Flickr30K", "EfficientNet-Lite0", "Jinja2", "M
                      "JAIR 47, 2013", "NN5", "BoW5", "Tri5", "R@10", "R@1", "R@5", "P@50", "ROUGE-1", "F1")
 #: Digits that are no figure: citations (a year, a section of a paper), a numbered list's item, a
 #: power or complexity in a formula.
-NOT_FIGURES = (r"\b(19|20)\d\d\b", r"\bSections? \d+(\.\d+)*((, | and |–)\d+(\.\d+)*)*", r"^\d+\. ",
-               r"[²³]", r"<su[bp]>\w+</su[bp]>")
+NOT_FIGURES = (r"\b(19|20)\d\d\b", r"\b(Sections?|Propositions?|Theorems?) \d+(\.\d+)*((, | and |–)\d+(\.\d+)*)*",
+               r"^\d+\. ", r"[²³]", r"<su[bp]>\w+</su[bp]>")
 
 
 @pytest.fixture
