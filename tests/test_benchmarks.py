@@ -72,6 +72,8 @@ EXPECTED_KEYS = {
     "side_by_side.py": {"machine", "checkouts", "systems", "runs", "cold_speedup_table", "warm_speedup_table",
                         "cold_rank_agreement", "warm_rank_agreement"},
     "stage_floors.py": {"machine", "threads", "sizes", "rates", "stages"},
+    "strongest.py": {"machine", "dataset", "settings", "dev_candidates", "dev_curve", "base_kernels", "systems",
+                     "cost", "published"},
     "text_grams.py": {"machine", "code", "dataset", "train_items", "queries", "kernels", "total_gram_s",
                       "total_gram_cpu_s", "comparison", "wall_s"},
     "text_kernels.py": {"machine", "dataset", "preprocess", "kernels", "unavailable", "neighbours"},
@@ -93,11 +95,13 @@ EXTRAS = {
 
 #: Benchmarks whose records hold retrieval results; the others must hold none.
 RETRIEVAL = {"hodosh_table.py", "hodosh_tuning.py", "image_encoders.py", "image_resolution.py", "kcca_rank_sweep.py",
-             "neural.py", "nn_baseline.py", "offline_encoders.py", "scale.py"}
+             "neural.py", "nn_baseline.py", "offline_encoders.py", "scale.py", "strongest.py"}
 
 #: Keys of a record whose values are the per-setting figures of a dev search: they choose a setting
 #: and are shown nowhere, so they may keep figures without per-query ranks.
 DEV_GRIDS = {"hodosh_tuning.py": {"grid"},
+             # every combination tried on dev, and the steps of the greedy selection among them
+             "strongest.py": {"dev_candidates", "dev_curve"},
              # the COCO 1K figure, the mean over five folds, each fold's record beside it with its ranks
              "scale.py": {"fold_mean"}}
 
