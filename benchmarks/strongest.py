@@ -1,14 +1,13 @@
 """Benchmark: the strongest classical baseline on Flickr8K, multiple-kernel KCCA beside its parts.
 
-Each view's kernel is a weighted sum of base kernels over the 6,000 training items (an image and
-its five captions): text ``tri_sem`` and ``bow5_idf`` (Hodosh et al. 2013), ``minilm_rbf`` (the
-mean over the two items' caption pairs of an RBF kernel over MiniLM sentence embeddings, a mean
-map of the caption sets) and ``minilm_lin`` (the linear kernel of the items' mean embeddings);
-image ``pyramid`` (Hodosh et al. 2013), ``effnet_rbf`` and ``effnet_lin`` (RBF and linear kernels
-over EfficientNet-Lite0 features); RBF bandwidths by the median heuristic. Before summing, each
-base kernel is divided by the mean diagonal of its centred training kernel, so that every base
-kernel enters with trace n and a weight reads as its share. A query caption is a set of one
-caption.
+Each view's kernel is a weighted sum of base kernels of
+:data:`kcca_desc.methods.base_kernels.BASE_KERNELS` over the 6,000 training items (an image and
+its five captions): by default text ``minilm_rbf`` (RBF over the items' mean MiniLM sentence
+embedding), ``tri_sem`` and ``bow5_idf`` (Hodosh et al. 2013), image ``efficientnet_rbf`` (RBF
+over EfficientNet-Lite0 features) and ``pyramid`` (Hodosh et al. 2013); RBF bandwidths by the
+median heuristic. Each base kernel is centred and scaled to trace n on the training items
+(:mod:`kcca_desc.kernels.combine`, as :class:`~kcca_desc.methods.MultipleKernelRanker` does), so a
+weight reads as a share. A query caption is an item of one caption.
 
 Every candidate is the exact KCCA solver (:class:`kcca_desc.kcca.KCCA`) over the summed
 kernels, scored by the cosine of the projections weighted by ρ^p, its (κ, p, n) chosen on dev by
@@ -49,9 +48,9 @@ import itertools
 import json
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -63,11 +62,11 @@ from kcca_desc.data.dataset import PROTOCOLS, Dataset, RetrievalView
 from kcca_desc.evaluate import Result, add_confidence_intervals, add_significance, result_from_scores
 from kcca_desc.evaluate.results import dumps_json
 from kcca_desc.evaluate.scores import cosine_scores
-from kcca_desc.image.kernel import ImageKernel
 from kcca_desc.kcca import KCCA
-from kcca_desc.methods.bridge import median_gamma
+from kcca_desc.kernels.combine import kernel_statistics, normalize_cross_kernel, normalize_train_kernel, weighted_sum
+from kcca_desc.methods import MultipleKernelRanker
+from kcca_desc.methods.base_kernels import BASE_KERNELS
 from kcca_desc.methods.selection import dev_metrics, recall_sum
-from kcca_desc.text.named_kernels import make_text_kernel
 from kcca_desc.text.preprocess import Preprocessor
 
 #: Published figures of Klein et al. (2015), Table 2 (Flickr8K, karpathy protocol: 1,000 test
@@ -82,145 +81,55 @@ NEURAL_ROWS = {"cca_minilm_efficientnet": "linear CCA, MiniLM × EfficientNet-Li
 
 
 # ----------------------------------------------------------------- base kernels
-@dataclass(frozen=True)
-class BaseKernel:
-    """One base kernel: its view and how to compute its training Gram matrix and query rows.
-
-    ``grams(train, queries)`` returns ``{"train": (n, n)}`` and, per split in ``queries``, the
-    rows of that split's queries (images, or the karpathy view's captions) against training.
-    """
-
-    view: str
-    help: str
-    grams: Callable[[Dataset, Mapping[str, RetrievalView]], dict[str, np.ndarray]]
-    extra: str | None = None
-
-
-def _named_text(name: str):
-    def grams(train, queries):
-        preprocessor = Preprocessor()
-        items, tags = preprocessor.process_items(train.captions)
-        kernel = make_text_kernel(name, random_state=0).fit(items, tags)
-        out = {"train": kernel.train_gram()}
-        for split, view in queries.items():
-            tokens, _ = preprocessor.process(list(view.captions))
-            out[split] = kernel.cross_gram([[t] for t in tokens])
-        return out
-    return grams
-
-
-def _named_image(kind: str):
-    def grams(train, queries):
-        kernel = ImageKernel(kind=kind, random_state=0, progress=False).fit(train.images)
-        return {"train": kernel.train_gram(), **{split: kernel.cross(v.images) for split, v in queries.items()}}
-    return grams
-
-
-def _rbf(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
-    sq = np.maximum((A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T, 0.0)
-    return np.exp(-gamma * sq)
-
-
-def _set_rbf(queries: np.ndarray, per_query: int, items: np.ndarray, gamma: float, chunk: int = 200) -> np.ndarray:
-    """Mean RBF kernel between sets: ``k(A, B) = mean over a in A, b in B of exp(-γ |a - b|²)``.
-
-    ``queries`` holds sets of ``per_query`` consecutive rows, ``items`` (n, m, d) the training
-    sets; computed ``chunk`` sets at a time, so memory stays at chunk x per_query x n x m values.
-    """
-    n, m, d = items.shape
-    flat = items.reshape(n * m, d)
-    out = np.empty((len(queries) // per_query, n))
-    for start in range(0, len(out), chunk):
-        block = queries[start * per_query:(start + chunk) * per_query]
-        K = _rbf(block, flat, gamma).reshape(-1, per_query, n, m)
-        out[start:start + chunk] = K.mean(axis=(1, 3))
-    return out
-
-
-def _caption_embeddings(train, queries):
-    from kcca_desc.adapters.onnx_models import MiniLMTextEncoder
-    encoder = MiniLMTextEncoder()
-    per_item = {len(c) for c in train.captions}
-    if len(per_item) != 1:
-        raise ValueError(f"the MiniLM set kernels need as many captions per training item; found {sorted(per_item)}")
-    flat = encoder.embed_texts([c for caps in train.captions for c in caps]).astype(np.float64)
-    items = flat.reshape(len(train), per_item.pop(), -1)
-    return items, {split: encoder.embed_texts(list(v.captions)).astype(np.float64) for split, v in queries.items()}
-
-
-def _minilm_rbf(train, queries):
-    items, rows = _caption_embeddings(train, queries)
-    gamma = median_gamma(items.reshape(-1, items.shape[-1]))
-    return {"train": _set_rbf(items.reshape(-1, items.shape[-1]), items.shape[1], items, gamma),
-            **{split: _set_rbf(q, 1, items, gamma) for split, q in rows.items()}}
-
-
-def _minilm_lin(train, queries):
-    items, rows = _caption_embeddings(train, queries)
-    means = items.mean(axis=1)
-    return {"train": means @ means.T, **{split: q @ means.T for split, q in rows.items()}}
-
-
-def _image_features(train, queries):
-    from kcca_desc.adapters.efficientnet import EfficientNetLiteImageEncoder
-    encoder = EfficientNetLiteImageEncoder()
-    return (encoder.embed_images(train.images).astype(np.float64),
-            {split: encoder.embed_images(v.images).astype(np.float64) for split, v in queries.items()})
-
-
-def _effnet_rbf(train, queries):
-    F, rows = _image_features(train, queries)
-    gamma = median_gamma(F)
-    return {"train": _rbf(F, F, gamma), **{split: _rbf(q, F, gamma) for split, q in rows.items()}}
-
-
-def _effnet_lin(train, queries):
-    F, rows = _image_features(train, queries)
-    return {"train": F @ F.T, **{split: q @ F.T for split, q in rows.items()}}
-
-
-BASE_KERNELS = {
-    "minilm_rbf": BaseKernel("text", "mean-map RBF over MiniLM caption embeddings (median bandwidth)", _minilm_rbf,
-                             "neural"),
-    "minilm_lin": BaseKernel("text", "linear kernel of the items' mean MiniLM embeddings", _minilm_lin, "neural"),
-    "tri_sem": BaseKernel("text", "Hodosh et al.'s Tri5Sem", _named_text("tri_sem")),
-    "bow5_idf": BaseKernel("text", "bag of words of the five captions, idf-weighted", _named_text("bow5_idf")),
-    "tri5": BaseKernel("text", "exact trigram kernel of the five captions", _named_text("tri5")),
-    "effnet_rbf": BaseKernel("image", "RBF over EfficientNet-Lite0 features (median bandwidth)", _effnet_rbf,
-                             "efficientnet"),
-    "effnet_lin": BaseKernel("image", "linear kernel of EfficientNet-Lite0 features", _effnet_lin, "efficientnet"),
-    "pyramid": BaseKernel("image", "Hodosh et al.'s spatial pyramid kernel", _named_image("pyramid")),
-    "histo": BaseKernel("image", "Hodosh et al.'s histogram kernel, no pyramid", _named_image("histo")),
-}
+def side_of(name: str) -> str:
+    """The view of base kernel ``name`` of :data:`~kcca_desc.methods.base_kernels.BASE_KERNELS`."""
+    return BASE_KERNELS[name].side
 
 
 class GramBank:
-    """The base kernels' Gram matrices on one data set, each computed once and cached on disk.
+    """The base kernels' Gram matrices on one data set, normalised, each computed once and cached on disk.
 
-    ``scale[name]`` is the mean diagonal of the centred training kernel: each base kernel is
-    divided by it before summing (trace n after centring).
+    Every base kernel of :data:`~kcca_desc.methods.base_kernels.BASE_KERNELS` is fitted on the
+    training items as :class:`~kcca_desc.methods.MultipleKernelRanker` fits it, and its training
+    kernel and query rows (the images, or the karpathy view's captions, of each split) are centred
+    and scaled to trace n with the training statistics (:mod:`kcca_desc.kernels.combine`), so a
+    weight setting only sums them.  :meth:`first_items` restricts the training items.
     """
+
+    items: np.ndarray | None = None
 
     def __init__(self, dataset: Dataset, splits=("dev", "test"), cache: bool = True):
         self.dataset = dataset
         self.train = dataset.subset("train")
         self.queries = {split: dataset.view(split, "karpathy") for split in splits}
+        self.cache = cache
         self.store = NpzCache("strongest_gram", enabled=cache)
         self.seconds: dict[str, float] = {}
-        self.scale: dict[str, float] = {}
+
+    def _compute(self, name: str) -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        # The system whose settings (seed, cache, bandwidth, preprocessing) the base kernel is fitted with.
+        owner = MultipleKernelRanker(cache=self.cache)
+        owner.preprocessor_ = Preprocessor(cache=self.cache)
+        owner._memo = {}  # query_items' memo, as MultipleKernelRanker.fit starts it
+        if side_of(name) == "text":
+            owner.train_items_, owner.train_tags_ = owner.preprocessor_.process_items(self.train.captions)
+        kernel = BASE_KERNELS[name].build(name, owner).fit(self.train, owner)
+        K = kernel.train_gram()
+        statistics = kernel_statistics(K, normalization="trace")
+        out = {"train": normalize_train_kernel(K, statistics, copy=False).astype(np.float32)}
+        del K
+        for split, view in self.queries.items():
+            new = view.images if side_of(name) == "image" else list(view.captions)
+            out[split] = normalize_cross_kernel(kernel.cross(new), statistics, copy=False).astype(np.float32)
+        return {**out, "seconds": np.float64(time.perf_counter() - start)}
 
     def grams(self, name: str) -> dict[str, np.ndarray]:
-        def compute():
-            start = time.perf_counter()
-            out = {k: np.asarray(v, dtype=np.float32) for k, v in BASE_KERNELS[name].grams(self.train, self.queries).items()}
-            return {**out, "seconds": np.float64(time.perf_counter() - start)}
-
-        entry = self.store.get_or_compute(compute, what="base kernel grams", kernel=name,
-                                          dataset=self.dataset.fingerprint(), splits=sorted(self.queries))
+        """``{"train": (n, n), split: (queries, n), "seconds": computing time}`` of base kernel ``name``."""
+        entry = self.store.get_or_compute(lambda: self._compute(name), what="normalised base kernel grams",
+                                          kernel=name, normalization="trace", dataset=self.dataset.fingerprint(),
+                                          splits=sorted(self.queries))
         self.seconds[name] = float(entry["seconds"])
-        if name not in self.scale:
-            K = entry["train"].astype(np.float64)
-            self.scale[name] = float((np.trace(K) - K.sum() / len(K)) / len(K))
         return entry
 
     def first_items(self, n: int | None) -> "GramBank":
@@ -229,19 +138,15 @@ class GramBank:
         bank.items = None if n is None or n >= len(self.train) else np.arange(n)
         return bank
 
-    items: np.ndarray | None = None
-
     def combined(self, weights: Mapping[str, float], split: str) -> np.ndarray:
-        """Σ_k w_k K_k / scale_k over ``weights`` (``split``: "train" or a query split)."""
-        total = None
-        for name, w in weights.items():
+        """Σ_k w_k K̃_k over ``weights`` (``split``: "train" or a query split), float64."""
+        kernels = []
+        for name in weights:
             K = self.grams(name)[split]
             if self.items is not None:
                 K = K[np.ix_(self.items, self.items)] if split == "train" else K[:, self.items]
-            K = K.astype(np.float64)
-            K *= w / self.scale[name]
-            total = K if total is None else total + K
-        return total
+            kernels.append(K)
+        return weighted_sum(kernels, list(weights.values()))
 
 
 def with_training_images(dataset: Dataset, n: int | None) -> Dataset:
@@ -354,7 +259,7 @@ def select(bank: GramBank, args, views, record: dict, save) -> dict:
         trials = []
         for name, w in itertools.product([k for k in args.text_kernels + args.image_kernels if k not in used],
                                          args.weights):
-            side = "text" if BASE_KERNELS[name].view == "text" else "image"
+            side = side_of(name)
             weights = {"text": dict(best["text"]), "image": dict(best["image"])}
             weights[side][name] = w
             trials.append((f"{name}:{w:g}", measure(weights["text"], weights["image"])))
@@ -432,7 +337,7 @@ def add_tests(record: dict) -> None:
 
 
 DEFAULTS = {
-    "full": {"text_kernels": "minilm_rbf,tri_sem,minilm_lin,bow5_idf", "image_kernels": "effnet_rbf,pyramid,effnet_lin",
+    "full": {"text_kernels": "minilm_rbf,tri_sem,bow5_idf", "image_kernels": "efficientnet_rbf,pyramid",
              "regs": "1,3,10,30", "weight_powers": "0.5,1,2", "n_components": "64,128,256", "weights": "0.5,1"},
     "quick": {"text_kernels": "bow5_idf,tri5", "image_kernels": "histo,pyramid",
               "regs": "0.1,1", "weight_powers": "0,1", "n_components": "4,8", "weights": "1"},
@@ -466,7 +371,7 @@ def main(argv=None) -> dict:
     args.text_kernels, args.image_kernels = args.text_kernels.split(","), args.image_kernels.split(",")
     for option, names in (("--text-kernels", args.text_kernels), ("--image-kernels", args.image_kernels)):
         view = option[2:].split("-")[0]
-        wrong = [n for n in names if n not in BASE_KERNELS or BASE_KERNELS[n].view != view]
+        wrong = [n for n in names if n not in BASE_KERNELS or side_of(n) != view]
         if wrong:
             p.error(f"{option}: not {view} base kernels: {wrong}")
     args.regs, args.weight_powers, args.weights = floats(args.regs), floats(args.weight_powers), floats(args.weights)
@@ -496,8 +401,8 @@ def main(argv=None) -> dict:
     if "selection" not in record.get("cost", {}):
         record.setdefault("cost", {})["selection"] = {**selection, "peak_gib": memory.peak_gib,
                                                       "note": "this run's; a resumed run's covers what it redid"}
-    record["base_kernels"] = {name: {"view": BASE_KERNELS[name].view, "help": BASE_KERNELS[name].help,
-                                     "gram_s": bank.seconds[name], "scale": bank.scale[name]}
+    record["base_kernels"] = {name: {"view": side_of(name), "help": BASE_KERNELS.help(name),
+                                     "gram_s": bank.seconds[name]}
                               for name in args.text_kernels + args.image_kernels}
     save()
 
