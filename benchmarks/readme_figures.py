@@ -426,12 +426,76 @@ def headline(results: ResultsFiles) -> str:
     found = {name: _neural(results, name) for name in ("neural", "neural_gpu")}
     rows += [(label, method, *(figures(found[name][system, "hodosh"][task]) for task in TASKS))
              for label, name, system, method in HEADLINE_NEURAL]
+    mkl = results["strongest"]["systems"]["mkl"]
+    rows.append((f"multiple-kernel KCCA: {combination(mkl)}", "`benchmarks/strongest.py`",
+                 *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)))
     q = results["hodosh_table"]["settings"]["weight_power"]
     return (paragraph(
         "Flickr8K test split, hodosh protocol (one caption per test image), R@1 / R@5 / R@10 (median rank); "
         f"the KCCA rows with `--weight-power {q:g}` (chosen on dev), the neural rows over EfficientNet-Lite0 "
-        "image features. From `benchmarks/results/hodosh_table.json`, `neural.json` and `neural_gpu.json`:")
+        "image features, the multiple-kernel row's kernels, weights and settings chosen on dev. From "
+        "`benchmarks/results/hodosh_table.json`, `neural.json`, `neural_gpu.json` and `strongest.json`:")
             + "\n\n" + table(["system", "`--method`", "annotation", "search"], rows))
+
+
+# ----------------------------------------------------------------- the strongest classical baseline
+def combination(system: Mapping) -> str:
+    """``text k1 + 0.5 k2 × image k3`` of a ``strongest.json`` system (weights of 1 unwritten)."""
+    def side(weights: Mapping[str, float]) -> str:
+        return " + ".join(f"`{n}`" if w == 1 else f"{w:g} `{n}`" for n, w in weights.items())
+    return f"{side(system['text'])} × {side(system['image'])}"
+
+
+#: p-values below this mark a figure as different from the best single-kernel system's.
+SIGNIFICANCE = 0.05
+
+
+def _with_interval(result: Mapping, task: str, metric: str) -> str:
+    fmt = recall if metric.startswith("R@") else rank
+    low, high = result["ci"][task][metric]
+    mark = "†" if result.get("significance", {}).get(task, {}).get(metric, 1.0) < SIGNIFICANCE else ""
+    return f"{fmt(result[task][metric])}{mark} [{fmt(low)}–{fmt(high)}]"
+
+
+def strongest_table(results: ResultsFiles, protocol: str) -> str:
+    """Every system of ``strongest.json`` under ``protocol``, each figure with its interval; Klein et al. under karpathy."""
+    record = results["strongest"]
+    metrics = RECALLS + ("median_rank",)
+    rows = []
+    for name, system in record["systems"].items():
+        label = system["label"] + (f" ({combination(system)})" if "text" in system else "")
+        result = system["results"][protocol]
+        rows.append((label, *(_with_interval(result, t, m) for t in TASKS for m in metrics)))
+    for entry in record["published"].values():
+        if protocol in entry:
+            rows.append((entry["label"], *(cell for t in TASKS for cell in (*map(recall, entry[protocol][t]), "—"))))
+    return table(["system"] + [f"{t} {m.replace('_', ' ')}" for t in TASKS for m in metrics], rows)
+
+
+def strongest_notes(results: ResultsFiles) -> str:
+    """The dev curve of the greedy selection and what the selection and the final fit cost."""
+    record = results["strongest"]
+    steps = [f"{combination(step)} {step['dev_objective']:.1f}" if step["added"] is None
+             else f"+ {step['added']} {step['dev_objective']:.1f}" for step in record["dev_curve"]]
+    cost = record["cost"]
+    machine = record["machine"]
+    level = record["systems"]["mkl"]["results"]["karpathy"]["ci_settings"]["confidence"]
+    settings = record["settings"]
+    subset = settings["select_train_images"] < settings["train_images"]
+    where = (f"on the first {settings['select_train_images']:,} of the {settings['train_images']:,} training images, "
+             "the chosen systems then fitted on all with their (κ, p, n) chosen again on dev" if subset else
+             f"on the {settings['train_images']:,} training images")
+    return paragraph(
+        f"Each measured figure with its {level:.0%} percentile bootstrap interval (search queries resampled by "
+        "image); † marks a figure whose paired test against the best single-kernel pair "
+        f"(McNemar for R@K, paired randomisation for the median rank) gives p < {SIGNIFICANCE:g}. The dev curve "
+        "of the greedy forward selection (R@1 + R@5 + R@10 of both tasks, summed over both protocols' dev "
+        f"views), {where}: {'; '.join(steps)}. The whole selection ({len(record['dev_candidates'])} combinations, "
+        f"each an exact KCCA fit and its dev grid, and the base kernels' Gram matrices) took "
+        f"{duration(cost['selection']['wall_s'])} and {cost['selection']['peak_gib']:.1f} GiB at its peak; "
+        f"the final fit of the selected system{' and its dev grid' if subset else ''} "
+        f"{duration(cost['final_fit']['wall_s'])} and {cost['final_fit']['peak_gib']:.1f} GiB, "
+        f"on {machine['cpus']} cores (`benchmarks/results/strongest.json`).")
 
 
 #: An epoch this many times a model's median epoch was held up, not slow (the note under the table).

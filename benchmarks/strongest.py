@@ -93,10 +93,8 @@ class GramBank:
     training items as :class:`~kcca_desc.methods.MultipleKernelRanker` fits it, and its training
     kernel and query rows (the images, or the karpathy view's captions, of each split) are centred
     and scaled to trace n with the training statistics (:mod:`kcca_desc.kernels.combine`), so a
-    weight setting only sums them.  :meth:`first_items` restricts the training items.
+    weight setting only sums them.
     """
-
-    items: np.ndarray | None = None
 
     def __init__(self, dataset: Dataset, splits=("dev", "test"), cache: bool = True):
         self.dataset = dataset
@@ -132,21 +130,9 @@ class GramBank:
         self.seconds[name] = float(entry["seconds"])
         return entry
 
-    def first_items(self, n: int | None) -> "GramBank":
-        """This bank over the first ``n`` training items only (None: all), sharing its Gram matrices."""
-        bank = copy.copy(self)
-        bank.items = None if n is None or n >= len(self.train) else np.arange(n)
-        return bank
-
     def combined(self, weights: Mapping[str, float], split: str) -> np.ndarray:
         """Σ_k w_k K̃_k over ``weights`` (``split``: "train" or a query split), float64."""
-        kernels = []
-        for name in weights:
-            K = self.grams(name)[split]
-            if self.items is not None:
-                K = K[np.ix_(self.items, self.items)] if split == "train" else K[:, self.items]
-            kernels.append(K)
-        return weighted_sum(kernels, list(weights.values()))
+        return weighted_sum([self.grams(name)[split] for name in weights], list(weights.values()))
 
 
 def with_training_images(dataset: Dataset, n: int | None) -> Dataset:
@@ -383,21 +369,25 @@ def main(argv=None) -> dict:
     settings = {k: getattr(args, k) for k in ("text_kernels", "image_kernels", "regs", "weight_powers",
                                               "n_components", "weights")}
     settings["train_images"] = len(dataset.splits["train"])
-    settings["select_train_images"] = args.select_train_images
+    settings["select_train_images"] = len(with_training_images(dataset, args.select_train_images).splits["train"])
     if record.get("settings", settings) != settings:
         record = {}  # another search: its candidates are not this one's
     record.update(dataset=dataset.name, settings=settings, machine=machine_info())
     record.setdefault("systems", {})
     save = lambda: _save(out, record)  # noqa: E731
     views = {protocol: dataset.view("dev", protocol) for protocol in PROTOCOLS}
-    bank = GramBank(dataset)
+    # A selection on fewer training items has a bank of its own: the kernels normalised on those items.
+    selection_bank = GramBank(with_training_images(dataset, args.select_train_images))
 
     with PeakMemory() as memory:
         start, cpu = time.perf_counter(), time.process_time()
         for name in args.text_kernels + args.image_kernels:
-            bank.grams(name)
-        chosen = select(bank.first_items(args.select_train_images), args, views, record, save)
+            selection_bank.grams(name)
+        chosen = select(selection_bank, args, views, record, save)
         selection = {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
+    bank = GramBank(dataset)
+    for name in args.text_kernels + args.image_kernels:
+        bank.grams(name)
     if "selection" not in record.get("cost", {}):
         record.setdefault("cost", {})["selection"] = {**selection, "peak_gib": memory.peak_gib,
                                                       "note": "this run's; a resumed run's covers what it redid"}
@@ -412,9 +402,9 @@ def main(argv=None) -> dict:
                "best_single_text": ("best single text kernel", singles["text"]),
                "best_single_image": ("best single image kernel", singles["image"])}
     retune = {}
-    if args.select_train_images is not None and args.select_train_images < len(bank.train):
+    if len(selection_bank.train) < len(bank.train):
         # The kernels' eigenvalues grow with the number of training items, and κ is on their scale.
-        factor = len(bank.train) / args.select_train_images
+        factor = len(bank.train) / len(selection_bank.train)
         retune = {"views": views, "regs": [reg * factor for reg in args.regs]}
     seen = set()
     for name, (label, entry) in systems.items():
