@@ -64,36 +64,6 @@ def test_the_bank_holds_centred_kernels_of_trace_n_and_sums_them():
     np.testing.assert_allclose(bank.combined({"bow5_idf": 0.5}, "dev"), 0.5 * grams["bow5_idf"]["dev"], rtol=1e-6)
 
 
-def _args(**changes):
-    return argparse.Namespace(**{"text_kernels": ["bow5_idf", "tri5"], "image_kernels": ["histo", "pyramid"],
-                                 "regs": [0.1, 1.0], "weight_powers": [0.0, 1.0], "n_components": [4, 8],
-                                 "weights": [0.5, 1.0], "solver_cache": None, **changes})
-
-
-def test_the_bank_holds_centred_kernels_of_trace_n_and_sums_them():
-    dataset = quick_dataset()
-    bank = strongest.GramBank(dataset, cache=False)
-    grams = {name: bank.grams(name) for name in ("bow5_idf", "histo")}
-    n = len(dataset.splits["train"])
-    for name, entry in grams.items():
-        K = entry["train"].astype(np.float64)
-        np.testing.assert_allclose(K.sum(axis=0), 0, atol=1e-3)
-        assert np.trace(K) == pytest.approx(n, rel=1e-5)
-        assert entry["dev"].shape == ((bank.queries["dev"].n_captions if name == "bow5_idf" else
-                                       bank.queries["dev"].n_images), n)
-    np.testing.assert_allclose(bank.combined({"bow5_idf": 0.5}, "dev"), 0.5 * grams["bow5_idf"]["dev"], rtol=1e-6)
-
-
-def test_a_bank_over_fewer_training_items_keeps_their_rows_and_columns():
-    dataset = quick_dataset()
-    bank = FakeBank(dataset, lambda rows: rows)
-    few = bank.first_items(5)
-    weights = {"bow5_idf": 2.0, "tri5": 0.5}
-    np.testing.assert_allclose(few.combined(weights, "train"), bank.combined(weights, "train")[:5, :5])
-    np.testing.assert_allclose(few.combined(weights, "dev"), bank.combined(weights, "dev")[:, :5])
-    assert bank.first_items(None).items is None
-
-
 def test_the_selection_on_dev_never_reads_the_test_split():
     dataset = quick_dataset()
     views = {p: dataset.view("dev", p) for p in ("hodosh", "karpathy")}
