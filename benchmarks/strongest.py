@@ -322,6 +322,23 @@ def add_tests(record: dict) -> None:
             result["significance_baseline"] = ours.extras["significance_baseline"]
 
 
+def complete(record: dict, neural: Path, dataset: str) -> None:
+    """Add what a record shows beside the systems tested so far, so an interrupted run's record is whole.
+
+    The rows of ``neural.json``, the final fit's cost, the paired tests against the best single-kernel
+    pair (once tested) and the published figures.
+    """
+    for system, by_protocol in neural_rows(neural, dataset).items():
+        record["systems"][system] = {"label": NEURAL_ROWS[system], "source": "neural.json",
+                                     "results": {p: by_protocol[p] for p in PROTOCOLS}}
+    if "mkl" in record["systems"]:
+        record["cost"]["final_fit"] = record["systems"]["mkl"]["fit"]
+    if "best_single" in record["systems"]:
+        add_tests(record)
+    record["published"] = {"klein2015": {"label": "Klein et al. 2015, Fisher vectors (GMM+HGLMM) + CCA, VGG "
+                                                  "features (published)", "karpathy": KLEIN_2015}}
+
+
 DEFAULTS = {
     "full": {"text_kernels": "minilm_rbf,tri_sem,bow5_idf", "image_kernels": "efficientnet_rbf,pyramid",
              "regs": "1,3,10,30", "weight_powers": "0.5,1,2", "n_components": "64,128,256", "weights": "0.5,1"},
@@ -417,18 +434,13 @@ def main(argv=None) -> dict:
             # Only the selected system's fit is timed from scratch; the others read the dev search's.
             record["systems"][name] = {"label": label, **test_results(
                 bank, dataset, entry, name, args, None if name == "mkl" else args.solver_cache, **retune)}
+            complete(record, args.neural, dataset.name)
             save()
         results = record["systems"][name]["results"]
         a, s = results["karpathy"]["annotation"], results["karpathy"]["search"]
         print(f"{name}: karpathy test {a['R@1']:.1f}/{a['R@5']:.1f}/{a['R@10']:.1f} | "
               f"{s['R@1']:.1f}/{s['R@5']:.1f}/{s['R@10']:.1f}", flush=True)
-    for system, by_protocol in neural_rows(args.neural, dataset.name).items():
-        record["systems"][system] = {"label": NEURAL_ROWS[system], "source": "neural.json",
-                                     "results": {p: by_protocol[p] for p in PROTOCOLS}}
-    record["cost"]["final_fit"] = record["systems"]["mkl"]["fit"]
-    add_tests(record)
-    record["published"] = {"klein2015": {"label": "Klein et al. 2015, Fisher vectors (GMM+HGLMM) + CCA, VGG "
-                                                  "features (published)", "karpathy": KLEIN_2015}}
+    complete(record, args.neural, dataset.name)
     save()
     return record
 
