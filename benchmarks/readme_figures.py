@@ -482,9 +482,11 @@ def strongest_notes(results: ResultsFiles) -> str:
     level = record["systems"]["mkl"]["results"]["karpathy"]["ci_settings"]["confidence"]
     settings = record["settings"]
     subset = settings["select_train_images"] < settings["train_images"]
-    where = (f"on the first {settings['select_train_images']:,} of the {settings['train_images']:,} training images, "
-             "the chosen systems then fitted on all with their (κ, p, n) chosen again on dev" if subset else
-             f"on the {settings['train_images']:,} training images")
+    trained = (f"the first {settings['train_images']:,} of the {record['train_split_images']:,} training images"
+               if settings["train_images"] < record["train_split_images"] else
+               f"the {settings['train_images']:,} training images")
+    where = (f"on the first {settings['select_train_images']:,} of {trained}, the chosen systems then fitted on "
+             "all with their (κ, p, n) chosen again on dev" if subset else f"on {trained}")
     return paragraph(
         f"Each measured figure with its {level:.0%} percentile bootstrap interval (search queries resampled by "
         "image); † marks a figure whose paired test against the best single-kernel pair "
