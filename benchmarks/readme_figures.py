@@ -427,7 +427,8 @@ def headline(results: ResultsFiles) -> str:
     rows += [(label, method, *(figures(found[name][system, "hodosh"][task]) for task in TASKS))
              for label, name, system, method in HEADLINE_NEURAL]
     mkl = results["strongest"]["systems"]["mkl"]
-    rows.append((f"multiple-kernel KCCA: {combination(mkl)}", "`benchmarks/strongest.py`",
+    trained = results["strongest"]["settings"]["train_images"]
+    rows.append((f"multiple-kernel KCCA: {combination(mkl)}, {trained:,} training images", "`benchmarks/strongest.py`",
                  *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)))
     q = results["hodosh_table"]["settings"]["weight_power"]
     return (paragraph(
@@ -462,7 +463,8 @@ def strongest_table(results: ResultsFiles, protocol: str) -> str:
     record = results["strongest"]
     metrics = RECALLS + ("median_rank",)
     rows = []
-    for name, system in record["systems"].items():
+    # This benchmark's systems first, then those copied from neural.json (stable sort).
+    for name, system in sorted(record["systems"].items(), key=lambda item: "text" not in item[1]):
         label = system["label"] + (f" ({combination(system)})" if "text" in system else "")
         result = system["results"][protocol]
         rows.append((label, *(_with_interval(result, t, m) for t in TASKS for m in metrics)))
