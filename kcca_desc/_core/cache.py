@@ -35,6 +35,7 @@ import json
 import os
 import pickle
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
@@ -415,6 +416,8 @@ class _RecentEntries:
             collections.OrderedDict()
         self._budget: int | None = None
         self._bytes = 0
+        # Worker threads (feature extraction, Dask's local workers) read entries too.
+        self._lock = threading.Lock()
 
     @staticmethod
     def _signature(path: Path) -> tuple | None:
@@ -425,13 +428,14 @@ class _RecentEntries:
         return st.st_ino, st.st_size, st.st_mtime_ns
 
     def get(self, path: Path) -> dict[str, np.ndarray] | None:
-        found = self._entries.get(path)
-        if found is None:
-            return None
-        if found[0] != self._signature(path):
-            self._drop(path)
-            return None
-        self._entries.move_to_end(path)
+        with self._lock:
+            found = self._entries.get(path)
+            if found is None:
+                return None
+            if found[0] != self._signature(path):
+                self._drop(path)
+                return None
+            self._entries.move_to_end(path)
         return {name: array.copy() for name, array in found[1].items()}
 
     def put(self, path: Path, arrays: Any) -> None:
@@ -445,20 +449,18 @@ class _RecentEntries:
             self._budget = int(RECENT_ENTRIES_SHARE * available) if available else 0
         if signature is None or size > self._budget:
             return
-        self._drop(path)
-        while self._entries and self._bytes + size > self._budget:
-            self._drop(next(iter(self._entries)))
-        self._entries[path] = (signature, {name: a.copy() for name, a in arrays.items()}, size)
-        self._bytes += size
+        kept = {name: a.copy() for name, a in arrays.items()}
+        with self._lock:
+            self._drop(path)
+            while self._entries and self._bytes + size > self._budget:
+                self._drop(next(iter(self._entries)))
+            self._entries[path] = (signature, kept, size)
+            self._bytes += size
 
     def _drop(self, path: Path) -> None:
         entry = self._entries.pop(path, None)
         if entry is not None:
             self._bytes -= entry[2]
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self._bytes = 0
 
 
 #: Share of the available memory that the entries kept in memory may take (see ``_RecentEntries``).
