@@ -33,7 +33,9 @@ def test_cpu_time_counts_work_not_waiting():
             time.sleep(0.3)
     table = run.table()
     busy, idle = table["image kernel"], table["data loading"]
-    assert busy["wall_s"] >= busy["cpu_s"] >= 0.3
+    # The stage reads its two clocks one after the other, so a stage that used one core the whole time
+    # can show microseconds more CPU than wall time.
+    assert busy["wall_s"] + 1e-3 >= busy["cpu_s"] >= 0.3
     assert idle["wall_s"] >= 0.3 and idle["cpu_s"] < 0.05
 
 
