@@ -411,9 +411,9 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     def _select(self, dev: RetrievalView, grid) -> None:
         # One solve per κ serves every n, in selection and in scoring alike.
-        with profiled("grid", desc="KCCA solves (one per κ)"):
-            for reg in progress(sorted({r for _, r in grid} - set(self.models_)), desc="KCCA solves (one per κ)",
-                                unit="κ"):
+        solves = "KCCA solves (one per κ)"
+        with profiled("grid", desc=solves):
+            for reg in progress(sorted({r for _, r in grid} - set(self.models_)), desc=solves, unit="κ"):
                 self.models_[reg] = self.kcca_.with_params(reg=reg)
         inputs = self._new_inputs(dev.images, dev.captions)
         measured = {setting: dev_metrics(scores, dev) for setting, scores in
