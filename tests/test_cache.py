@@ -77,23 +77,42 @@ def test_damaged_entries_are_recomputed(cache_root):
         assert cache.load(key) is not None
 
 
-def test_entries_read_again_come_from_memory_as_copies(cache_root, monkeypatch):
+def test_entries_read_again_come_from_memory_read_only(cache_root, monkeypatch):
     from kcca_desc._core import cache as cache_module
 
     store = NpzCache("recent")
-    store.save("k", {"x": np.arange(5.0)})
+    value = {"x": np.arange(5.0)}
+    store.save("k", value)
+    value["x"][0] = 99.0  # the writer's arrays stay its own: memory kept a copy
     opened = []
     real_open = cache_module.open_checked
     monkeypatch.setattr(cache_module, "open_checked", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
     first = store.load("k")
-    first["x"][0] = 99.0  # a caller's change stays its own
+    with pytest.raises(ValueError, match="read-only"):
+        first["x"][0] = 99.0  # a caller cannot change the entry others are handed
     second = store.load("k")
     np.testing.assert_array_equal(second["x"], np.arange(5.0))
+    assert second["x"] is first["x"]  # shared, not copied
     assert opened == []  # both served from memory: the entry was written by this process
     # Python objects are not kept: they are read from the file each time.
     pickles = PickleCache("recent_pickles")
     pickles.save("p", {"a": [1, 2]})
     assert pickles.load("p") == {"a": [1, 2]} and len(opened) == 1
+
+
+def test_entries_read_from_disk_are_read_only_whether_remembered_or_not(cache_root, monkeypatch):
+    from kcca_desc._core import cache as cache_module
+
+    for budget in (0, 1 << 20):
+        recent = cache_module._RecentEntries()
+        recent._budget = budget
+        monkeypatch.setattr(cache_module, "_recent", recent)
+        NpzCache("fresh").save(f"k{budget}", {"x": np.arange(5.0)})
+        recent._entries.clear()  # as in a later run: read from the file
+        read = NpzCache("fresh").load(f"k{budget}")
+        assert not read["x"].flags.writeable
+        np.testing.assert_array_equal(read["x"], np.arange(5.0))
+        assert (len(recent._entries) == 1) == bool(budget)
 
 
 def test_an_entry_changed_on_disk_after_it_was_remembered_is_checked_again(cache_root):
