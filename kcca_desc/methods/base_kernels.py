@@ -41,7 +41,6 @@ from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
-from ..text.preprocess import Preprocessor
 from .bridge import median_gamma
 from .ranker import cached_text_gram, text_cache_params
 
@@ -126,9 +125,7 @@ class HodoshTextKernel(BaseKernel):
         self.name = name
 
     def fit(self, train: Dataset, owner) -> "HodoshTextKernel":
-        # The dext kernels preprocess their external corpus like captions; cache=False keeps that off the disk too.
-        self.kernel_ = make_text_kernel(self.name, random_state=owner.random_state,
-                                        preprocessor=None if owner.cache else Preprocessor(cache=False))
+        self.kernel_ = make_text_kernel(self.name, random_state=owner.random_state, cache=owner.cache)
         self.kernel_.fit(owner.train_items_, owner.train_tags_)
         self.owner_ = owner
         self.cache_params_ = text_cache_params(self.kernel_, owner.preprocessor_, train.captions)

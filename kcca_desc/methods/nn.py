@@ -216,9 +216,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
         image_kernel._validate_params()
         text_kernel = None
         if self.text_similarity not in WORD_SET_SIMILARITIES:
-            # As in ImageSentenceRanker: cache=False keeps the dext kernels' corpus off the disk too.
-            text_kernel = make_text_kernel(self.text_similarity, random_state=self.random_state,
-                                           preprocessor=None if self.cache else Preprocessor(cache=False))
+            text_kernel = make_text_kernel(self.text_similarity, random_state=self.random_state, cache=self.cache)
 
         self.preprocessor_ = self.preprocessor if self.preprocessor is not None else Preprocessor(cache=self.cache)
         self.image_kernel_ = image_kernel.fit(train.images)

@@ -74,7 +74,9 @@ _PROFILE_STAGES = {"text_preprocess": "preprocessing", "image_codebooks": "codeb
 def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -> dict:
     """What a fitted text kernel's Gram matrices depend on: the key of their on-disk cache entries."""
     params = text_kernel.get_params()
+    # Neither changes the values: the corpus's preprocessing is that of the captions (keyed below).
     params.pop("preprocessor")
+    params.pop("cache")
     # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
     params["name"] = TEXT_KERNELS[params["name"]].description
     return {"text_kernel": params, "preprocessor": preprocessor.cache_params(),
@@ -272,10 +274,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
                            cache=self.cache, **(self.image_kernel_params or {}))
 
     def _text_kernel(self):
-        # The dext kernels preprocess their external corpus like captions; cache=False must keep
-        # that off the disk too.
-        return make_text_kernel(self.text_kernel, random_state=self.random_state,
-                                preprocessor=None if self.cache else Preprocessor(cache=False))
+        return make_text_kernel(self.text_kernel, random_state=self.random_state, cache=self.cache)
 
     def _view_names(self) -> tuple[str, str]:
         """The two views in the user's terms, for the solver's messages about their kernels."""

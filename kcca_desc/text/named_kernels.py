@@ -51,10 +51,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import scipy
+import sklearn
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.cache import cache_dir, cache_key
+from .._core.cache import PickleCache, cache_dir, cache_key
 from .._core.errors import ParameterError
 from ..kernels.text._items import check_items, document_idf, vocabulary_of
 from ..kernels.text.bow import bow_kernel
@@ -78,7 +80,7 @@ from .preprocess import Preprocessor
 
 __all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS", "WORD_SIMILARITIES", "TrainingText",
            "TextStatistics", "TextKernelSpec", "BagOfWords", "TagRankKernel", "Trigram", "max_of", "mean_of",
-           "shared", "SHARED_SIMILARITIES"]
+           "shared", "SHARED_SIMILARITIES", "tabulated_similarity", "SIMILARITY_CACHE_VERSION"]
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,10 @@ class TrainingText:
     corpus : sequence of str or None
         Raw external sentences (None: the default corpus).
     preprocessor : Preprocessor or None
-        Applied to ``corpus`` (None: ``Preprocessor()``, as for captions).
+        Applied to ``corpus`` (None: ``Preprocessor(cache=cache)``, as for captions).
+    cache : bool
+        Whether fitted word similarities (and the preprocessed corpus) may be read from and
+        written to the on-disk cache.
     """
 
     kernel: str
@@ -113,6 +118,7 @@ class TrainingText:
     random_state: int
     corpus: Sequence[str] | None = None
     preprocessor: Preprocessor | None = None
+    cache: bool = True
 
     def require_tags(self, what: str) -> list:
         """The tags, or a ValueError naming the kernel and the ``what`` that needs them."""
@@ -143,7 +149,7 @@ class TrainingText:
     def external_sentences(self) -> list[list[str]]:
         """The external corpus, preprocessed like the captions (empty sentences dropped)."""
         raw = default_external_corpus() if self.corpus is None else list(self.corpus)
-        preprocessor = Preprocessor() if self.preprocessor is None else self.preprocessor
+        preprocessor = Preprocessor(cache=self.cache) if self.preprocessor is None else self.preprocessor
         tokens, _ = preprocessor.process(raw)
         return [s for s in tokens if s]
 
@@ -245,6 +251,46 @@ WORD_SIMILARITIES.register("a_dext_ic", max_of(alignment_similarity, external_an
                            help="max of the a and dext_ic similarities")
 
 
+#: Version of the fitted word similarities kept on disk, part of their key: raised whenever a
+#: registered source or the tabulation changes what it computes, so that no entry of an earlier
+#: version is read.
+SIMILARITY_CACHE_VERSION = 1
+
+
+def tabulated_similarity(source: str, train: TrainingText, *, reads_corpus: bool) -> TabulatedSimilarity:
+    """The word similarity ``source`` of :data:`WORD_SIMILARITIES` fitted on ``train``, tabulated over its words.
+
+    Tabulated once (Hodosh et al. 2013, Section 3.5.1): kernel blocks (landmark columns, chunks,
+    test queries) then gather their words' similarities instead of recomputing them.  Fitting
+    Tri5Sem's sources (IBM Model 1 alignment, distributional vectors of the captions and of the
+    external corpus) and tabulating them takes seconds on Flickr8K, on every run; so the fitted
+    table (with its sources, which answer for words outside the vocabulary) is kept in the on-disk
+    cache (``word_similarity``: a checksummed pickle, written atomically under its lock), keyed by
+    everything it depends on: the source's name and :data:`SIMILARITY_CACHE_VERSION`, the training
+    captions and tags (:attr:`TrainingText.fingerprint`, whose words are the vocabulary), the
+    external corpus and its preprocessing when the source reads it (``reads_corpus``), and the
+    versions of the libraries whose objects are pickled.  A corpus that cannot be fingerprinted,
+    or ``train.cache`` False, fits anew.  Within a process, the kernels sharing a table share the
+    object (:func:`_shared_fit`).
+    """
+    corpus = train.corpus_fingerprint if reads_corpus else ""
+
+    def fit() -> TabulatedSimilarity:
+        vocabulary = vocabulary_of(train.items)
+        fitted = WORD_SIMILARITIES[source](train)
+        with stage(f"word similarity {source}, tabulated over {len(vocabulary)} words"):
+            return TabulatedSimilarity(fitted).fit(vocabulary)
+
+    def read_or_fit() -> TabulatedSimilarity:
+        if not train.cache or corpus is None:
+            return fit()
+        return PickleCache("word_similarity").get_or_compute(
+            fit, kind="tabulated_word_similarity", source=source, version=SIMILARITY_CACHE_VERSION,
+            train=train.fingerprint, corpus=corpus, libraries={"scipy": scipy.__version__, "sklearn": sklearn.__version__})
+
+    return _shared_fit(("table", source, train.fingerprint, corpus), read_or_fit)
+
+
 # -------------------------------------------------------------------------------- text kernels
 @dataclass(frozen=True)
 class TextStatistics:
@@ -337,19 +383,8 @@ class Trigram(TextKernelSpec):
         return self.source is not None and "dext" in self.source.split("_")
 
     def fit(self, train: TrainingText) -> TextStatistics:
-        similarity = None
-        if self.source is not None:
-            vocabulary = vocabulary_of(train.items)
-            # Tabulated once: kernel blocks (landmark columns, chunks, test queries) then gather
-            # their words' similarities instead of recomputing them.
-            source = WORD_SIMILARITIES[self.source](train)
-
-            def tabulate():
-                with stage(f"word similarity {self.source}, tabulated over {len(vocabulary)} words"):
-                    return TabulatedSimilarity(source).fit(vocabulary)
-
-            # The table holds its source, so the source's id names it while the table is kept.
-            similarity = _shared_fit(("table", id(source), train.fingerprint), tabulate)
+        similarity = None if self.source is None else tabulated_similarity(
+            self.source, train, reads_corpus=self.reads_external_corpus)
         return TextStatistics(idf=document_idf(train.view) if self.use_idf else None, similarity=similarity)
 
     def gram(self, kernel, items_a, items_b=None):
@@ -394,7 +429,12 @@ class TextKernel(ValidatedParams, BaseEstimator):
     corpus : list of str, default=None
         Raw external sentences for ``dext`` (None: the default corpus, which is not the BNC).
     preprocessor : Preprocessor, default=None
-        Applied to ``corpus`` (None: ``kcca_desc.text.preprocess.Preprocessor()``, as for captions).
+        Applied to ``corpus`` (None: ``kcca_desc.text.preprocess.Preprocessor(cache=cache)``, as for
+        captions).
+    cache : bool, default=True
+        Read the fitted word similarities of the soft trigram kernels from the on-disk cache, and
+        write them there (see :func:`tabulated_similarity`); False also keeps the preprocessed
+        external corpus off the disk.  The values are the same either way.
 
     Attributes
     ----------
@@ -411,13 +451,14 @@ class TextKernel(ValidatedParams, BaseEstimator):
     """
 
     def __init__(self, *, name: str = "tri5", lam: float = 0.5, max_len: int = 3, random_state: int = 0,
-                 corpus: Sequence[str] | None = None, preprocessor=None):
+                 corpus: Sequence[str] | None = None, preprocessor=None, cache: bool = True):
         self.name = name
         self.lam = lam
         self.max_len = max_len
         self.random_state = random_state
         self.corpus = corpus
         self.preprocessor = preprocessor
+        self.cache = cache
 
     _parameter_constraints = {
         "name": [Registered(TEXT_KERNELS, "text kernel")],
@@ -426,6 +467,7 @@ class TextKernel(ValidatedParams, BaseEstimator):
         "random_state": [SEED],
         "corpus": ["array-like", None],
         "preprocessor": [HasMethods(["process"]), None],
+        "cache": ["boolean"],
     }
 
     def _validate_params(self) -> None:
@@ -465,7 +507,7 @@ class TextKernel(ValidatedParams, BaseEstimator):
         statistics = spec.fit(TrainingText(
             kernel=self.name, items=full_items, tags=train_items_tags, view=self.train_items_,
             sentences=[s for item in full_items for s in item], random_state=self.random_state,
-            corpus=self.corpus, preprocessor=self.preprocessor))
+            corpus=self.corpus, preprocessor=self.preprocessor, cache=self.cache))
         self.idf_ = statistics.idf
         self.similarity_ = statistics.similarity
         # Soft kernels' self-similarities of items seen (landmarks, a pivot sample), reused by

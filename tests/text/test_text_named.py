@@ -75,7 +75,8 @@ def test_soft_kernels_of_one_process_share_their_sources_and_tables_and_equal_un
     monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
     fits = {}
     for name in ("tri5_a", "tri5_a_idf", "tri5_dext_ic", "tri5_a_dext_ic"):
-        fits[name] = make_text_kernel(name, corpus=corpus).fit(items, tags)
+        # Not read from the disk cache, which another test may have filled with these tables.
+        fits[name] = make_text_kernel(name, corpus=corpus, cache=False).fit(items, tags)
     # One table per kind: the idf variant reuses it; a combination reuses its components' fits.
     assert fits["tri5_a"].similarity_ is fits["tri5_a_idf"].similarity_
     alignment, combined = fits["tri5_a"].similarity_.similarity, fits["tri5_a_dext_ic"].similarity_.similarity
@@ -87,7 +88,7 @@ def test_soft_kernels_of_one_process_share_their_sources_and_tables_and_equal_un
     queries = [[["dog", "swim"]], [["unseenword", "dog"]]]
     for name, kernel in fits.items():
         monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
-        alone = make_text_kernel(name, corpus=corpus).fit(items, tags)
+        alone = make_text_kernel(name, corpus=corpus, cache=False).fit(items, tags)  # fitted anew
         assert alone.similarity_ is not kernel.similarity_
         np.testing.assert_array_equal(kernel.train_gram(), alone.train_gram())
         np.testing.assert_array_equal(kernel.cross_gram(queries), alone.cross_gram(queries))
@@ -109,3 +110,40 @@ def test_a_shared_external_similarity_follows_the_corpus_content(monkeypatch):
     assert again.similarity_ is first.similarity_ and second.similarity_ is not first.similarity_
     explicit = make_text_kernel("tri5_dext", corpus=second_corpus).fit(items, tags)
     np.testing.assert_array_equal(second.train_gram(), explicit.train_gram())
+
+
+def test_fitted_similarities_are_read_back_from_disk_equal_to_fresh_fits_and_keyed_by_their_inputs(monkeypatch):
+    from kcca_desc.text import named_kernels
+    from kcca_desc.kernels.text.similarity import TabulatedSimilarity
+
+    items, tags = tagged_items(30, 7)
+    corpus = ["The dog runs on the grass.", "A boy rides a bike.", "The girl swims in the water."] * 5
+    tabulated = []
+    real_fit = TabulatedSimilarity.fit
+    monkeypatch.setattr(TabulatedSimilarity, "fit", lambda self, words: tabulated.append(1) or real_fit(self, words))
+
+    def fit(name="tri_sem", items=items, tags=tags, corpus=corpus, **params):
+        monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())  # as in a new process
+        before = len(tabulated)
+        kernel = make_text_kernel(name, corpus=corpus, **params).fit(items, tags)
+        return kernel, len(tabulated) > before
+
+    fresh, fitted = fit(cache=False)
+    assert fitted
+    written, fitted = fit()
+    assert fitted
+    read, fitted = fit()
+    assert not fitted and read.similarity_ is not written.similarity_
+    queries = [[["dog", "swim"]], [["unseenword", "dog"]]]  # a word outside the table: its source answers
+    for kernel in (written, read):
+        np.testing.assert_array_equal(kernel.train_gram(), fresh.train_gram())
+        np.testing.assert_array_equal(kernel.cross_gram(queries), fresh.cross_gram(queries))
+    # Each input of the fit changes the key: none of these is served the entry above.
+    other_tags = [[list(t) for t in item] for item in tags]
+    other_tags[0][0][0] = "VB"
+    other_items = [[list(c) for c in item] for item in items]
+    other_items[3][1][2] = "bike"
+    for changed in ({"items": other_items}, {"tags": other_tags}, {"corpus": corpus[:-1]}, {"name": "tri5_a_dext"}):
+        assert fit(**changed)[1], changed
+    monkeypatch.setattr(named_kernels, "SIMILARITY_CACHE_VERSION", named_kernels.SIMILARITY_CACHE_VERSION + 1)
+    assert fit()[1]
