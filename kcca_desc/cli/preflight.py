@@ -200,7 +200,7 @@ def load_checked(args: argparse.Namespace, needs: dict[str, str],
     Parameters
     ----------
     args : argparse.Namespace
-        ``data``, ``data_root``, ``seed``, ``n_images``, ``image_root``, ``skip_bad_items``.
+        ``data``, ``data_root``, ``seed``, ``n_images``, ``image_root``, ``skip_bad_items``, ``no_cache``.
     needs : dict of str to str
         The splits the run needs, each with why.
     views : sequence of (split, protocol)
@@ -209,7 +209,7 @@ def load_checked(args: argparse.Namespace, needs: dict[str, str],
     problems = ProblemLog()
     dataset = load_dataset(args.data, root=args.data_root, seed=args.seed, problems=problems,
                            n_images=args.n_images, image_root=args.image_root)
-    check_dataset(dataset, problems, splits=needs, views=views)
+    check_dataset(dataset, problems, splits=needs, views=views, cache=not args.no_cache)
     return settle_problems(dataset, problems, skip_bad_items=args.skip_bad_items)
 
 

@@ -10,7 +10,8 @@ warning.  Every check is generic over :class:`~kcca_desc.data.Dataset` and
 
 Decoding every image costs little: :meth:`FileImages.check <kcca_desc.data.FileImages.check>`
 decodes JPEGs at an eighth of their size, on threads (about a second and a half for the 8,091
-Flickr8K images on one core).
+Flickr8K images on one core); and the answers are kept in the cache, keyed by the images'
+contents, so that a later run over the same files only hashes them (as it does for its features).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._core.cache import cache_key, cache_root, read_json_entry, write_json_entry
 from .dataset import Dataset
 from .images import ImageSource
 from .problems import ProblemLog
@@ -29,7 +31,7 @@ __all__ = ["check_images", "check_dataset", "drop_items", "settle_problems"]
 
 
 def check_images(images: ImageSource, *, indices: Iterable[int] | None = None,
-                 n_jobs: int | None = None) -> list[tuple[int, str]]:
+                 n_jobs: int | None = None, cache: bool = True) -> list[tuple[int, str]]:
     """``(index, what is wrong)`` of every image (of ``indices``) that cannot be decoded.
 
     Parameters
@@ -39,16 +41,36 @@ def check_images(images: ImageSource, *, indices: Iterable[int] | None = None,
         The images to check (default: all).
     n_jobs : int, optional
         Threads (default: the CPU count, at most 8; decoders release the GIL).
+    cache : bool, default=True
+        Read the answers from the on-disk cache, and write them there: one checksummed entry
+        keyed by every image's :meth:`~kcca_desc.data.ImageSource.check_key` (the files'
+        contents) and the decoder's version.  A source without check keys, or an image whose key
+        cannot be found (a missing file), is checked anew.
     """
     indices = list(range(len(images)) if indices is None else indices)
+    keys = [images.check_key(i) for i in indices] if cache else None
+    if keys is None or None in keys:
+        answers = _answers(images, indices, n_jobs)
+    else:
+        import cv2  # the decoder of FileImages.check: its version decides what it rejects
+
+        path = cache_root() / "image_checks" / f"{cache_key(images=keys, decoder=cv2.__version__)}.json"
+        answers = read_json_entry(path)
+        if answers is None:
+            answers = _answers(images, indices, n_jobs)
+            write_json_entry(path, answers)
+    return [(i, problem) for i, problem in zip(indices, answers) if problem is not None]
+
+
+def _answers(images: ImageSource, indices: list[int], n_jobs: int | None) -> list[str | None]:
+    """``images.check(i)`` of each of ``indices``, on threads."""
     workers = n_jobs or min(8, os.cpu_count() or 1)
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        found = pool.map(images.check, indices, chunksize=64)
-        return [(i, problem) for i, problem in zip(indices, found) if problem is not None]
+        return list(pool.map(images.check, indices, chunksize=64))
 
 
 def check_dataset(dataset: Dataset, problems: ProblemLog, *, splits: Mapping[str, str] = (),
-                  views: Sequence[tuple[str, str]] = (), images: bool = True) -> None:
+                  views: Sequence[tuple[str, str]] = (), images: bool = True, cache: bool = True) -> None:
     """Record in ``problems`` everything about ``dataset`` that would stop a run.
 
     Parameters
@@ -64,6 +86,8 @@ def check_dataset(dataset: Dataset, problems: ProblemLog, *, splits: Mapping[str
         few captions is a problem of that image.
     images : bool, default=True
         Decode every image of the needed splits (all images when no split is named).
+    cache : bool, default=True
+        Keep the images' answers in the on-disk cache (see :func:`check_images`).
     """
     source = dataset.metadata.get("source") or dataset.metadata.get("root") or dataset.name
     for split, why in dict(splits).items():
@@ -86,7 +110,7 @@ def check_dataset(dataset: Dataset, problems: ProblemLog, *, splits: Mapping[str
     if images:
         needed = [dataset.splits[s] for s in splits if s in dataset.splits]
         indices = np.unique(np.concatenate(needed)) if needed else np.arange(len(dataset))
-        for i, problem in check_images(dataset.images, indices=indices.tolist()):
+        for i, problem in check_images(dataset.images, indices=indices.tolist(), cache=cache):
             problems.add(dataset.images.location(i), None, problem, item=dataset.image_ids[i])
 
 

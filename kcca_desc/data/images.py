@@ -67,6 +67,14 @@ class ImageSource:
             return str(exc)
         return None
 
+    def check_key(self, index: int) -> str | None:
+        """A string that changes whenever :meth:`check`'s answer on image ``index`` may change.
+
+        Lets :func:`kcca_desc.data.checks.check_images` keep the answers of a costly check on
+        disk; None (the default) when there is none, and the image is checked on every run.
+        """
+        return None
+
     def location(self, index: int) -> str:
         """Where image ``index`` comes from, for messages (its file, or its name)."""
         return f"image {self.ids[index]!r}"
@@ -140,6 +148,14 @@ class FileImages(ImageSource):
         if cv2.imdecode(data, mode) is None:
             return "cannot decode image file (corrupt or unsupported format)"
         return None
+
+    def check_key(self, index: int) -> str | None:
+        """The file's content key (:meth:`key`), which run after run it takes no decoding to find;
+        None for a file that cannot be read (checked, and reported, each time)."""
+        try:
+            return self.key(index)
+        except ImageReadError:
+            return None
 
     def location(self, index: int) -> str:
         return str(self.paths[index])

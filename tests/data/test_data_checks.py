@@ -43,6 +43,27 @@ def test_check_images_lists_every_bad_file(tmp_path):
     assert found[2][1] == "file not found" and found[3][1].startswith("cannot read the file")
 
 
+def test_check_answers_are_kept_by_content_and_found_again(tmp_path, monkeypatch):
+    good = [write_odd_image(tmp_path, name) for name in ("grey.png", "eight.jpg")]
+    bad = write_odd_image(tmp_path, "cut.jpg", BROKEN_IMAGES)
+    images = FileImages([good[0], bad, good[1]], ["a", "b", "c"])
+    first = check_images(images, n_jobs=1)
+    assert [i for i, _ in first] == [1]
+    decoded = []
+    real_check = FileImages.check
+    monkeypatch.setattr(FileImages, "check", lambda self, i: decoded.append(i) or real_check(self, i))
+    assert check_images(images, n_jobs=1) == first and decoded == []  # read back: nothing decoded
+    assert check_images(images, indices=[2, 1], n_jobs=1) == [(1, first[0][1])] and decoded == [2, 1]
+    assert check_images(images, n_jobs=1, cache=False) == first and len(decoded) == 5
+    # A file whose content changes is decoded again, and its new answer given.
+    bad.write_bytes(good[1].read_bytes())
+    decoded.clear()
+    assert check_images(images, n_jobs=1) == [] and decoded == [0, 1, 2]
+    # A missing file has no content key: checked (and reported) on every run.
+    missing = FileImages([tmp_path / "absent.jpg"], ["x"])
+    assert check_images(missing, n_jobs=1) == check_images(missing, n_jobs=1) == [(0, "file not found")]
+
+
 @pytest.mark.flickr8k
 def test_every_flickr8k_image_passes_the_check(flickr8k_root):
     # Its speed (about 1.5 s on one free core) is not asserted: a timed test fails on a busy
