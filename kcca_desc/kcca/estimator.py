@@ -443,13 +443,12 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         if dec.key is None:
             solution = solve_canonical(dec.spectrum_x, dec.spectrum_y, dec.cross, self.reg,
                                        self.reg_form, self.n_components_, dtype=dtype)
+            self.canonical_correlations_ = solution.correlations
+            self.alpha_, self.beta_ = solution.directions(dec.spectrum_x, dec.spectrum_y)
         else:
-            solution = SolverMemory(self.memory).solution(
+            self.canonical_correlations_, self.alpha_, self.beta_ = SolverMemory(self.memory).directions(
                 dec.key, dec.spectrum_x, dec.spectrum_y, lambda: dec.cross, self.reg, self.reg_form,
                 self.n_components_, dtype)
-        self.canonical_correlations_ = solution.correlations
-        self.alpha_ = dec.spectrum_x.vectors @ solution.coef_x
-        self.beta_ = dec.spectrum_y.vectors @ solution.coef_y
 
     # ------------------------------------------------------------------ re-use
     def with_params(self, **params) -> "KCCA":

@@ -261,6 +261,10 @@ class CanonicalSolution:
     coef_x: np.ndarray
     coef_y: np.ndarray
 
+    def directions(self, spectrum_x: KernelSpectrum, spectrum_y: KernelSpectrum) -> tuple[np.ndarray, np.ndarray]:
+        """The dual canonical directions ``alpha = Ux coef_x`` and ``beta = Uy coef_y``."""
+        return spectrum_x.vectors @ self.coef_x, spectrum_y.vectors @ self.coef_y
+
 
 def _svd_of_wide(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD ``S = U diag(sigma) Vt`` of a wide k x m matrix (k << m) through its QR factors.
