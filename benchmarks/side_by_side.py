@@ -27,29 +27,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 from kcca_bench import add_output_arguments, benchmark_parser, fill_defaults, machine_info, output_path, run_main
 from kcca_bench import write_results
+from kcca_bench.checkouts import add_checkout_arguments, checkout_commit, checkouts_of, rank_agreement, run_in_checkout
 
-HERE = Path(__file__).resolve().parents[1]
 SIDES = ("before", "after")
 DEFAULTS = {
     "full": {"systems": "nn_tri_best,bow5,tri5,tri5_dic,tri_sem", "no_main_job": False},
     # The main job is left out of a quick run: four of them would take minutes on the synthetic data.
     "quick": {"systems": "nn5_idf_f1,bow5", "no_main_job": True},
 }
-
-
-def _python(checkout: Path) -> str:
-    venv = checkout / ".venv" / "bin" / "python"
-    return str(venv) if venv.exists() else sys.executable
 
 
 def _seed(cache: Path, source: Path | None, parts: list[str]) -> None:
@@ -61,46 +53,15 @@ def _seed(cache: Path, source: Path | None, parts: list[str]) -> None:
             shutil.copytree(source / part, cache / part)
 
 
-def _run(checkout: Path, args: list[str], cache: Path, log: Path) -> float:
-    """Run ``python <args>`` in ``checkout`` with the cache ``cache``; seconds taken."""
-    env = {**os.environ, "KCCA_DESC_CACHE": str(cache), "KCCA_DESC_QUIET": "1"}
-    start = time.perf_counter()
-    with log.open("w") as out:
-        done = subprocess.run([_python(checkout), *args], cwd=checkout, env=env, stdout=out,
-                              stderr=subprocess.STDOUT)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(args[:2])} failed in {checkout} (exit {done.returncode}); see {log}")
-    return seconds
-
-
 def _table_systems(path: Path) -> dict:
     table = json.loads(path.read_text())
     return {name: {"wall_s": entry["wall_s"], "timings_s": entry["result"].get("timings_s", {}),
                    "ranks": entry["result"].get("ranks", {})} for name, entry in table["systems"].items()}
 
 
-def _rank_agreement(before: dict, after: dict) -> dict:
-    """Per system: queries whose rank differs between the checkouts, and the largest difference."""
-    out = {}
-    for name in sorted(set(before) & set(after)):
-        moved, largest, total = 0, 0, 0
-        for task, ranks in before[name]["ranks"].items():
-            a, b = np.asarray(ranks, float), np.asarray(after[name]["ranks"].get(task, []), float)
-            if a.shape != b.shape:
-                raise RuntimeError(f"{name} {task}: {a.shape} ranks before, {b.shape} after")
-            moved += int(np.count_nonzero(a != b))
-            largest = max(largest, int(np.abs(a - b).max(initial=0)))
-            total += a.size
-        out[name] = {"queries": total, "moved": moved, "largest_move": largest}
-    return out
-
-
 def main(argv=None) -> dict:
     p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
-    p.add_argument("--before", type=Path, help="checkout timed first (default: this one)")
-    p.add_argument("--after", type=Path, default=HERE, help="checkout timed second (default: this one)")
-    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
+    add_checkout_arguments(p)
     p.add_argument("--systems", help=f"table systems (default {DEFAULTS['full']['systems']})")
     p.add_argument("--seed-cache", type=Path, help="cache folder whose --seed-parts start every cold run")
     p.add_argument("--seed-parts", default="pyramid_histograms,codebooks,nltk_data",
@@ -111,7 +72,7 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
     fill_defaults(args, DEFAULTS)
     args.out = output_path(args, __file__)
-    checkouts = {"before": (args.before or HERE).resolve(), "after": args.after.resolve()}
+    checkouts = checkouts_of(args)
     data = ["--quick"] if args.quick else ["--data-root", args.data_root]
     main_job = ["-m", "kcca_desc.fit", "--text-kernel", "tri_sem", "-q"]
     if not args.quick:
@@ -122,8 +83,7 @@ def main(argv=None) -> dict:
 
     record = {"machine": machine_info(), "checkouts": {}, "systems": args.systems.split(","), "runs": {}}
     for side, checkout in checkouts.items():
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
-        record["checkouts"][side] = {"path": str(checkout), "commit": rev.stdout.strip() or None}
+        record["checkouts"][side] = {"path": str(checkout), "commit": checkout_commit(checkout)}
     for phase in ("cold", "warm"):
         for side in SIDES:
             cache = work / f"cache_{side}"
@@ -131,13 +91,14 @@ def main(argv=None) -> dict:
                 _seed(cache, args.seed_cache, parts)
             table_out = work / f"table_{side}_{phase}.json"
             load = os.getloadavg()[0]
-            table_s = _run(checkouts[side], ["benchmarks/hodosh_table.py", *data, "--systems", args.systems,
-                                             "--no-karpathy", "--force", "--out", str(table_out)],
-                           cache, work / f"table_{side}_{phase}.log")
+            table_s = run_in_checkout(checkouts[side], ["benchmarks/hodosh_table.py", *data, "--systems", args.systems,
+                                                        "--no-karpathy", "--force", "--out", str(table_out)],
+                                      cache, work / f"table_{side}_{phase}.log")
             run = {"table_s": table_s, "load_average_before": load, "systems": _table_systems(table_out)}
             if not args.no_main_job:
-                run["main_job_s"] = _run(checkouts[side], [*main_job, "--out", str(work / f"fit_{side}_{phase}.json")],
-                                         cache, work / f"fit_{side}_{phase}.log")
+                run["main_job_s"] = run_in_checkout(checkouts[side],
+                                                    [*main_job, "--out", str(work / f"fit_{side}_{phase}.json")],
+                                                    cache, work / f"fit_{side}_{phase}.log")
             record["runs"][f"{side}_{phase}"] = run
             print(f"{side} {phase}: table {table_s:.1f} s" +
                   (f", main job {run['main_job_s']:.1f} s" if "main_job_s" in run else ""), flush=True)
@@ -145,7 +106,7 @@ def main(argv=None) -> dict:
         record[f"{phase}_speedup_table"] = before["table_s"] / after["table_s"]
         if not args.no_main_job:
             record[f"{phase}_speedup_main_job"] = before["main_job_s"] / after["main_job_s"]
-        record[f"{phase}_rank_agreement"] = _rank_agreement(before["systems"], after["systems"])
+        record[f"{phase}_rank_agreement"] = rank_agreement(before["systems"], after["systems"])
     for run in record["runs"].values():
         for system in run["systems"].values():
             system.pop("ranks")  # compared above; the table's own record keeps them

@@ -77,6 +77,8 @@ EXPECTED_KEYS = {
     "text_grams.py": {"machine", "code", "dataset", "train_items", "queries", "kernels", "total_gram_s",
                       "total_gram_cpu_s", "comparison", "wall_s"},
     "text_kernels.py": {"machine", "dataset", "preprocess", "kernels", "unavailable", "neighbours"},
+    "warm_main_job.py": {"machine", "command", "checkouts", "runs", "median_before_s", "median_after_s",
+                         "median_stages_before_s", "median_stages_after_s", "speedup", "rank_agreement"},
     "word_neighbours.py": {"machine", "dataset", "words", "neighbours", "fit_seconds", "unavailable"},
 }
 
