@@ -101,6 +101,9 @@ def _assert_same(scores, reference):
 def test_a_damaged_entry_of_every_kind_is_reported_once_and_recomputed(data, clean, cache, kind, damage):
     entry = sorted((cache / KINDS[kind]).rglob("*.npz"))[0]
     entry.write_bytes(DAMAGES[damage](entry.read_bytes()))
+    if kind == "features":
+        # Histograms are read only for a Gram the cache lacks (ImageKernel.train_features_).
+        shutil.rmtree(cache / KINDS["image kernel"])
     scores, warned = _rerun(data)
     _assert_same(scores, clean[1])
     assert len(warned) == 1, warned

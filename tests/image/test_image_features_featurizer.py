@@ -171,3 +171,25 @@ def test_an_unreadable_image_stops_the_run_early(fitted, monkeypatch):
     with pytest.raises(ImageReadError, match="first.jpg"):
         fitted.transform(images)
     assert len(calls) < 3 * n // 2  # the queued images were cancelled
+
+
+def test_an_image_kernel_reads_its_training_histograms_only_when_a_gram_needs_them(monkeypatch):
+    from kcca_desc.data import make_synthetic
+    from kcca_desc.image.kernel import ImageKernel
+
+    data = make_synthetic(n_images=14, image_size=32, seed=3)
+    train, new = data.images.subset(range(10)), data.images.subset(range(10, 14))
+    computed = ImageKernel(levels=1, progress=False).fit(train)
+    gram, cross = computed.train_gram(), computed.cross(new)  # computed: the histograms were needed
+    transforms = []
+    real_transform = ImageFeaturizer.transform
+    monkeypatch.setattr(ImageFeaturizer, "transform", lambda self, images: transforms.append(len(images)) or
+                        real_transform(self, images))
+    again = ImageKernel(levels=1, progress=False).fit(train)
+    np.testing.assert_array_equal(again.train_gram(), gram)
+    np.testing.assert_array_equal(again.cross(new), cross)
+    assert transforms == []  # both Grams came from the cache
+    features = again.train_features_
+    assert transforms == [10]
+    for name, histograms in computed.train_features_.items():
+        np.testing.assert_array_equal(features[name], histograms)
