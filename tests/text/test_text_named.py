@@ -147,3 +147,22 @@ def test_fitted_similarities_are_read_back_from_disk_equal_to_fresh_fits_and_key
         assert fit(**changed)[1], changed
     monkeypatch.setattr(named_kernels, "SIMILARITY_CACHE_VERSION", named_kernels.SIMILARITY_CACHE_VERSION + 1)
     assert fit()[1]
+
+
+def test_a_damaged_similarity_entry_is_reported_once_and_refitted(monkeypatch, tmp_path):
+    from kcca_desc._core.cache import CacheWarning
+    from kcca_desc.text import named_kernels
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    items, tags = tagged_items(30, 8)
+    monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
+    first = make_text_kernel("tri5_a_dic").fit(items, tags)
+    (entry,) = (tmp_path / "word_similarity").glob("*.pkl")
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
+    with pytest.warns(CacheWarning, match="discarded and recomputed"):
+        again = make_text_kernel("tri5_a_dic").fit(items, tags)
+    np.testing.assert_array_equal(again.train_gram(), first.train_gram())
+    assert entry.read_bytes()[:16] == b"KCCA-DESC-SHA256"  # written again, whole
