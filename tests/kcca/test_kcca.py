@@ -363,3 +363,22 @@ def test_thin_svd_of_a_wide_matrix_through_its_qr_factors_is_an_svd(k, extra, se
     np.testing.assert_allclose((U * sigma) @ Vt, S, atol=1e-10)
     np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-10)
     np.testing.assert_allclose(Vt @ Vt.T, np.eye(k), atol=1e-10)
+
+
+@pytest.mark.parametrize("memory", [False, True])
+def test_read_only_kernels_as_the_cache_hands_them_out_are_left_unchanged(tmp_path, memory):
+    # Entries read from the cache are read-only arrays shared by every caller (kcca_desc._core.cache).
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(30, 5)), rng.normal(size=(30, 4))
+    Kx, Ky = X @ X.T + np.eye(30), Y @ Y.T + np.eye(30)
+    frozen = [K.copy() for K in (Kx, Ky)]
+    for K in frozen:
+        K.setflags(write=False)
+    params = {"n_components": 3, "reg": 0.5, "method": "exact", "memory": str(tmp_path) if memory else None}
+    reference = KCCA(**params).fit(Kx, Ky)
+    model = KCCA(**params).fit(*frozen)
+    for K, original in zip(frozen, (Kx, Ky)):
+        np.testing.assert_array_equal(K, original)
+    np.testing.assert_allclose(model.canonical_correlations_, reference.canonical_correlations_, rtol=1e-12)
+    np.testing.assert_allclose(model.transform(frozen[0][:5], frozen[1][:5])[0],
+                               reference.transform(Kx[:5], Ky[:5])[0], atol=1e-10)
