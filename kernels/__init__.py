@@ -12,7 +12,7 @@ alignment-based weights (Cortes, Mohri & Rostamizadeh 2012), :class:`KernelCombi
 
 from ._backend import BACKENDS, cupy_available, resolve_backend
 from .combine import (ALIGNMENT_METHODS, NORMALIZATIONS, KernelCombination, KernelStatistics, alignment_weights,
-                      centered_alignment, centered_inner, kernel_statistics, normalize_cross_kernel,
+                      alignment_weights_from_products, centered_alignment, centered_inner, kernel_statistics, normalize_cross_kernel,
                       normalize_train_kernel, weighted_sum)
 from .image import histogram_intersection, image_kernel, pyramid_cell_weights, pyramid_kernel
 from .text import bow_kernel, document_idf, subsequence_features, tagrank_kernel, trigram_kernel
@@ -23,5 +23,6 @@ __all__ = [
     "bow_kernel", "document_idf", "tagrank_kernel", "trigram_kernel", "subsequence_features",
     "NORMALIZATIONS", "ALIGNMENT_METHODS", "KernelStatistics", "kernel_statistics", "normalize_train_kernel",
     "normalize_cross_kernel", "weighted_sum", "centered_inner", "centered_alignment", "alignment_weights",
+    "alignment_weights_from_products",
     "KernelCombination",
 ]

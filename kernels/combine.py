@@ -49,6 +49,7 @@ from .errors import DataError, ParameterError
 
 __all__ = ["NORMALIZATIONS", "ALIGNMENT_METHODS", "KernelStatistics", "kernel_statistics", "normalize_train_kernel",
            "normalize_cross_kernel", "weighted_sum", "centered_inner", "centered_alignment", "alignment_weights",
+           "alignment_weights_from_products",
            "KernelCombination"]
 
 #: Normalisations of a centred base kernel (see the module docstring).
@@ -325,20 +326,57 @@ def alignment_weights(kernels: Sequence[np.ndarray], target, *, method: str = "a
     DataError
         If no kernel aligns positively with the target.
     """
-    if method not in ALIGNMENT_METHODS:
-        raise ParameterError(f"method must be one of {', '.join(ALIGNMENT_METHODS)}; got {method!r}")
     if not len(kernels):
         raise ParameterError("alignment_weights: no kernels to weight")
+    _check_alignment_method(method)
     a = np.array([centered_inner(K, target) for K in kernels])
+    m = len(kernels)
+    M = np.zeros((m, m))
+    for k in range(m):
+        # "align" reads the diagonal only.
+        for l in range(k, m if method == "alignf" else k + 1):
+            M[k, l] = M[l, k] = centered_inner(kernels[k], kernels[l])
+    return alignment_weights_from_products(M, a, method=method)
+
+
+def _check_alignment_method(method: str) -> None:
+    if method not in ALIGNMENT_METHODS:
+        raise ParameterError(f"method must be one of {', '.join(ALIGNMENT_METHODS)}; got {method!r}")
+
+
+def alignment_weights_from_products(M, a, *, method: str = "align") -> np.ndarray:
+    """:func:`alignment_weights` from the kernels' centred inner products rather than the kernels.
+
+    Parameters
+    ----------
+    M : array-like of shape (m, m)
+        ``M_kl = <K_kc, K_lc>_F`` (``"align"`` reads its diagonal only).
+    a : array-like of shape (m,)
+        ``a_k = <K_kc, T_c>_F`` with the target.
+    method : {"align", "alignf"}, default="align"
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        Non-negative weights summing to 1.  ``"align"``'s ``ρ(K_m, T)`` drops the target's norm,
+        which scales every weight alike.
+
+    Raises
+    ------
+    DataError
+        If no kernel aligns positively with the target.
+
+    Notes
+    -----
+    What the landmark solver uses: the products of kernels too large to form, from their
+    Nyström factors (:func:`kcca_desc.scale.centred_inner_products`).
+    """
+    _check_alignment_method(method)
+    M, a = np.asarray(M, dtype=np.float64), np.asarray(a, dtype=np.float64)
     if method == "align":
-        norms = np.sqrt([centered_inner(K, K) for K in kernels]) * np.sqrt(centered_inner(target, target))
-        weights = np.maximum(a / norms, 0.0)
+        weights = np.maximum(a / np.sqrt(np.diagonal(M)), 0.0)
     else:
-        m = len(kernels)
-        M = np.empty((m, m))
-        for k in range(m):
-            for l in range(k, m):
-                M[k, l] = M[l, k] = centered_inner(kernels[k], kernels[l])
+        m = a.shape[0]
         # v'Mv - 2v'a = ‖Bv - c‖² - c'c with M = B'B, B = S^½ U', c = S^-½ U'a (a lies in M's range).
         s, U = np.linalg.eigh(M)
         keep = s > s.max() * m * np.finfo(np.float64).eps

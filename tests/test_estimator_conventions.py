@@ -22,7 +22,8 @@ import kcca_desc
 import kcca_desc.kernels
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
 from kcca_desc.adapters.base import PairScorer
-from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, MultipleKernelRanker, PairScorerMethod
+from kcca_desc.methods import (EncoderMethod, FeatureBridgeMethod, MultipleKernelRanker, PairScorerMethod,
+                               ScalableMultipleKernelRanker)
 from kcca_desc.methods.nn import nearest_neighbour_scores
 
 from toys import LatentEncoder, latent_dataset
@@ -162,6 +163,9 @@ def kernel_systems():
                                                weight_power=2.0, image_kernel_params=IMAGE_PARAMS),
         "mkl": MultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo", n_components=(4, 8),
                                     regs=(0.1, 1.0), n_select=2, image_kernel_params=IMAGE_PARAMS),
+        "mkl_scalable": ScalableMultipleKernelRanker(text_kernel="bow5+bow5_sqrtidf", image_kernel="pyramid+histo",
+                                                     n_components=(4, 8), regs=(0.1, 1.0), n_select=2, rank=30,
+                                                     image_kernel_params=IMAGE_PARAMS),
         "nn": NearestNeighbour(image_kernel_params=IMAGE_PARAMS),
         "nn_kernel": NearestNeighbour(text_similarity="bow5", image_kernel_params=IMAGE_PARAMS),
     }

@@ -37,11 +37,12 @@ def test_quiet_and_verbose_together_are_refused(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--rank", "0"], "--rank is an option of kcca_scalable, not of --method kcca"),
+    (["--rank", "0"], "--rank is an option of kcca_scalable, mkl_scalable, not of --method kcca"),
     (["--rank", "50", "--chunk-size", "10"],
-     "--rank is an option of kcca_scalable; --chunk-size is an option of kcca_scalable, not of --method kcca"),
-    (["--method", "nn", "--n-components", "4"], "--n-components is an option of kcca, kcca_scalable, mkl, not of "
-                                                 "--method nn"),
+     "--rank is an option of kcca_scalable, mkl_scalable; --chunk-size is an option of kcca_scalable, mkl_scalable, "
+     "not of --method kcca"),
+    (["--method", "nn", "--n-components", "4"], "--n-components is an option of kcca, kcca_scalable, mkl, "
+                                                 "mkl_scalable, not of --method nn"),
     (["--method", "encoder", "--bridge-components", "4"], "--bridge-components is an option of kcca with an "
                                                           "encoder, nn with an encoder, cca, not of --method encoder"),
 ])

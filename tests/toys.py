@@ -6,6 +6,7 @@ Kept out of the test modules so that a test anywhere under ``tests/`` imports th
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 
 import numpy as np
@@ -14,7 +15,7 @@ from kcca_desc.adapters.base import Encoder
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 
-__all__ = ["TinyEncoder", "make_dataset", "LatentEncoder", "latent_dataset", "tagged_items"]
+__all__ = ["TinyEncoder", "make_dataset", "LatentEncoder", "latent_dataset", "tagged_items", "poisoned_copy"]
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
 THINGS = ["dog", "cat", "car", "ball"]
@@ -124,3 +125,18 @@ def tagged_items(n_items, seed):
         items.append(captions)
         tags.append(caption_tags)
     return items, tags
+
+
+def poisoned_copy(data: Dataset, poison: bool = False) -> Dataset:
+    """``data`` with its images in memory; with ``poison``, every test image is noise and every test caption garbage.
+
+    Both copies name their images alike, so the training and dev features are computed once (the cache):
+    a system whose choices read only train and dev makes the same ones on both.
+    """
+    test = set(data.splits["test"].tolist()) if poison else set()
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(0, 255, size=data.images.load(i).shape, dtype=np.uint8) if i in test
+              else data.images.load(i) for i in range(len(data.images))]
+    captions = [["zq xv kk"] * len(c) if i in test else c for i, c in enumerate(data.captions)]
+    return dataclasses.replace(data, images=ArrayImages(arrays, [f"p{i}" for i in range(len(arrays))]),
+                               captions=captions)

@@ -97,7 +97,7 @@ def _check_kernel_sums(args: argparse.Namespace, system) -> None:
                                  ("--image-kernel", args.image_kernel, IMAGE_KERNELS)):
         if value not in named:
             raise ParameterError(f"{option} {value}: sums of base kernels and feature kernels are for "
-                                 f"--method mkl; --method {args.method} takes one of {', '.join(named)}")
+                                 f"--method mkl or mkl_scalable; --method {args.method} takes one of {', '.join(named)}")
 
 
 def _task_list(value: str) -> list[str]:
@@ -136,11 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--method", type=_choice("method", SYSTEMS), default="kcca", help=SYSTEMS.describe())
     g.add_argument("--text-kernel", type=_kernel_choice("text", TEXT_KERNELS), default="tri_sem",
                    help="text kernel for kcca (and for nn with --nn-text kernel): " + ", ".join(TEXT_KERNELS)
-                        + "; for mkl, base kernels joined by + (e.g. tri_sem+minilm_rbf): "
+                        + "; for mkl and mkl_scalable, base kernels joined by + (e.g. tri_sem+minilm_rbf): "
                         + ", ".join(base_kernel_names("text")))
     g.add_argument("--image-kernel", type=_kernel_choice("image", IMAGE_KERNELS), default="pyramid",
-                   help="image kernel: " + IMAGE_KERNELS.describe() + "; for mkl, base kernels joined by + "
-                        "(e.g. pyramid+efficientnet_rbf): " + ", ".join(base_kernel_names("image")))
+                   help="image kernel: " + IMAGE_KERNELS.describe() + "; for mkl and mkl_scalable, base kernels "
+                        "joined by + (e.g. pyramid+efficientnet_rbf): " + ", ".join(base_kernel_names("image")))
     g.add_argument("--levels", type=int, default=2, help="spatial pyramid levels L")
     for name, feature in FEATURE_TYPES.items():
         g.add_argument(f"--{name}-words", type=int, default=feature.n_words, help=f"{name} codebook size")

@@ -27,12 +27,12 @@ callable returning one, in place of a name.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from operator import methodcaller
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from sklearn.metrics.pairwise import rbf_kernel
 
 from .._core.errors import ParameterError
 from .._core.registry import Registry
@@ -40,7 +40,8 @@ from ..adapters.families import build_encoder
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
-from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
+from ..scale.views import LinearKernel, PairwiseKernel
+from ..text.named_kernels import TEXT_KERNELS, TextKernel, make_text_kernel
 from .bridge import median_gamma
 from .ranker import cached_text_gram, text_cache_params
 
@@ -57,7 +58,9 @@ class BaseKernel:
     """One base kernel of a view, fitted on the training items.
 
     Subclasses implement :meth:`fit`, :meth:`train_gram`, :meth:`cross` and :meth:`gram`
-    (``new`` is an :class:`ImageSource` on the image side, a list of captions on the text side).
+    (``new`` is an :class:`ImageSource` on the image side, a list of captions on the text side),
+    and for the landmark solver (:class:`~kcca_desc.methods.ScalableMultipleKernelRanker`)
+    :meth:`items` and :meth:`kernel_function`, which give every kernel value without n x n matrices.
 
     Attributes
     ----------
@@ -83,6 +86,14 @@ class BaseKernel:
 
     def gram(self, new) -> np.ndarray:
         """(len(new), len(new)) kernel among new images or single captions."""
+        raise NotImplementedError
+
+    def items(self, new=None):
+        """The training items (``new=None``) or new images' or captions', as :meth:`kernel_function` takes them."""
+        raise NotImplementedError
+
+    def kernel_function(self) -> Callable[[Any, Any], np.ndarray]:
+        """``k(items_a, items_b)`` of :meth:`items`, picklable: what the landmark solver computes in chunks."""
         raise NotImplementedError
 
     def self_similarity(self, new) -> np.ndarray:
@@ -149,6 +160,13 @@ class HodoshTextKernel(BaseKernel):
         captions = list(captions)
         return self._cached("self", lambda: BaseKernel.self_similarity(self, captions), queries=captions)
 
+    def items(self, captions: Sequence[str] | None = None) -> list:
+        return self.kernel_.train_items_ if captions is None else self.owner_.query_items(list(captions))
+
+    def kernel_function(self) -> Callable[[Any, Any], np.ndarray]:
+        # A partial rather than the bound method: a copy of the fitted system compares equal attribute by attribute.
+        return functools.partial(TextKernel.gram, self.kernel_)
+
 
 class HodoshImageKernel(BaseKernel):
     """A named image kernel (:class:`~kcca_desc.image.kernel.ImageKernel`) as a base kernel.
@@ -175,6 +193,12 @@ class HodoshImageKernel(BaseKernel):
 
     def gram(self, images: ImageSource) -> np.ndarray:
         return self.kernel_.gram(images)
+
+    def items(self, images: ImageSource | None = None) -> dict:
+        return self.kernel_.train_features_ if images is None else self.kernel_.features(images)
+
+    def kernel_function(self) -> Callable[[Any, Any], np.ndarray]:
+        return self.kernel_.kernel_function()
 
 
 def _unit_rows(V: np.ndarray) -> np.ndarray:
@@ -225,9 +249,13 @@ class FeatureKernel(BaseKernel):
                           else self.encoder_.embed_texts(list(new)))
 
     def _kernel(self, A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
-        if self.kind == "rbf":
-            return rbf_kernel(A, B, gamma=self.gamma_)
-        return A @ (A if B is None else B).T
+        return self.kernel_function()(A, A if B is None else B)
+
+    def items(self, new=None) -> np.ndarray:
+        return self.train_ if new is None else self._embed(new)
+
+    def kernel_function(self) -> Callable[[Any, Any], np.ndarray]:
+        return PairwiseKernel("rbf", (("gamma", self.gamma_),)) if self.kind == "rbf" else LinearKernel()
 
     def train_gram(self) -> np.ndarray:
         return self._kernel(self.train_)

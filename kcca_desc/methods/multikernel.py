@@ -59,7 +59,8 @@ from .base_kernels import BASE_KERNELS, SIDES, BaseKernel, HodoshTextKernel, bas
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, GRAM_PEAK_MATRICES, ImageSentenceRanker
 from .selection import recall_sum
 
-__all__ = ["MultipleKernelRanker", "WEIGHT_STRATEGIES", "parse_kernel_sum", "parse_kernel_weights"]
+__all__ = ["MultipleKernelRanker", "WEIGHT_STRATEGIES", "parse_kernel_sum", "parse_kernel_weights",
+           "kernel_sum_label"]
 
 #: Named ways of choosing the kernel weights (besides an explicit mapping).
 WEIGHT_STRATEGIES = ("uniform", "align", "alignf", "greedy")
@@ -114,6 +115,11 @@ def parse_kernel_weights(text: str) -> str | dict[str, float]:
     if not weights:
         raise ParameterError(f"kernel weights {text!r}: no weight given")
     return weights
+
+
+def kernel_sum_label(spec) -> str:
+    """How a system's name shows the base kernels of a view: ``"tri_sem+minilm_rbf"``."""
+    return spec if isinstance(spec, str) else "+".join(map(_label, spec))
 
 
 def _label(item) -> str:
@@ -216,9 +222,7 @@ preprocessor, random_state, cache
 
     @property
     def name(self) -> str:
-        def side(spec):
-            return spec if isinstance(spec, str) else "+".join(map(_label, spec))
-        return f"MKL {side(self.text_kernel)} ({side(self.image_kernel)})"
+        return f"MKL {kernel_sum_label(self.text_kernel)} ({kernel_sum_label(self.image_kernel)})"
 
     def _view_names(self) -> tuple[str, str]:
         return "the images (combined kernel)", "the captions (combined kernel)"
@@ -258,6 +262,7 @@ preprocessor, random_state, cache
                 errors.append(invalid_parameter(
                     self, "kernel_weights", "a finite weight >= 0 for each base kernel, "
                     f"{labels['text'] + labels['image']}, and a positive one in each view", weights))
+        errors += [e for e in self._solver_errors(reported) if e.parameter not in reported]
         stages = [(lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
         if any(isinstance(item, str) and item in IMAGE_KERNELS for item in items.get("image", ())):
             stages.append((lambda: ImageKernel(power=self.power, random_state=self.random_state, cache=self.cache,
@@ -268,6 +273,10 @@ preprocessor, random_state, cache
                 continue
             errors += [e for e in validation_errors(build()) if e.parameter not in reported]
         raise_together(errors)
+
+    def _solver_errors(self, reported: set) -> list:
+        """Errors of valid parameters (not in ``reported``) that this system's solver cannot take (none here)."""
+        return []
 
     def _stages(self, n_max: int):
         # The base kernels are built and fitted once per fit by _training_views, not per stage.
@@ -349,30 +358,38 @@ preprocessor, random_state, cache
 
     def _fit_bases(self, train: Dataset) -> None:
         """Fit every base kernel and normalise its training Gram matrix in place, once per fit."""
+        kernels = self._fit_base_kernels(train)
+        self._bases = {side: [] for side in SIDES}
+        self.statistics_ = {side: [] for side in SIDES}
+        for side in SIDES:
+            for kernel in kernels[side]:
+                K = self._timed(f"{side}_gram", kernel.train_gram)
+                statistics = kernel_statistics(K, normalization=self.normalization)
+                # Each Gram is this fit's own array (computed or read from the cache): normalised where it lies.
+                self._bases[side].append(normalize_train_kernel(K, statistics, copy=False))
+                self.statistics_[side].append(statistics)
+
+    def _base_kernels_memory(self, n: int, n_bases: int) -> tuple[int, str, str]:
+        """What the base kernels of a fit on ``n`` items hold: bytes, what they are, how to hold less."""
+        return ((n_bases + GRAM_PEAK_MATRICES) * 8 * n * n, f"{n_bases} base kernels and their sums on {n:,} "
+                "training items", "train on fewer items, or sum fewer kernels")
+
+    def _fit_base_kernels(self, train: Dataset) -> dict[str, list[BaseKernel]]:
+        """Build and fit every base kernel (:attr:`base_kernels_`), once their matrices are known to fit in memory."""
         items = self._kernel_items()
         kernels = {side: [_build(item, side, self) for item in items[side]] for side in SIDES}
-        n = len(train)
-        n_bases = sum(map(len, kernels.values()))
-        require_memory((n_bases + GRAM_PEAK_MATRICES) * 8 * n * n,
-                       f"{n_bases} base kernels and their sums on {n:,} training items",
-                       "train on fewer items, or sum fewer kernels")
+        require_memory(*self._base_kernels_memory(len(train), sum(map(len, kernels.values()))))
         self.train_captions_ = train.captions
         if any(isinstance(k, HodoshTextKernel) for k in kernels["text"]):
             self.train_items_, self.train_tags_ = self._timed("text_preprocess", self.preprocessor_.process_items,
                                                               train.captions)
         else:
             self.train_items_ = self.train_tags_ = None
-        self._bases = {side: [] for side in SIDES}
-        self.statistics_ = {side: [] for side in SIDES}
         for side in SIDES:
             for kernel in kernels[side]:
                 self._timed(f"{side}_kernel_fit", kernel.fit, train, self)
-                K = self._timed(f"{side}_gram", kernel.train_gram)
-                statistics = kernel_statistics(K, normalization=self.normalization)
-                # Each Gram is this fit's own array (computed or read from the cache): normalised where it lies.
-                self._bases[side].append(normalize_train_kernel(K, statistics, copy=False))
-                self.statistics_[side].append(statistics)
         self.base_kernels_ = kernels
+        return kernels
 
     def _combine(self, side: str) -> np.ndarray:
         return weighted_sum(self._bases[side], list(self.weights_[side].values()))
@@ -392,18 +409,24 @@ preprocessor, random_state, cache
 
     def _normalised_rows(self, side: str, m: int, new) -> np.ndarray:
         """Base kernel ``m``'s rows of ``new``, normalised with its training statistics (memoised during fit)."""
+        def compute():
+            kernel = self.base_kernels_[side][m]
+            diagonal = kernel.self_similarity(new) if self.normalization == "diagonal" else None
+            return normalize_cross_kernel(kernel.cross(new), self.statistics_[side][m], diagonal_new=diagonal,
+                                          copy=False)
+
+        return self._memoised((side, m), new, compute)
+
+    def _memoised(self, key: tuple, new, compute):
+        """``compute()`` of new images or captions ``new``, kept for the rest of the fit (every weight setting)."""
         memo = getattr(self, "_cross_memo", None)
-        if memo is not None:
-            identity = [new.key(i) for i in range(len(new))] if isinstance(new, ImageSource) else new
-            key = (side, m, hash(tuple(identity)))
-            if key in memo:
-                return memo[key]
-        kernel = self.base_kernels_[side][m]
-        diagonal = kernel.self_similarity(new) if self.normalization == "diagonal" else None
-        rows = normalize_cross_kernel(kernel.cross(new), self.statistics_[side][m], diagonal_new=diagonal, copy=False)
-        if memo is not None:
-            memo[key] = rows
-        return rows
+        if memo is None:
+            return compute()
+        identity = [new.key(i) for i in range(len(new))] if isinstance(new, ImageSource) else new
+        key = (*key, hash(tuple(identity)))
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     # ------------------------------------------------------------ weights
     def _uniform(self) -> dict:
@@ -453,10 +476,12 @@ preprocessor, random_state, cache
         uniform = self._uniform()
         if strategy == "uniform":
             return uniform
-        weights = {}
-        for side, other in (("text", "image"), ("image", "text")):
-            target = weighted_sum(self._bases[other], list(uniform[other].values()))
-            mu = alignment_weights(self._bases[side], target, method=strategy)
-            del target
-            weights[side] = {k.name: float(m) for k, m in zip(self.base_kernels_[side], mu)}
-        return weights
+        return {side: {kernel.name: float(mu) for kernel, mu in zip(self.base_kernels_[side],
+                                                                     self._aligned_weights(side, uniform))}
+                for side in SIDES}
+
+    def _aligned_weights(self, side: str, uniform: dict) -> np.ndarray:
+        """Alignment weights of ``side``'s base kernels, the other view's uniform combination as target."""
+        other = "image" if side == "text" else "text"
+        target = weighted_sum(self._bases[other], list(uniform[other].values()))
+        return alignment_weights(self._bases[side], target, method=self.kernel_weights)

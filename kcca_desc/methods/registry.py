@@ -27,7 +27,9 @@ also when ``--kernel-weights greedy``.
 
 ``kcca_scalable`` (:class:`~.scalable.ScalableRanker`) is ``kcca`` on landmark kernels in
 chunks, on a Dask cluster (``--scheduler``) or in this process, for training sets too large for
-n x n kernels; it is fitted as ``kcca``.
+n x n kernels; it is fitted as ``kcca``.  ``mkl_scalable``
+(:class:`~.scalable_multikernel.ScalableMultipleKernelRanker`) is ``mkl`` the same way (the
+settings of both but ``--pairs``); it is fitted as ``mkl``.
 
 ``kcca`` and ``nn`` have a second form, :attr:`System.over_features`, which the command line
 runs when it names an encoder (``--encoder``, ``--text-encoder``, ``--image-encoder``): RBF
@@ -56,6 +58,7 @@ from .nn import WORD_SET_SIMILARITIES, NearestNeighbour
 from ..scale import DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, SCHEDULER_ENV, open_dask_engine
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 from .scalable import ScalableRanker
+from .scalable_multikernel import ScalableMultipleKernelRanker
 from .trainable_systems import TRAINABLE, TRAINING_SETTINGS, TrainableSystem, fit_with_dev, training_params
 
 __all__ = ["System", "SYSTEMS", "Setting", "fit_on_train"]
@@ -184,7 +187,8 @@ def _fit_with_selection(method: ImageSentenceRanker, dataset: Dataset, protocol:
 
 
 _SCALABLE_SETTINGS = (
-    Setting("rank", int, DEFAULT_RANK, help="landmarks per view (kcca_scalable)", label=unlabelled),  # in the name
+    Setting("rank", int, DEFAULT_RANK, help="landmarks per view (kcca_scalable, mkl_scalable)",
+            label=unlabelled),  # in the name
     Setting("landmarks", choices=tuple(LANDMARKS), default="pivots", help="landmark choice"),
     Setting("chunk_size", int, DEFAULT_CHUNK_SIZE, help="rows per chunk and partition", label=unlabelled),
     Setting("pairs", choices=("image", "caption"), default="image",
@@ -196,11 +200,15 @@ _SCALABLE_SETTINGS = (
 )
 
 
-def _scalable_params(settings: Mapping[str, Any]) -> dict:
+def _landmark_params(settings: Mapping[str, Any]) -> dict:
     # The cluster is opened here, when the system is built, not when the registry is imported.
     engine = open_dask_engine(settings["scheduler"]) if settings["engine"] == "dask" else None
-    return {**_kcca_params(settings), "rank": settings["rank"], "landmarks": settings["landmarks"],
-            "chunk_size": settings["chunk_size"], "pairs": settings["pairs"], "engine": engine}
+    return {"rank": settings["rank"], "landmarks": settings["landmarks"], "chunk_size": settings["chunk_size"],
+            "engine": engine}
+
+
+def _scalable_params(settings: Mapping[str, Any]) -> dict:
+    return {**_kcca_params(settings), **_landmark_params(settings), "pairs": settings["pairs"]}
 
 
 _MKL_SETTINGS = (
@@ -229,6 +237,10 @@ def _mkl_params(settings: Mapping[str, Any]) -> dict:
             "text_encoder": settings["text_encoder"] or settings["encoder"],
             "image_encoder": settings["image_encoder"] or settings["encoder"],
             "encoder_options": {name: value for name, value in options.items() if value is not None} or None}
+
+
+def _mkl_scalable_params(settings: Mapping[str, Any]) -> dict:
+    return {**_mkl_params(settings), **_landmark_params(settings)}
 
 
 def _mkl_uses_dev(method: MultipleKernelRanker) -> bool:
@@ -278,6 +290,12 @@ SYSTEMS.register("mkl", System(MultipleKernelRanker, (*_KCCA_SETTINGS, *_MKL_SET
                                _mkl_params, _fit_mkl, _mkl_splits),
                  help="multiple-kernel KCCA: --text-kernel and --image-kernel sums of base kernels "
                       "(e.g. tri_sem+minilm_rbf), weights by alignment or greedy dev selection")
+SYSTEMS.register("mkl_scalable", System(
+    ScalableMultipleKernelRanker, (*_KCCA_SETTINGS, *_MKL_SETTINGS, *ENCODER_SETTINGS,
+                                   *(s for s in _SCALABLE_SETTINGS if s.name != "pairs")),
+    _mkl_scalable_params, _fit_mkl, _mkl_splits),
+                 help="mkl through landmark columns (--rank landmarks per view), without n x n kernels, for "
+                      "Flickr30K/COCO-sized training sets")
 SYSTEMS.register("encoder", System(EncoderMethod, ENCODER_SETTINGS, encoder_params),
                  help="a joint image-text encoder's own cosine (--encoder FAMILY:MODEL@WEIGHTS)")
 SYSTEMS.register("cca", System(FeatureBridgeMethod, _OVER_FEATURES, bridge_params("cca", "linear")),

@@ -119,11 +119,13 @@ class ScalableRanker(ImageSentenceRanker):
 
     def _stages(self, n_max: int):
         image_kernel, text_kernel, _ = super()._stages(n_max)
-        params = {"solve_dtype": np.float32, "clip_to_rank": True, **(self.kcca_params or {})}
-        kcca = LandmarkKCCA(n_components=n_max, reg=min(self.regs), rank=self.rank, landmarks=self.landmarks,
-                            chunk_size=self.chunk_size, engine=self.engine, store=self.store,
-                            random_state=self.random_state, **params)
-        return image_kernel, text_kernel, kcca
+        return image_kernel, text_kernel, self._landmark_kcca(n_max, store=self.store)
+
+    def _landmark_kcca(self, n_max: int, **params) -> LandmarkKCCA:
+        """The unfitted :class:`LandmarkKCCA` of ``n_max`` components (``params``: further parameters of it)."""
+        params = {"solve_dtype": np.float32, "clip_to_rank": True, **(self.kcca_params or {}), **params}
+        return LandmarkKCCA(n_components=n_max, reg=min(self.regs), rank=self.rank, landmarks=self.landmarks,
+                            chunk_size=self.chunk_size, engine=self.engine, random_state=self.random_state, **params)
 
     @property
     def _engine(self):

@@ -153,7 +153,8 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
     rank : int, default=DEFAULT_RANK
         Landmarks per view ``m`` (the rank of each approximated kernel is at most ``m``).
     landmarks : {"pivots", "uniform"}, default="pivots"
-        How landmarks are chosen (:data:`~kcca_desc.scale.landmarks.LANDMARKS`).
+        How landmarks are chosen (:data:`~kcca_desc.scale.landmarks.LANDMARKS`); a view that
+        brings its own (:attr:`KernelView.landmarks`) keeps them.
     oversample : float, default=4.0
         ``pivots``: the greedy pivots are chosen among ``oversample * rank`` sampled rows.
     chunk_size : int, default=DEFAULT_CHUNK_SIZE
@@ -290,6 +291,8 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         return KernelView(rows, PairwiseKernel(getattr(self, f"kernel_{name}"), tuple(sorted(params.items()))))
 
     def _map(self, view: KernelView, rng: np.random.Generator) -> NystromMap:
+        if view.landmarks is not None:  # a view whose columns against its landmarks are cached
+            return nystrom_map(view, view.landmarks)
         rows = LANDMARKS[self.landmarks](view, self.rank, rng, oversample=self.oversample)
         return nystrom_map(view, rows)
 

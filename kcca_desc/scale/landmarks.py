@@ -35,7 +35,7 @@ from ..kcca import CallableKernelColumns, incomplete_cholesky
 from .._core.registry import Registry
 from .views import KernelView, take
 
-__all__ = ["LANDMARKS", "NystromMap", "uniform_landmarks", "pivot_landmarks", "nystrom_map"]
+__all__ = ["LANDMARKS", "NystromMap", "uniform_landmarks", "pivot_landmarks", "nystrom_map", "nystrom_transform"]
 
 
 def _distinct_rows(view: KernelView, rows: np.ndarray) -> np.ndarray:
@@ -104,16 +104,20 @@ class NystromMap:
 
 
 def nystrom_map(view: KernelView, rows: np.ndarray) -> NystromMap:
-    """The Nyström feature map of ``view`` on the landmarks at ``rows``.
+    """The Nyström feature map of ``view`` on the landmarks at ``rows`` (:func:`nystrom_transform`)."""
+    rows = np.asarray(rows, dtype=np.intp)
+    landmarks = view.rows(rows)
+    return NystromMap(landmarks, rows, nystrom_transform(view.block(rows, landmarks)))
+
+
+def nystrom_transform(W: np.ndarray) -> np.ndarray:
+    """``T = Q diag(w)^(-1/2)`` of the landmarks' kernel ``W`` (m x m), so that ``T T' = W^+``.
 
     Eigenvalues of ``W`` at or below ``m eps max(w)`` (numerically dependent landmarks) are
     dropped, so ``T`` has full column rank and ``G'G`` stays well conditioned.
     """
-    rows = np.asarray(rows, dtype=np.intp)
-    landmarks = view.rows(rows)
-    W = view.block(rows, landmarks)
     W = 0.5 * (W + W.T)
     values, vectors = linalg.eigh(W, driver="evd", check_finite=False)
-    keep = values > rows.size * np.finfo(np.float64).eps * max(values.max(), np.finfo(np.float64).tiny)
+    keep = values > W.shape[0] * np.finfo(np.float64).eps * max(values.max(), np.finfo(np.float64).tiny)
     values, vectors = values[keep][::-1], vectors[:, keep][:, ::-1]
-    return NystromMap(landmarks, rows, np.ascontiguousarray(vectors / np.sqrt(values)))
+    return np.ascontiguousarray(vectors / np.sqrt(values))

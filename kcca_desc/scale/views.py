@@ -121,12 +121,19 @@ class KernelView:
     key : str, optional
         What determines the items and the kernel (:func:`kcca_desc._core.cache.cache_key` of them):
         chunked results of the view are stored and resumed under it.  None: nothing is stored.
+    landmarks : ndarray of int, optional
+        Rows that :class:`~kcca_desc.scale.LandmarkKCCA` must take as landmarks, whatever its
+        ``landmarks`` choice: a view whose kernel has its columns against them cached
+        (:class:`~kcca_desc.scale.BaseColumns`).  None: the solver chooses.
+
+    A kernel with a ``diagonal(items)`` method gives :meth:`diagonal` directly (no kernel blocks).
     """
 
     items: Any
     kernel: Callable[[Any, Any], np.ndarray]
     index: np.ndarray | None = None
     key: str | None = None
+    landmarks: np.ndarray | None = None
 
     def __post_init__(self):
         if not callable(self.kernel):
@@ -169,6 +176,9 @@ class KernelView:
         rows = np.asarray(rows, dtype=np.intp)
         # Read once: items in storage would otherwise be read again for every block.
         items = self.rows(rows)
+        known = getattr(self.kernel, "diagonal", None)
+        if known is not None:
+            return np.asarray(known(items), dtype=np.float64)
         out = np.empty(rows.size)
         for start in range(0, rows.size, block_size):
             part = take(items, np.arange(start, min(start + block_size, rows.size)))

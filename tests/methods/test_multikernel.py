@@ -4,7 +4,6 @@ solver, unknown names refused before any work, and the command line's round trip
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -14,13 +13,12 @@ from kcca_desc import ImageSentenceRanker, load_dataset
 from kcca_desc._core.errors import ParameterError
 from kcca_desc.cli.fit import main
 from kcca_desc.data import make_synthetic
-from kcca_desc.data.images import ArrayImages
 from kcca_desc.methods import SYSTEMS, MultipleKernelRanker
 from kcca_desc.methods.base_kernels import FeatureKernel
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from toys import TinyEncoder
+from toys import TinyEncoder, poisoned_copy
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
 GRID = dict(n_components=(4, 8), regs=(0.1, 1.0), n_select=2, image_kernel_params=IMAGE_PARAMS)
@@ -80,20 +78,6 @@ def test_the_combined_kernel_is_the_weighted_sum_of_the_normalised_base_kernels(
     np.testing.assert_allclose(rows, expected, atol=1e-10)
 
 
-def in_memory(data, poison: bool = False):
-    """``data`` with its images in memory; with ``poison``, every test image is noise and every test caption garbage.
-
-    Both copies name their images alike, so the training and dev features are computed once (the cache).
-    """
-    test = set(data.splits["test"].tolist()) if poison else set()
-    rng = np.random.default_rng(0)
-    arrays = [rng.integers(0, 255, size=data.images.load(i).shape, dtype=np.uint8) if i in test
-              else data.images.load(i) for i in range(len(data.images))]
-    captions = [["zq xv kk"] * len(c) if i in test else c for i, c in enumerate(data.captions)]
-    return dataclasses.replace(data, images=ArrayImages(arrays, [f"p{i}" for i in range(len(arrays))]),
-                               captions=captions)
-
-
 @pytest.mark.parametrize("strategy", ["greedy", "align"])
 def test_weights_chosen_on_dev_do_not_change_when_the_test_split_is_poisoned(data, strategy):
     system = SYSTEMS["mkl"]
@@ -103,7 +87,7 @@ def test_weights_chosen_on_dev_do_not_change_when_the_test_split_is_poisoned(dat
                                       kernel_weights=strategy, **GRID)
         return system.fit(method, dataset, "hodosh")
 
-    clean, dirty = fitted(in_memory(data)), fitted(in_memory(data, poison=True))
+    clean, dirty = fitted(poisoned_copy(data)), fitted(poisoned_copy(data, poison=True))
     assert clean.weights_ == dirty.weights_
     assert clean.weight_curve_ == dirty.weight_curve_
     if strategy == "greedy":
