@@ -19,6 +19,16 @@ Writes ``benchmarks/results/scale.json`` and prints the figures of each section:
 ``engines``
     At 100,000 pairs, side by side in one run: one process against Dask with two
     single-threaded workers as processes and as threads (speed-up, memory).
+``multikernel``
+    Multiple-kernel KCCA through cached landmark columns (the path of
+    :class:`kcca_desc.methods.ScalableMultipleKernelRanker`) at 30,000 training items, beyond the
+    exact solver's memory: two image kernels (histogram intersection, chi²) and two text kernels
+    (cosine of the items' bags of words, plain and idf-weighted), each view's columns against its
+    landmarks computed once (:func:`kcca_desc.scale.base_columns`), then seven weight settings
+    (uniform, the alignment weights ``align`` and ``alignf``, every single text-image pair), each a
+    landmark KCCA fit on summed cached columns and a dev projection; beside them one fit of the
+    uniform sum that computes its kernel values itself, the cost every setting would have without
+    the cache.  Time, peak memory and dev R@10 of each setting.
 ``coco``
     The Tri5Sem-style system (:class:`kcca_desc.methods.scalable.ScalableRanker`: caption
     preprocessing and image features in partitions, landmark kernels, the (n, κ) grid on dev,
@@ -47,6 +57,7 @@ import time
 from typing import Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from kcca_desc.cli.options import positive_int
 from kcca_bench import benchmark_parser, run_main
@@ -56,16 +67,18 @@ from kcca_desc._core.cache import cache_dir
 from kcca_desc.data import EVALUATION_POOLS, EvaluationPool, make_synthetic
 from kcca_desc.evaluate import bootstrap_ci, evaluate_pool_folds, fold_average, gold_ranks, retrieval_metrics
 from kcca_desc.kcca import KCCA, CallableKernelColumns
+from kcca_desc.kernels.combine import ALIGNMENT_METHODS, alignment_weights_from_products
 from kcca_desc.methods.ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS
 from kcca_desc.methods.scalable import ScalableRanker
-from kcca_desc.scale import (DEFAULT_CHUNK_SIZE, SCHEDULER_ENV, ChunkStore, HistogramIntersection, KernelView,
-                             LandmarkKCCA, LinearKernel, dask_engine)
+from kcca_desc.scale import (DEFAULT_CHUNK_SIZE, SCHEDULER_ENV, ChunkStore, HistogramIntersection, KernelSum,
+                             KernelView, LandmarkKCCA, LinearKernel, base_columns, centred_inner_products, dask_engine)
+from kcca_desc.scale.views import PairwiseKernel
 from kcca_desc.evaluate.scores import cosine_scores
 
 SEED = 0
 CAPTIONS = 5
 COCO_SPLITS = (113_287, 5_000, 5_000)
-SECTIONS = ("landmark_choice", "series", "flickr8k_sized", "engines", "coco")
+SECTIONS = ("landmark_choice", "series", "flickr8k_sized", "engines", "multikernel", "coco")
 #: The settings every section of one record shares: a merged record never mixes two of them.
 SHARED_SETTINGS = ("seed", "n_components", "rank", "chunk_size", "scheduler")
 
@@ -300,6 +313,103 @@ def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank
     return out
 
 
+class ItemViews:
+    """Item-level views of one synthetic draw (an image with all its captions: the multiple-kernel
+    system's items), two base kernels per view, and dev images with their single captions.
+    """
+
+    def __init__(self, n_items: int, n_dev_images: int, seed: int = SEED):
+        hist, bow = synthetic_items(n_items + n_dev_images, CAPTIONS, seed=seed)
+        n_captions = bow.shape[0]
+        # An item's text: the L2-normalised sum of its captions' bags of words; a dev query: one caption.
+        summed = sp.csr_matrix((np.ones(n_captions), (np.arange(n_captions) // CAPTIONS, np.arange(n_captions)))) @ bow
+        items, queries = _unit_rows(summed[:n_items]), bow[n_items * CAPTIONS:]
+        idf = sp.diags(np.log(n_items / (1.0 + np.bincount(items.indices, minlength=items.shape[1]))))
+        self.kernels = {"image": {"intersection": HistogramIntersection(1.0), "chi2": PairwiseKernel("chi2")},
+                        "text": {"bow": LinearKernel(), "bow_idf": LinearKernel()}}
+        self.items = {"image": {"train": dict.fromkeys(self.kernels["image"], hist[:n_items]),
+                                "dev": dict.fromkeys(self.kernels["image"], hist[n_items:])},
+                      "text": {"train": {"bow": items, "bow_idf": _unit_rows(items @ idf)},
+                               "dev": {"bow": queries, "bow_idf": _unit_rows(queries @ idf)}}}
+
+    def views(self, side: str) -> dict[str, KernelView]:
+        """Each base kernel's view of the training items of ``side``."""
+        return {name: KernelView(self.items[side]["train"][name], kernel)
+                for name, kernel in self.kernels[side].items()}
+
+
+def _unit_rows(rows: sp.csr_matrix) -> sp.csr_matrix:
+    norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1))).ravel()
+    return (sp.diags(1.0 / np.maximum(norms, np.finfo(np.float64).tiny)) @ rows).tocsr()
+
+
+def multikernel(n_items: int, rank: int, n_dev: int, chunk_size: int) -> dict:
+    data = ItemViews(n_items, n_dev)
+    rng = np.random.default_rng(SEED)
+    out = {"n_items": n_items, "rank": rank, "n_dev_images": n_dev,
+           "base_kernels": {side: list(kernels) for side, kernels in data.kernels.items()},
+           # What the exact solver would hold: the base kernels and four more n x n matrices.
+           "exact_gib_needed": (sum(map(len, data.kernels.values())) + 4) * 8 * n_items**2 / 2**30}
+
+    def prepare():
+        columns = {side: base_columns(data.views(side), rank, rng=rng, chunk_size=chunk_size)
+                   for side in ("image", "text")}
+        dev = {side: columns[side].landmarks.columns(data.items[side]["dev"], chunk_size=chunk_size)
+               for side in ("image", "text")}
+        return columns, dev
+
+    (columns, dev), out["columns_s"], memory = timed_with_memory(prepare)
+    out["columns_peak_gib"] = memory.peak_gib
+    scales = {side: n_items / columns[side].centred_traces() for side in ("image", "text")}
+    products, out["inner_products_s"], _ = timed_with_memory(
+        lambda: centred_inner_products([columns["image"], columns["text"]], chunk_size=chunk_size))
+    # Of the normalised kernels, image kernels first (MultipleKernelRanker's "align" / "alignf": each view's
+    # kernels aligned with the other view's uniform sum).
+    scale = np.concatenate([scales["image"], scales["text"]])
+    products *= np.outer(scale, scale)
+    settings = {"uniform": {side: np.full(2, 0.5) for side in ("image", "text")}}
+    for method in ALIGNMENT_METHODS:
+        settings[method] = {side: alignment_weights_from_products(
+            products[np.ix_(own, own)], products[np.ix_(own, other)] @ np.full(2, 0.5), method=method)
+            for side, own, other in (("image", [0, 1], [2, 3]), ("text", [2, 3], [0, 1]))}
+    for i, image_name in enumerate(data.kernels["image"]):
+        for t, text_name in enumerate(data.kernels["text"]):
+            settings[f"{image_name}+{text_name}"] = {"image": np.eye(2)[i], "text": np.eye(2)[t]}
+
+    def fit(train_views, dev_views) -> tuple:
+        model = LandmarkKCCA(n_components=n_components(rank), reg=1.0, rank=rank, chunk_size=chunk_size)
+        return model.fit(*train_views).transform(*dev_views)
+
+    out["settings"] = {}
+    for name, weights in settings.items():
+        summed = {side: weights[side] * scales[side] for side in ("image", "text")}
+        projections, seconds, memory = timed_with_memory(lambda: fit(
+            [columns[side].view(summed[side]) for side in ("image", "text")],
+            [dev[side].view(summed[side]) for side in ("image", "text")]))
+        out["settings"][name] = {"weights": {side: w.tolist() for side, w in weights.items()}, "wall_s": seconds,
+                                 "peak_gib": memory.peak_gib, "dev": dev_record(*projections)}
+        print(_line(f"multikernel {name} (n={n_items}, rank {rank}, cached columns)", out["settings"][name]))
+
+    # The uniform sum as one kernel without the cache: LandmarkKCCA chooses its landmarks and computes every
+    # kernel value again, of the training and the dev items: what each setting would cost without it.
+    uniform = [KernelSum(columns[side].landmarks.kernels, tuple(0.5 * scales[side])) for side in ("image", "text")]
+    row = {}
+    projections, row["wall_s"], memory = timed_with_memory(lambda: fit(
+        [KernelView(data.items[side]["train"], kernel) for side, kernel in zip(("image", "text"), uniform)],
+        [KernelView(data.items[side]["dev"], kernel) for side, kernel in zip(("image", "text"), uniform)]))
+    out["uncached_uniform"] = {**row, "peak_gib": memory.peak_gib, "dev": dev_record(*projections)}
+    print(_line(f"multikernel uniform (n={n_items}, rank {rank}, every kernel value computed)",
+                out["uncached_uniform"]))
+    cached = sum(row["wall_s"] for row in out["settings"].values())
+    out["wall_s"] = out["columns_s"] + out["inner_products_s"] + cached
+    out["peak_gib"] = max([out["columns_peak_gib"]] + [row["peak_gib"] for row in out["settings"].values()])
+    print(f"multikernel: columns {out['columns_s']:.1f} s once, inner products {out['inner_products_s']:.1f} s, "
+          f"{len(settings)} settings {cached:.1f} s in all (uncached, one setting: "
+          f"{out['uncached_uniform']['wall_s']:.1f} s); "
+          f"peak {out['peak_gib']:.2f} GiB (the exact solver: {out['exact_gib_needed']:.1f} GiB)")
+    return out
+
+
 # ---------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = benchmark_parser(__file__, __doc__.splitlines()[0])
@@ -343,6 +453,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                                                    args.scheduler)
     if "engines" in sections:
         results["engines"] = engines(3000 if quick else 100_000, args.rank, n_dev, args.chunk_size)
+    if "multikernel" in sections:
+        results["multikernel"] = multikernel(1500 if quick else 30_000, args.rank, n_dev, args.chunk_size)
     if "coco" in sections:
         if quick:
             splits, pools = (60, 10, 10), {"5k": EvaluationPool("synthetic", pool_images=10),

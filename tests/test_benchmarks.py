@@ -68,7 +68,7 @@ EXPECTED_KEYS = {
     "reliability.py": {"machine", "bad_inputs", "fuzz", "interrupts", "concurrency", "damaged_cache", "wall_s"},
     "report.py": {"machine", "dataset", "n_runs", "build_s", "report_html_bytes", "report_dir_bytes",
                   "stored_agreement"},
-    "scale.py": {"machine", "landmark_choice", "series", "flickr8k_sized", "engines", "coco"},
+    "scale.py": {"machine", "landmark_choice", "series", "flickr8k_sized", "engines", "multikernel", "coco"},
     "side_by_side.py": {"machine", "checkouts", "systems", "runs", "cold_speedup_table", "warm_speedup_table",
                         "cold_rank_agreement", "warm_rank_agreement"},
     "stage_floors.py": {"machine", "threads", "sizes", "rates", "stages"},

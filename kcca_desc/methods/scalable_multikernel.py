@@ -22,7 +22,7 @@ What is exact and what is approximated, against the exact system on the same bas
   centred inner products ``<H K_b H, H K_c H>_F`` of the base kernels' Nyström approximations
   (:func:`~kcca_desc.scale.centred_inner_products`);
 * the **kernel** itself is the Nyström approximation of the weighted sum on landmarks chosen once,
-  on the base kernels scaled to unit mean diagonal, for every weight setting.
+  for every weight setting, on the uniform sum of the base kernels scaled to unit centred trace.
 
 With every training item a landmark (``rank`` = n) all of these are exact and the system is the
 exact one.  Unit-diagonal normalisation (``normalization="diagonal"``) divides each item by its
@@ -70,7 +70,8 @@ class ScalableMultipleKernelRanker(MultipleKernelRanker, ScalableRanker):
     chunk_size : int, default=DEFAULT_CHUNK_SIZE
         Rows per chunk of the kernel columns and the factors.
     engine : LocalEngine, DaskEngine or None
-        Where the chunks run (None: this process).
+        Where the chunks run (None: this process).  The cached columns are held by this process
+        and, during a fit, sent once to every Dask worker.
 
     Attributes
     ----------

@@ -11,7 +11,7 @@ New items get their columns against the same landmarks once (:meth:`Landmarks.co
 every weight setting too.
 
 The landmarks are chosen once, before any weight is known, on the sum of the base kernels each
-scaled to unit mean diagonal (so that no kernel dominates the choice by its scale alone).
+scaled to unit centred trace (estimated on a sample of items), the sum of uniform weights.
 
 Centring needs nothing here: a sum of centred kernels is the centred sum, ``Σ_m w_m H K_m H =
 H (Σ_m w_m K_m) H``, which the landmark solver centres in feature space.  What normalising a base
@@ -42,6 +42,8 @@ __all__ = ["ROW", "KernelSum", "Landmarks", "BaseColumns", "base_columns", "cent
 
 #: Key of the row numbers among the items of a :class:`BaseColumns` view.
 ROW = "_row"
+# Items whose kernel block estimates a base kernel's mean value when the landmarks are chosen.
+_SAMPLE = 256
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,14 @@ def centred_inner_products(views: Sequence[BaseColumns], *, chunk_size: int = DE
     return np.array([[np.sum(centred[b, c] ** 2) for c in blocks] for b in blocks])
 
 
+def _mean_value(view: KernelView, rows: np.ndarray, block_rows: int = 32) -> float:
+    """The kernel's mean value over ``rows`` x ``rows``, computed a few rows at a time."""
+    items = view.rows(rows)
+    total = sum(float(view.block(rows[start:start + block_rows], items).sum())
+                for start in range(0, rows.size, block_rows))
+    return total / rows.size**2
+
+
 def _diagonal_part(rows: np.ndarray, *, views: Mapping[str, KernelView]) -> dict:
     return {name: view.diagonal(rows) for name, view in views.items()}
 
@@ -248,7 +258,7 @@ def base_columns(views: Mapping[str, KernelView], rank: int, *, landmarks: str =
         Landmarks (at most the number of rows).
     landmarks : {"pivots", "uniform"}, default="pivots"
         How they are chosen (:data:`~kcca_desc.scale.LANDMARKS`), on the sum of the base kernels each
-        scaled to unit mean diagonal.
+        scaled to unit centred trace (its mean value estimated on a uniform sample of 256 items).
     oversample : float, default=4.0
     rng : numpy.random.Generator, optional
     engine : LocalEngine or DaskEngine, optional
@@ -264,13 +274,17 @@ def base_columns(views: Mapping[str, KernelView], rank: int, *, landmarks: str =
     if any(view.n_samples != n or view.index is not None for view in views.values()):
         raise DataError("base_columns: every base kernel's view must hold the same rows, one per item")
     engine = engine or LocalEngine()
+    rng = rng or np.random.default_rng(0)
     diagonals = map_chunks(engine, _diagonal_part, _parts(n, chunk_size), n, chunk_size, views=views)
     kernels = tuple((name, view.kernel) for name, view in views.items())
     items = {name: view.items for name, view in views.items()}
-    scaled = KernelView(items, KernelSum(kernels, tuple(1.0 / max(float(np.mean(diagonals[name])),
-                                                                  np.finfo(np.float64).tiny)
-                                                        for name, _ in kernels)))
-    rows = LANDMARKS[landmarks](scaled, min(rank, n), rng or np.random.default_rng(0), oversample=oversample)
+    # Each base kernel over its centred trace per item, mean(diag K) - mean(K) with the mean of K taken on a
+    # uniform sample: the landmarks are chosen for the sum of unit-trace kernels, the sum a fit solves.
+    sample = np.sort(rng.choice(n, size=min(n, _SAMPLE), replace=False))
+    spreads = [float(np.mean(diagonals[name])) - _mean_value(view, sample) for name, view in views.items()]
+    scaled = KernelView(items, KernelSum(kernels, tuple(1.0 / max(spread, np.finfo(np.float64).tiny)
+                                                        for spread in spreads)))
+    rows = LANDMARKS[landmarks](scaled, min(rank, n), rng, oversample=oversample)
     rows = np.asarray(rows, dtype=np.intp)
     chosen = Landmarks(kernels, rows, {name: view.rows(rows) for name, view in views.items()})
     return BaseColumns(chosen, items, _columns(views, chosen.items, engine, chunk_size), diagonals)
