@@ -474,8 +474,22 @@ def strongest_table(results: ResultsFiles, protocol: str) -> str:
     return table(["system"] + [f"{t} {m.replace('_', ' ')}" for t in TASKS for m in metrics], rows)
 
 
+def _alone(record: Mapping) -> list[str]:
+    """``kernel dev objective`` of each base kernel measured beside the other view's reference kernel."""
+    settings = record["settings"]
+    reference = {"text": settings["text_kernels"][0], "image": settings["image_kernels"][0]}
+    out = []
+    for side, other in (("text", "image"), ("image", "text")):
+        for name in settings[f"{side}_kernels"]:
+            entry = next((e for e in record["dev_candidates"].values()
+                          if e[side] == {name: 1} and e[other] == {reference[other]: 1}), None)
+            if entry is not None:
+                out.append(f"`{name}` {entry['dev_objective']:.1f}")
+    return out
+
+
 def strongest_notes(results: ResultsFiles) -> str:
-    """The dev curve of the greedy selection and what the selection and the final fit cost."""
+    """The dev curve of the greedy selection, each base kernel alone, the encoders not measured and the costs."""
     record = results["strongest"]
     steps = [f"{combination(step)} {step['dev_objective']:.1f}" if step["added"] is None
              else f"+ {step['added']} {step['dev_objective']:.1f}" for step in record["dev_curve"]]
@@ -496,10 +510,16 @@ def strongest_notes(results: ResultsFiles) -> str:
         "of the greedy forward selection (R@1 + R@5 + R@10 of both tasks, summed over both protocols' dev "
         f"views), {where}: {'; '.join(steps)}. The whole selection ({len(record['dev_candidates'])} combinations, "
         f"each an exact KCCA fit and its dev grid, and the base kernels' Gram matrices) took "
-        f"{duration(cost['selection']['wall_s'])} and {cost['selection']['peak_gib']:.1f} GiB at its peak; "
-        f"the final fit of the selected system{' and its dev grid' if subset else ''} "
+        f"{duration(cost['selection']['wall_s'])} and {cost['selection']['peak_gib']:.1f} GiB at its peak"
+        + "".join(f", a later run adding {run['candidates']} combinations over new base kernels "
+                  f"{duration(run['wall_s'])} and {run['peak_gib']:.1f} GiB" for run in cost.get("selection_added", []))
+        + f"; the final fit of the selected system{' and its dev grid' if subset else ''} "
         f"{duration(cost['final_fit']['wall_s'])} and {cost['final_fit']['peak_gib']:.1f} GiB, "
-        f"on {machine['cpus']} cores (`benchmarks/results/strongest.json`).")
+        f"on {machine['cpus']} cores (`benchmarks/results/strongest.json`). Each base kernel alone, beside the "
+        f"other view's `{record['settings']['text_kernels'][0]}` or `{record['settings']['image_kernels'][0]}` "
+        f"(dev objective): {'; '.join(_alone(record))}."
+        + "".join(f" Not measured: the {entry['what']} ({entry['reason']})."
+                  for entry in record.get("not_measured", {}).values()))
 
 
 #: An epoch this many times a model's median epoch was held up, not slow (the note under the table).

@@ -4,12 +4,13 @@ Each view's kernel is a weighted sum of base kernels of
 :data:`kcca_desc.methods.base_kernels.BASE_KERNELS` over the 6,000 training items (an image and
 its five captions): by default text ``minilm_rbf`` (RBF over the items' mean MiniLM sentence
 embedding), ``tri_sem`` and ``bow5_idf`` (Hodosh et al. 2013), image ``efficientnet_rbf`` and
-``efficientnet_cosine`` (RBF and cosine kernels over EfficientNet-Lite0 features); RBF
-bandwidths by the median heuristic. Hodosh et al.'s ``pyramid`` is one ``--image-kernels`` away
-(its codebooks are learnt on the training images, so a new training set recomputes every
-image's features). Each base kernel is centred and scaled to trace n on the training items
-(:mod:`kcca_desc.kernels.combine`, as :class:`~kcca_desc.methods.MultipleKernelRanker` does), so a
-weight reads as a share. A query caption is an item of one caption.
+``efficientnet_cosine`` (RBF and cosine kernels over EfficientNet-Lite0 features), Hodosh et
+al.'s ``pyramid`` and its level 0 ``histo`` (their codebooks learnt on the training images, so a
+new training set recomputes every image's features) and ``vit_rbf`` and ``vit_cosine`` (over the
+ViT-S/14 features of ``onnx:vit``); RBF bandwidths by the median heuristic. Each base kernel is
+centred and scaled to trace n on the training items (:mod:`kcca_desc.kernels.combine`, as
+:class:`~kcca_desc.methods.MultipleKernelRanker` does), so a weight reads as a share. A query
+caption is an item of one caption.
 
 Every candidate is the exact KCCA solver (:class:`kcca_desc.kcca.KCCA`) over the summed
 kernels, scored by the cosine of the projections weighted by ρ^p, its (κ, p, n) chosen on dev by
@@ -18,7 +19,9 @@ on dev only, by greedy forward selection: every base kernel alone (beside the fi
 other view), then from the best of those, at each step the base kernel and weight that raise the
 dev objective most are added, until none does; each step is recorded (the dev curve). Gram
 matrices of the base kernels are computed once and cached (``$KCCA_DESC_CACHE``), so a weight
-setting costs one KCCA solve, not a kernel evaluation.
+setting costs one KCCA solve, not a kernel evaluation. A candidate's entry depends only on its
+combination, the (κ, p, n) grid and the training items, so a run with more base kernels keeps the
+candidates already measured and measures only the new ones.
 
 The test split is read once, at the end: the selected combination, the best single-kernel
 systems of each view, the encoder bridges and trained models of ``neural.json`` (linear CCA and
@@ -28,11 +31,16 @@ bootstrap interval (search queries resampled by image) and the p-values of paire
 (McNemar for R@K, paired randomisation for median and mean rank) against the best single-kernel
 system. Wall time, CPU time and peak memory of the whole selection and of the final fit are
 recorded. The record is written after every dev candidate and every test system, so an
-interrupted run resumes where it stopped (``--force`` starts over).
+interrupted run resumes where it stopped (``--force`` starts over); a system is tested again only
+when the selection chose another combination for it. Encoders whose features need a trained
+checkpoint that the run does not have (the VSE, VSE++ and char-GRU towers of
+``benchmarks/neural.py``) are recorded under ``not_measured`` with their training cost from
+``neural.json``.
 
 Usage::
 
     python benchmarks/strongest.py --data-root ../shared/flickr8k
+    python benchmarks/strongest.py --data-root ../shared/flickr8k --dev-only  # the selection only
     python benchmarks/strongest.py --quick    # the synthetic data set, named kernels only
 
 References
@@ -58,7 +66,7 @@ import numpy as np
 
 from kcca_bench import (PeakMemory, add_output_arguments, benchmark_parser, fill_defaults, flickr8k_or_quick,
                         machine_info, output_path, result_record, run_main)
-from kcca_desc._core.cache import NpzCache, atomic_write_text
+from kcca_desc._core.cache import NpzCache, atomic_write_text, cache_root
 from kcca_desc.cli.options import positive_int
 from kcca_desc.data.dataset import PROTOCOLS, Dataset, RetrievalView
 from kcca_desc.evaluate import Result, add_confidence_intervals, add_significance, result_from_scores
@@ -80,6 +88,15 @@ KLEIN_2015 = {"annotation": [31.0, 59.3, 73.7], "search": [21.2, 50.0, 64.8]}
 NEURAL_ROWS = {"cca_minilm_efficientnet": "linear CCA, MiniLM × EfficientNet-Lite0 (30,000 pairs)",
                "kcca_minilm_efficientnet": "RBF KCCA, same features (30,000 pairs, rank 4,096)",
                "vse": "VSE (Kiros et al.), trained", "vse_hardest": "VSE++ (Faghri et al.), trained"}
+
+#: Trained encoders of ``neural.json`` whose towers would be feature kernels (their system there ->
+#: what they are): without a checkpoint, training one costs what ``neural.json`` records.
+TRAINED_TOWERS = {"vse": "VSE (Kiros et al.) text and image towers",
+                  "vse_hardest": "VSE++ (Faghri et al.) text and image towers",
+                  "char_gru": "char-GRU text tower and its image tower"}
+
+#: The settings a dev candidate's entry depends on: when they change, no candidate measured is kept.
+CANDIDATE_SETTINGS = ("regs", "weight_powers", "n_components", "train_images", "select_train_images")
 
 
 # ----------------------------------------------------------------- base kernels
@@ -311,6 +328,27 @@ def neural_rows(path: Path, dataset: str) -> dict:
     return found
 
 
+def not_measured(path: Path, dataset: str) -> dict:
+    """The :data:`TRAINED_TOWERS` without a checkpoint in the cache, each with its training cost in ``neural.json``.
+
+    Their features need a model trained by ``benchmarks/neural.py``; the cost is what its training on
+    ``dataset`` took there (wall time, epochs, device), read from its karpathy-protocol record.
+    """
+    checkpoints = list((cache_root() / "checkpoints").glob("*/state.pt"))
+    records = {r["system"]: r for r in (json.loads(path.read_text()) if path.is_file() else [])
+               if r.get("system") in TRAINED_TOWERS and r.get("dataset") == dataset and r.get("protocol") == "karpathy"}
+    out = {}
+    for system, what in TRAINED_TOWERS.items():
+        params = records.get(system, {}).get("params", {})
+        cost = {"train_s": params.get("train_s"), "epochs": params.get("epochs"),
+                "training_cost": params.get("training_cost")} if params else None
+        out[system] = {"what": what, "checkpoints_in_cache": len(checkpoints), "training": cost,
+                       "reason": "no trained checkpoint in the cache; training one (benchmarks/neural.py) costs "
+                                 + (f"{cost['train_s'] / 60:.0f} min on {cost['training_cost']['device']}"
+                                    if cost else "what neural.json does not record")}
+    return out
+
+
 def add_tests(record: dict) -> None:
     """p-values of every measured system against the best single-kernel system, per protocol."""
     baseline = record["systems"]["best_single"]["results"]
@@ -337,12 +375,14 @@ def complete(record: dict, neural: Path, dataset: str) -> None:
         record["cost"]["final_fit"] = record["systems"]["mkl"]["fit"]
     if "best_single" in record["systems"]:
         add_tests(record)
+    record["not_measured"] = not_measured(neural, dataset)
     record["published"] = {"klein2015": {"label": "Klein et al. 2015, Fisher vectors (GMM+HGLMM) + CCA, VGG "
                                                   "features (published)", "karpathy": KLEIN_2015}}
 
 
 DEFAULTS = {
-    "full": {"text_kernels": "minilm_rbf,tri_sem,bow5_idf", "image_kernels": "efficientnet_rbf,efficientnet_cosine",
+    "full": {"text_kernels": "minilm_rbf,tri_sem,bow5_idf",
+             "image_kernels": "efficientnet_rbf,efficientnet_cosine,pyramid,histo,vit_rbf,vit_cosine",
              "regs": "0.3,1,3,10", "weight_powers": "1,2,4", "n_components": "256,512", "weights": "1"},
     "quick": {"text_kernels": "bow5_idf,tri5", "image_kernels": "histo,pyramid",
               "regs": "0.1,1", "weight_powers": "0,1", "n_components": "4,8", "weights": "1"},
@@ -371,6 +411,8 @@ def main(argv=None) -> dict:
     p.add_argument("--neural", type=Path, default=Path(__file__).resolve().parent / "results" / "neural.json",
                    help="the neural.json whose bridges and trained models are shown beside ours")
     p.add_argument("--force", action="store_true", help="start over rather than resume from the record")
+    p.add_argument("--dev-only", action="store_true",
+                   help="stop after the selection on dev, the test split unread (a later run resumes from it)")
     add_output_arguments(p, "the synthetic data set, named kernels, a 2 x 2 x 2 grid")
     args = fill_defaults(p.parse_args(argv), DEFAULTS)
     args.text_kernels, args.image_kernels = args.text_kernels.split(","), args.image_kernels.split(",")
@@ -390,8 +432,10 @@ def main(argv=None) -> dict:
                                               "n_components", "weights")}
     settings["train_images"] = len(dataset.splits["train"])
     settings["select_train_images"] = len(with_training_images(dataset, args.select_train_images).splits["train"])
-    if record.get("settings", settings) != settings:
+    kept = record.get("settings", settings)
+    if any(kept.get(k) != settings[k] for k in CANDIDATE_SETTINGS):
         record = {}  # another search: its candidates are not this one's
+    measured_before = len(record.get("dev_candidates", {}))
     record.update(dataset=dataset.name, settings=settings, machine=machine_info(),
                   train_split_images=len(full.splits["train"]))
     record.setdefault("systems", {})
@@ -406,22 +450,36 @@ def main(argv=None) -> dict:
             selection_bank.grams(name)
         chosen = select(selection_bank, args, views, record, save)
         selection = {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
-    bank = GramBank(dataset)
-    for name in args.text_kernels + args.image_kernels:
-        bank.grams(name)
-    if "selection" not in record.get("cost", {}):
-        record.setdefault("cost", {})["selection"] = {**selection, "peak_gib": memory.peak_gib,
-                                                      "note": "this run's; a resumed run's covers what it redid"}
-    record["base_kernels"] = {name: {"view": side_of(name), "help": BASE_KERNELS.help(name),
-                                     "gram_s": bank.seconds[name]}
-                              for name in args.text_kernels + args.image_kernels}
-    save()
-
+    selection["peak_gib"] = memory.peak_gib
+    cost = record.setdefault("cost", {})
+    if "selection" not in cost:
+        cost["selection"] = {**selection, "note": "this run's; a resumed run's covers what it redid"}
+    elif len(record["dev_candidates"]) > measured_before:
+        # A run with more base kernels: what measuring its new candidates (and their Grams) cost.
+        cost.setdefault("selection_added", []).append(
+            {**selection, "candidates": len(record["dev_candidates"]) - measured_before,
+             "load_average_at_start": record["machine"]["load_average_at_start"]})
+    if args.dev_only:
+        save()
+        return record
     best, singles = chosen["best"], chosen["singles"]
     systems = {"mkl": ("multiple-kernel KCCA, selected on dev", best),
                "best_single": ("best single-kernel pair on dev", max(singles.values(), key=lambda e: e["dev_objective"])),
                "best_single_text": ("best single text kernel", singles["text"]),
                "best_single_image": ("best single image kernel", singles["image"])}
+    # The full training set's Grams of the kernels the tested systems sum (a base kernel no system
+    # uses is not computed on all the training items: for an encoder, that would embed them all).
+    bank = GramBank(dataset)
+    used = {name for _, entry in systems.values() for name in (*entry["text"], *entry["image"])}
+    kernels = record.setdefault("base_kernels", {})
+    for name in args.text_kernels + args.image_kernels:
+        kernels[name] = {**kernels.get(name, {}), "view": side_of(name), "help": BASE_KERNELS.help(name),
+                         "selection_gram_s": selection_bank.seconds[name]}
+        if name in used:
+            bank.grams(name)
+            kernels[name]["gram_s"] = bank.seconds[name]
+    save()
+
     retune = {}
     if len(selection_bank.train) < len(bank.train):
         # The kernels' eigenvalues grow with the number of training items, and κ is on their scale.
@@ -434,7 +492,8 @@ def main(argv=None) -> dict:
             record["systems"].pop(name, None)  # the same system as a row above
             continue
         seen.add(key)
-        if name not in record["systems"]:
+        tested = record["systems"].get(name, {})
+        if (tested.get("text"), tested.get("image")) != (entry["text"], entry["image"]):
             # Only the selected system's fit is timed from scratch; the others read the dev search's.
             record["systems"][name] = {"label": label, **test_results(
                 bank, dataset, entry, name, args, None if name == "mkl" else args.solver_cache, **retune)}

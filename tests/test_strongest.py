@@ -77,3 +77,37 @@ def test_the_selection_on_dev_never_reads_the_test_split():
     untimed = [{role: {k: v for k, v in entry.items() if not k.endswith("_s")}
                 for role, entry in (("best", c["best"]), *c["singles"].items())} for c in chosen]
     assert untimed[0] == untimed[1]
+
+
+def test_a_run_with_more_base_kernels_keeps_the_candidates_measured(tmp_path):
+    out = tmp_path / "strongest.json"
+    common = ["--quick", "--out", str(out), "--text-kernels", "bow5_idf", "--neural", str(tmp_path / "none.json")]
+    first = strongest.main(common + ["--image-kernels", "histo", "--dev-only"])
+    assert first["systems"] == {} and "dev_curve" in first
+    first = strongest.main(common + ["--image-kernels", "histo"])
+    second = strongest.main(common + ["--image-kernels", "histo,pyramid"])
+    kept = first["dev_candidates"]
+    # The first run's candidates read back, not measured again (their fit times are the first run's).
+    assert {k: second["dev_candidates"][k] for k in kept} == kept
+    assert len(second["dev_candidates"]) > len(kept)
+    assert second["cost"]["selection"] == first["cost"]["selection"]
+    assert second["cost"]["selection_added"][0]["candidates"] == len(second["dev_candidates"]) - len(kept)
+    assert set(second["base_kernels"]) == {"bow5_idf", "histo", "pyramid"}
+    # A changed grid keeps nothing.
+    third = strongest.main(common + ["--image-kernels", "histo", "--regs", "0.5"])
+    assert [e["setting"]["reg"] for e in third["dev_candidates"].values()] == [0.5]
+    assert "selection_added" not in third["cost"]
+
+
+def test_encoders_without_a_checkpoint_are_recorded_with_their_training_cost(tmp_path):
+    neural = tmp_path / "neural.json"
+    cost = {"device": "cpu, 2 torch threads", "peak_rss_gib": 1.0, "peak_gpu_gib": None, "seconds_per_epoch": 60.0}
+    neural.write_text(strongest.json.dumps([
+        {"system": "vse", "dataset": "flickr8k", "protocol": p, "params": {"train_s": 1800.0, "epochs": 30,
+                                                                         "training_cost": cost}}
+        for p in ("hodosh", "karpathy")]))
+    missing = strongest.not_measured(neural, "flickr8k")
+    assert set(missing) == set(strongest.TRAINED_TOWERS)
+    assert missing["vse"]["training"] == {"train_s": 1800.0, "epochs": 30, "training_cost": cost}
+    assert "30 min on cpu, 2 torch threads" in missing["vse"]["reason"]
+    assert missing["char_gru"]["training"] is None and missing["vse"]["checkpoints_in_cache"] == 0
