@@ -503,12 +503,19 @@ def strongest_notes(results: ResultsFiles) -> str:
                f"the {settings['train_images']:,} training images")
     where = (f"on the first {settings['select_train_images']:,} of {trained}, the chosen systems then fitted on "
              "all with their (κ, p, n) chosen again on dev" if subset else f"on {trained}")
+    selected, tested = record["dev_curve"][-1], record["systems"]["mkl"]
+    # A later selection (--dev-only) whose choice is not fitted and tested yet: the rows are the earlier one's.
+    pending = ("" if (selected["text"], selected["image"]) == (tested["text"], tested["image"]) else
+               f" That selection now ends at {combination(selected)}, not yet fitted on all the training images "
+               f"nor tested: the rows above show the system it chose before, {combination(tested)} (dev objective "
+               + next(f"{e['dev_objective']:.1f}" for e in record["dev_candidates"].values()
+                      if (e["text"], e["image"]) == (tested["text"], tested["image"])) + ").")
     return paragraph(
         f"Each measured figure with its {level:.0%} percentile bootstrap interval (search queries resampled by "
         "image); † marks a figure whose paired test against the best single-kernel pair "
         f"(McNemar for R@K, paired randomisation for the median rank) gives p < {SIGNIFICANCE:g}. The dev curve "
         "of the greedy forward selection (R@1 + R@5 + R@10 of both tasks, summed over both protocols' dev "
-        f"views), {where}: {'; '.join(steps)}. The whole selection ({len(record['dev_candidates'])} combinations, "
+        f"views), {where}: {'; '.join(steps)}.{pending} The whole selection ({len(record['dev_candidates'])} combinations, "
         f"each an exact KCCA fit and its dev grid, and the base kernels' Gram matrices) took "
         f"{duration(cost['selection']['wall_s'])} and {cost['selection']['peak_gib']:.1f} GiB at its peak"
         + "".join(f", a later run adding {run['candidates']} combinations over new base kernels "

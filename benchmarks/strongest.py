@@ -375,7 +375,6 @@ def complete(record: dict, neural: Path, dataset: str) -> None:
         record["cost"]["final_fit"] = record["systems"]["mkl"]["fit"]
     if "best_single" in record["systems"]:
         add_tests(record)
-    record["not_measured"] = not_measured(neural, dataset)
     record["published"] = {"klein2015": {"label": "Klein et al. 2015, Fisher vectors (GMM+HGLMM) + CCA, VGG "
                                                   "features (published)", "karpathy": KLEIN_2015}}
 
@@ -459,6 +458,7 @@ def main(argv=None) -> dict:
         cost.setdefault("selection_added", []).append(
             {**selection, "candidates": len(record["dev_candidates"]) - measured_before,
              "load_average_at_start": record["machine"]["load_average_at_start"]})
+    record["not_measured"] = not_measured(args.neural, dataset.name)
     if args.dev_only:
         save()
         return record
