@@ -30,11 +30,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
-from kcca_bench import add_output_arguments, benchmark_parser, fill_defaults, machine_info, output_path, run_main
+from kcca_bench import benchmark_parser, machine_info, run_main
 from kcca_bench import write_results
-from kcca_bench.checkouts import add_checkout_arguments, checkout_commit, checkouts_of, rank_agreement, run_in_checkout
+from kcca_bench.checkouts import (add_checkout_arguments, checkout_commit, parse_checkout_arguments, rank_agreement,
+                                  run_in_checkout)
 
 SIDES = ("before", "after")
 DEFAULTS = {
@@ -67,12 +66,9 @@ def main(argv=None) -> dict:
     p.add_argument("--seed-parts", default="pyramid_histograms,codebooks,nltk_data",
                    help="comma-separated folders of --seed-cache copied into each cold cache")
     p.add_argument("--no-main-job", action="store_true", default=None, help="time the table systems only")
-    p.add_argument("--work", type=Path, help="folder of the caches and logs (default: a temporary one)")
-    add_output_arguments(p, "this checkout against itself, 2 systems of the synthetic data set, no main job")
-    args = p.parse_args(argv)
-    fill_defaults(args, DEFAULTS)
-    args.out = output_path(args, __file__)
-    checkouts = checkouts_of(args)
+    args, checkouts = parse_checkout_arguments(
+        p, argv, DEFAULTS, __file__, "this checkout against itself, 2 systems of the synthetic data set, no main job",
+        "the caches and logs")
     data = ["--quick"] if args.quick else ["--data-root", args.data_root]
     main_job = ["-m", "kcca_desc.fit", "--text-kernel", "tri_sem", "-q"]
     if not args.quick:

@@ -29,9 +29,10 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from kcca_bench import add_output_arguments, benchmark_parser, fill_defaults, machine_info, output_path, run_main
+from kcca_bench import benchmark_parser, machine_info, run_main
 from kcca_bench import write_results
-from kcca_bench.checkouts import add_checkout_arguments, checkout_commit, checkouts_of, rank_agreement, run_in_checkout
+from kcca_bench.checkouts import (add_checkout_arguments, checkout_commit, parse_checkout_arguments, rank_agreement,
+                                  run_in_checkout)
 
 SIDES = ("before", "after")
 DEFAULTS = {
@@ -61,12 +62,9 @@ def main(argv=None) -> dict:
     p.add_argument("--repeats", type=int, help=f"timed runs per checkout (default {DEFAULTS['full']['repeats']})")
     p.add_argument("--cache", type=Path, help="the cache both checkouts use (default: the user's; "
                                               "with --quick a temporary one)")
-    p.add_argument("--work", type=Path, help="folder of the results files and logs (default: a temporary one)")
-    add_output_arguments(p, "this checkout against itself, once each, on a small synthetic data set")
-    args = p.parse_args(argv)
-    fill_defaults(args, DEFAULTS)
-    args.out = output_path(args, __file__)
-    checkouts = checkouts_of(args)
+    args, checkouts = parse_checkout_arguments(
+        p, argv, DEFAULTS, __file__, "this checkout against itself, once each, on a small synthetic data set",
+        "the results files and logs")
     work = args.work or Path(tempfile.mkdtemp(prefix="warm_main_job_"))
     work.mkdir(parents=True, exist_ok=True)
     cache = args.cache or (work / "cache" if args.quick else

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_checkout_arguments", "checkouts_of", "checkout_python", "checkout_commit", "run_in_checkout",
+__all__ = ["add_checkout_arguments", "parse_checkout_arguments", "checkouts_of", "checkout_python", "checkout_commit", "run_in_checkout",
            "rank_agreement"]
 
 
@@ -24,6 +24,24 @@ def add_checkout_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--before", type=Path, help="checkout timed first (default: this one)")
     parser.add_argument("--after", type=Path, default=HERE, help="checkout timed second (default: this one)")
     parser.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
+
+
+def parse_checkout_arguments(parser: argparse.ArgumentParser, argv, defaults: dict, script: str, quick: str,
+                             work: str) -> tuple[argparse.Namespace, dict[str, Path]]:
+    """Add ``--work`` and the output options to ``parser``, parse ``argv`` and fill ``defaults``.
+
+    The common end of the command lines of the scripts that time two checkouts; ``quick`` says what
+    ``--quick`` runs, ``work`` what the work folder holds.  Returns the arguments (``out`` set) and
+    :func:`checkouts_of` them.
+    """
+    from . import add_output_arguments, fill_defaults, output_path
+
+    parser.add_argument("--work", type=Path, help=f"folder of {work} (default: a temporary one)")
+    add_output_arguments(parser, quick)
+    args = parser.parse_args(argv)
+    fill_defaults(args, defaults)
+    args.out = output_path(args, script)
+    return args, checkouts_of(args)
 
 
 def checkouts_of(args: argparse.Namespace) -> dict[str, Path]:
