@@ -99,7 +99,9 @@ def test_a_run_with_more_base_kernels_keeps_the_candidates_measured(tmp_path):
     assert "selection_added" not in third["cost"]
 
 
-def test_encoders_without_a_checkpoint_are_recorded_with_their_training_cost(tmp_path):
+def test_encoders_without_a_checkpoint_are_recorded_with_their_training_cost(tmp_path, monkeypatch):
+    # A cache of its own: the suite's shared one holds the checkpoints other tests train.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
     neural = tmp_path / "neural.json"
     cost = {"device": "cpu, 2 torch threads", "peak_rss_gib": 1.0, "peak_gpu_gib": None, "seconds_per_epoch": 60.0}
     neural.write_text(strongest.json.dumps([
