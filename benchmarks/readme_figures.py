@@ -525,6 +525,10 @@ def strongest_notes(results: ResultsFiles) -> str:
         f"on {machine['cpus']} cores (`benchmarks/results/strongest.json`). Each base kernel alone, beside the "
         f"other view's `{record['settings']['text_kernels'][0]}` or `{record['settings']['image_kernels'][0]}` "
         f"(dev objective): {'; '.join(_alone(record))}."
+        + "".join(f" The towers of the trained `{system}` ({entry['epochs']} epochs, {duration(entry['train_s'])} of "
+                  f"training by `benchmarks/neural.py`) are base kernels: "
+                  f"{', '.join(f'`{n}`' for names in entry['kernels'].values() for n in names)}."
+                  for system, entry in record.get("towers", {}).items())
         + "".join(f" Not measured: the {entry['what']} ({entry['reason']})."
                   for entry in record.get("not_measured", {}).values()))
 

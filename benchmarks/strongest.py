@@ -32,16 +32,22 @@ bootstrap interval (search queries resampled by image) and the p-values of paire
 system. Wall time, CPU time and peak memory of the whole selection and of the final fit are
 recorded. The record is written after every dev candidate and every test system, so an
 interrupted run resumes where it stopped (``--force`` starts over); a system is tested again only
-when the selection chose another combination for it. Encoders whose features need a trained
-checkpoint that the run does not have (the VSE, VSE++ and char-GRU towers of
-``benchmarks/neural.py``) are recorded under ``not_measured`` with their training cost from
-``neural.json``.
+when the selection chose another combination for it.
+
+The trained models of ``benchmarks/neural.py`` (VSE, VSE++ and char-GRU, in its ``cpu``
+configuration, trained on the training split with dev stopping) add their text and image towers
+as base kernels, ``<system>_text_rbf``, ``<system>_image_cosine``..., when their checkpoint is
+in the cache (:meth:`~kcca_desc.neural.TrainableModel.trained_checkpoint`; this benchmark never
+trains one). Their Grams and candidates are keyed by the checkpoint, so a model trained again
+is measured again. A model without a checkpoint is recorded under ``not_measured`` with the
+training cost ``neural.json`` records.
 
 Usage::
 
     python benchmarks/strongest.py --data-root ../shared/flickr8k
     python benchmarks/strongest.py --data-root ../shared/flickr8k --dev-only  # the selection only
     python benchmarks/strongest.py --quick    # the synthetic data set, named kernels only
+    python benchmarks/neural.py --train-only --systems vse_hardest   # a trained model's towers, then rerun
 
 References
 ----------
@@ -53,7 +59,7 @@ data, models and evaluation metrics. JAIR 47, 853-899.
 
 from __future__ import annotations
 
-import copy
+import importlib.util
 import itertools
 import json
 import os
@@ -66,7 +72,7 @@ import numpy as np
 
 from kcca_bench import (PeakMemory, add_output_arguments, benchmark_parser, fill_defaults, flickr8k_or_quick,
                         machine_info, output_path, result_record, run_main)
-from kcca_desc._core.cache import NpzCache, atomic_write_text, cache_root
+from kcca_desc._core.cache import NpzCache, atomic_write_text
 from kcca_desc.cli.options import positive_int
 from kcca_desc.data.dataset import PROTOCOLS, Dataset, RetrievalView
 from kcca_desc.evaluate import Result, add_confidence_intervals, add_significance, result_from_scores
@@ -75,8 +81,9 @@ from kcca_desc.evaluate.scores import cosine_scores
 from kcca_desc.kcca import KCCA
 from kcca_desc.kernels.combine import kernel_statistics, normalize_cross_kernel, normalize_train_kernel, weighted_sum
 from kcca_desc.methods import MultipleKernelRanker
-from kcca_desc.methods.base_kernels import BASE_KERNELS
+from kcca_desc.methods.base_kernels import BASE_KERNELS, register_feature_kernels
 from kcca_desc.methods.selection import dev_metrics, recall_sum
+from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
 from kcca_desc.text.preprocess import Preprocessor
 
 #: Published figures of Klein et al. (2015), Table 2 (Flickr8K, karpathy protocol: 1,000 test
@@ -89,8 +96,8 @@ NEURAL_ROWS = {"cca_minilm_efficientnet": "linear CCA, MiniLM × EfficientNet-Li
                "kcca_minilm_efficientnet": "RBF KCCA, same features (30,000 pairs, rank 4,096)",
                "vse": "VSE (Kiros et al.), trained", "vse_hardest": "VSE++ (Faghri et al.), trained"}
 
-#: Trained encoders of ``neural.json`` whose towers would be feature kernels (their system there ->
-#: what they are): without a checkpoint, training one costs what ``neural.json`` records.
+#: Trained encoders of ``benchmarks/neural.py`` whose towers are feature kernels (their system there
+#: -> what they are): without a checkpoint, training one costs what ``neural.json`` records.
 TRAINED_TOWERS = {"vse": "VSE (Kiros et al.) text and image towers",
                   "vse_hardest": "VSE++ (Faghri et al.) text and image towers",
                   "char_gru": "char-GRU text tower and its image tower"}
@@ -115,8 +122,11 @@ class GramBank:
     weight setting only sums them.
     """
 
-    def __init__(self, dataset: Dataset, splits=("dev", "test"), cache: bool = True):
+    def __init__(self, dataset: Dataset, splits=("dev", "test"), cache: bool = True,
+                 identities: Mapping[str, str] | None = None):
         self.dataset = dataset
+        # What a name alone does not fix (a trained tower's checkpoint), part of its Grams' key.
+        self.identities = dict(identities or {})
         self.train = dataset.subset("train")
         self.queries = {split: dataset.view(split, "karpathy") for split in splits}
         self.cache = cache
@@ -145,7 +155,8 @@ class GramBank:
         """``{"train": (n, n), split: (queries, n), "seconds": computing time}`` of base kernel ``name``."""
         entry = self.store.get_or_compute(lambda: self._compute(name), what="normalised base kernel grams",
                                           kernel=name, normalization="trace", dataset=self.dataset.fingerprint(),
-                                          splits=sorted(self.queries))
+                                          splits=sorted(self.queries),
+                                          **({"model": self.identities[name]} if name in self.identities else {}))
         self.seconds[name] = float(entry["seconds"])
         return entry
 
@@ -328,22 +339,75 @@ def neural_rows(path: Path, dataset: str) -> dict:
     return found
 
 
-def not_measured(path: Path, dataset: str) -> dict:
-    """The :data:`TRAINED_TOWERS` without a checkpoint in the cache, each with its training cost in ``neural.json``.
+def tower_model(system: str):
+    """The unfitted model ``benchmarks/neural.py`` trains for ``system`` (its cpu configuration, seed 0)."""
+    return TRAINABLE_VARIANTS[system].build("cpu", random_state=0)
 
-    Their features need a model trained by ``benchmarks/neural.py``; the cost is what its training on
-    ``dataset`` took there (wall time, epochs, device), read from its karpathy-protocol record.
+
+def trained_towers(dataset: Dataset, systems) -> tuple[dict, dict]:
+    """Register the towers of the trained models of ``systems`` whose checkpoint is in the cache.
+
+    Each model is the one ``benchmarks/neural.py`` trains on ``dataset``'s training split with dev
+    stopping (:func:`tower_model`); with a finished checkpoint it is loaded (never trained here)
+    and its text and image towers registered as the feature kernels ``<system>_text_rbf``,
+    ``<system>_text_cosine``, ``<system>_image_rbf`` and ``<system>_image_cosine``.
+
+    Returns
+    -------
+    found : dict
+        ``system -> {"checkpoint": key, "kernels": {"text": [...], "image": [...]}, "epochs": n}``.
+    missing : dict
+        ``system -> reason`` for the others.
     """
-    checkpoints = list((cache_root() / "checkpoints").glob("*/state.pt"))
+    if importlib.util.find_spec("torch") is None:
+        return {}, dict.fromkeys(systems, "torch (the 'neural' extra) is not installed")
+    train, dev = dataset.subset("train"), dataset.subset("dev")
+    found, missing = {}, {}
+    for system in systems:
+        model = tower_model(system)
+        path = model.trained_checkpoint(train, dev)
+        if path is None:
+            missing[system] = "no trained checkpoint in the cache"
+            continue
+        model.fit(train, dev)  # loads the checkpoint
+        kernels = {}
+        for side in ("text", "image"):
+            register_feature_kernels(f"{system}_{side}", side, lambda owner, model=model: model,
+                                     description=f"the trained {system} {side} tower's", replace=True)
+            kernels[side] = [f"{system}_{side}_{kind}" for kind in ("rbf", "cosine")]
+        found[system] = {"checkpoint": path.parent.name, "kernels": kernels, "epochs": len(model.history_),
+                         "train_s": model.timings_s_["train"]}
+    return found, missing
+
+
+def forget_retrained(record: dict, towers: Mapping[str, dict]) -> None:
+    """Drop the candidates and systems of ``record`` that sum a tower whose checkpoint has changed."""
+    before = record.get("towers", {})
+    stale = {name for system, entry in towers.items()
+             if system in before and before[system]["checkpoint"] != entry["checkpoint"]
+             for names in before[system]["kernels"].values() for name in names}
+    uses = lambda entry: bool(stale & (set(entry["text"]) | set(entry["image"])))  # noqa: E731
+    for group in ("dev_candidates", "systems"):
+        entries = record.get(group, {})
+        for key in [k for k, entry in entries.items() if "text" in entry and uses(entry)]:
+            del entries[key]
+
+
+def not_measured(path: Path, dataset: str, missing: Mapping[str, str]) -> dict:
+    """The :data:`TRAINED_TOWERS` of ``missing`` (system -> why), each with its training cost in ``neural.json``.
+
+    The cost is what training the model on ``dataset`` took there (wall time, epochs, device), read
+    from its karpathy-protocol record.
+    """
     records = {r["system"]: r for r in (json.loads(path.read_text()) if path.is_file() else [])
                if r.get("system") in TRAINED_TOWERS and r.get("dataset") == dataset and r.get("protocol") == "karpathy"}
     out = {}
-    for system, what in TRAINED_TOWERS.items():
+    for system, why in missing.items():
         params = records.get(system, {}).get("params", {})
         cost = {"train_s": params.get("train_s"), "epochs": params.get("epochs"),
                 "training_cost": params.get("training_cost")} if params else None
-        out[system] = {"what": what, "checkpoints_in_cache": len(checkpoints), "training": cost,
-                       "reason": "no trained checkpoint in the cache; training one (benchmarks/neural.py) costs "
+        out[system] = {"what": TRAINED_TOWERS[system], "training": cost,
+                       "reason": f"{why}; training one (benchmarks/neural.py --train-only --systems {system}) costs "
                                  + (f"{cost['train_s'] / 60:.0f} min on {cost['training_cost']['device']}"
                                     if cost else "what neural.json does not record")}
     return out
@@ -382,9 +446,10 @@ def complete(record: dict, neural: Path, dataset: str) -> None:
 DEFAULTS = {
     "full": {"text_kernels": "minilm_rbf,tri_sem,bow5_idf",
              "image_kernels": "efficientnet_rbf,efficientnet_cosine,pyramid,histo,vit_rbf,vit_cosine",
-             "regs": "0.3,1,3,10", "weight_powers": "1,2,4", "n_components": "256,512", "weights": "1"},
+             "regs": "0.3,1,3,10", "weight_powers": "1,2,4", "n_components": "256,512", "weights": "1",
+             "towers": ",".join(TRAINED_TOWERS)},
     "quick": {"text_kernels": "bow5_idf,tri5", "image_kernels": "histo,pyramid",
-              "regs": "0.1,1", "weight_powers": "0,1", "n_components": "4,8", "weights": "1"},
+              "regs": "0.1,1", "weight_powers": "0,1", "n_components": "4,8", "weights": "1", "towers": ""},
 }
 
 
@@ -398,6 +463,9 @@ def main(argv=None) -> dict:
     p.add_argument("--weight-powers", help="grid of p (dimension k weighted by ρ_k^p)")
     p.add_argument("--n-components", help="grid of n")
     p.add_argument("--weights", help="weights a greedy step tries for an added base kernel")
+    p.add_argument("--towers", help=f"trained models ({', '.join(TRAINED_TOWERS)}) whose text and image towers "
+                                    "join the base kernels when their checkpoint is in the cache (default: all; "
+                                    "quick: none)")
     p.add_argument("--solver-cache", default=None,
                    help="folder caching the eigendecompositions of the dev candidates, so that one kernel "
                         "shared by several is decomposed once (default: none; about 0.3 GB per kernel at n = 6,000)")
@@ -414,7 +482,17 @@ def main(argv=None) -> dict:
                    help="stop after the selection on dev, the test split unread (a later run resumes from it)")
     add_output_arguments(p, "the synthetic data set, named kernels, a 2 x 2 x 2 grid")
     args = fill_defaults(p.parse_args(argv), DEFAULTS)
+    args.towers = [name for name in args.towers.split(",") if name]
+    if set(args.towers) - set(TRAINED_TOWERS):
+        p.error(f"--towers: not trained models of benchmarks/neural.py: {sorted(set(args.towers) - set(TRAINED_TOWERS))}"
+                f" (known: {', '.join(TRAINED_TOWERS)})")
+    full = flickr8k_or_quick(args.data_root, args.quick)
+    # The towers are registered before the kernel names are checked, so that they may be named too.
+    towers, missing = trained_towers(full, args.towers)
     args.text_kernels, args.image_kernels = args.text_kernels.split(","), args.image_kernels.split(",")
+    for entry in towers.values():
+        args.text_kernels += [n for n in entry["kernels"]["text"] if n not in args.text_kernels]
+        args.image_kernels += [n for n in entry["kernels"]["image"] if n not in args.image_kernels]
     for option, names in (("--text-kernels", args.text_kernels), ("--image-kernels", args.image_kernels)):
         view = option[2:].split("-")[0]
         wrong = [n for n in names if n not in BASE_KERNELS or side_of(n) != view]
@@ -424,9 +502,9 @@ def main(argv=None) -> dict:
     args.n_components = [int(v) for v in args.n_components.split(",")]
     out = output_path(args, __file__)
 
-    full = flickr8k_or_quick(args.data_root, args.quick)
     dataset = with_training_images(full, args.train_images)
     record = {} if args.force else _load(out)
+    forget_retrained(record, towers)
     settings = {k: getattr(args, k) for k in ("text_kernels", "image_kernels", "regs", "weight_powers",
                                               "n_components", "weights")}
     settings["train_images"] = len(dataset.splits["train"])
@@ -436,12 +514,14 @@ def main(argv=None) -> dict:
         record = {}  # another search: its candidates are not this one's
     measured_before = len(record.get("dev_candidates", {}))
     record.update(dataset=dataset.name, settings=settings, machine=machine_info(),
-                  train_split_images=len(full.splits["train"]))
+                  train_split_images=len(full.splits["train"]), towers=towers)
     record.setdefault("systems", {})
     save = lambda: _save(out, record)  # noqa: E731
     views = {protocol: dataset.view("dev", protocol) for protocol in PROTOCOLS}
     # A selection on fewer training items has a bank of its own: the kernels normalised on those items.
-    selection_bank = GramBank(with_training_images(dataset, args.select_train_images))
+    identities = {name: entry["checkpoint"] for entry in towers.values()
+                  for names in entry["kernels"].values() for name in names}
+    selection_bank = GramBank(with_training_images(dataset, args.select_train_images), identities=identities)
 
     with PeakMemory() as memory:
         start, cpu = time.perf_counter(), time.process_time()
@@ -458,7 +538,7 @@ def main(argv=None) -> dict:
         cost.setdefault("selection_added", []).append(
             {**selection, "candidates": len(record["dev_candidates"]) - measured_before,
              "load_average_at_start": record["machine"]["load_average_at_start"]})
-    record["not_measured"] = not_measured(args.neural, dataset.name)
+    record["not_measured"] = not_measured(args.neural, dataset.name, missing)
     if args.dev_only:
         save()
         return record
@@ -469,7 +549,7 @@ def main(argv=None) -> dict:
                "best_single_image": ("best single image kernel", singles["image"])}
     # The full training set's Grams of the kernels the tested systems sum (a base kernel no system
     # uses is not computed on all the training items: for an encoder, that would embed them all).
-    bank = GramBank(dataset)
+    bank = GramBank(dataset, identities=identities)
     used = {name for _, entry in systems.values() for name in (*entry["text"], *entry["image"])}
     kernels = record.setdefault("base_kernels", {})
     for name in args.text_kernels + args.image_kernels:

@@ -2,6 +2,7 @@
 reads the test split."""
 
 import argparse
+import copy
 import importlib.util
 import sys
 from pathlib import Path
@@ -99,17 +100,73 @@ def test_a_run_with_more_base_kernels_keeps_the_candidates_measured(tmp_path):
     assert "selection_added" not in third["cost"]
 
 
-def test_encoders_without_a_checkpoint_are_recorded_with_their_training_cost(tmp_path, monkeypatch):
-    # A cache of its own: the suite's shared one holds the checkpoints other tests train.
-    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
+def test_models_without_a_checkpoint_are_recorded_with_their_training_cost(tmp_path):
     neural = tmp_path / "neural.json"
     cost = {"device": "cpu, 2 torch threads", "peak_rss_gib": 1.0, "peak_gpu_gib": None, "seconds_per_epoch": 60.0}
     neural.write_text(strongest.json.dumps([
         {"system": "vse", "dataset": "flickr8k", "protocol": p, "params": {"train_s": 1800.0, "epochs": 30,
                                                                          "training_cost": cost}}
         for p in ("hodosh", "karpathy")]))
-    missing = strongest.not_measured(neural, "flickr8k")
-    assert set(missing) == set(strongest.TRAINED_TOWERS)
+    missing = strongest.not_measured(neural, "flickr8k", {"vse": "no trained checkpoint", "char_gru": "not asked"})
+    assert set(missing) == {"vse", "char_gru"}
     assert missing["vse"]["training"] == {"train_s": 1800.0, "epochs": 30, "training_cost": cost}
+    assert missing["vse"]["reason"].startswith("no trained checkpoint; ")
     assert "30 min on cpu, 2 torch threads" in missing["vse"]["reason"]
-    assert missing["char_gru"]["training"] is None and missing["vse"]["checkpoints_in_cache"] == 0
+    assert missing["char_gru"]["training"] is None
+
+
+@pytest.fixture
+def base_kernels_restored():
+    """The base-kernel registry as it was before the test (towers register kernels in it)."""
+    registry = strongest.BASE_KERNELS
+    saved = dict(registry._entries), dict(registry._help)
+    yield registry
+    registry._entries, registry._help = saved
+
+
+def test_a_trained_models_towers_are_base_kernels_keyed_by_its_checkpoint(tmp_path, monkeypatch,
+                                                                           base_kernels_restored):
+    pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
+    from kcca_desc.neural import VSEEncoder
+    from toys import TinyEncoder
+
+    # A cache of its own, and a tiny model in place of the cpu configuration's.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(strongest, "tower_model", lambda system: VSEEncoder(
+        image_encoder=TinyEncoder(), word_dim=8, joint_dim=8, min_count=1, batch_size=8, max_epochs=2,
+        random_state=0, margin=0.2 if system == "vse" else 0.1))
+    dataset = quick_dataset()
+    found, missing = strongest.trained_towers(dataset, ["vse", "vse_hardest"])
+    assert found == {} and set(missing) == {"vse", "vse_hardest"}
+    model = strongest.tower_model("vse").fit(dataset.subset("train"), dataset.subset("dev"))
+
+    found, missing = strongest.trained_towers(dataset, ["vse", "vse_hardest"])
+    assert set(found) == {"vse"} and set(missing) == {"vse_hardest"}
+    assert found["vse"]["checkpoint"] == model.checkpoint_path_.parent.name
+    assert found["vse"]["kernels"] == {"text": ["vse_text_rbf", "vse_text_cosine"],
+                                       "image": ["vse_image_rbf", "vse_image_cosine"]}
+    assert strongest.side_of("vse_image_cosine") == "image" and strongest.side_of("vse_text_rbf") == "text"
+
+    # The image tower's cosine kernel, centred and scaled to trace n, against numpy.
+    bank = strongest.GramBank(dataset, cache=False, identities={"vse_image_cosine": "key"})
+    train = dataset.subset("train")
+    U = model.embed_images(train.images)
+    U = U / np.linalg.norm(U, axis=1, keepdims=True)
+    n = len(U)
+    C = np.eye(n) - 1 / n
+    K = C @ U @ U.T @ C
+    np.testing.assert_allclose(bank.grams("vse_image_cosine")["train"], K * n / np.trace(K), rtol=1e-4, atol=1e-5)
+
+
+def test_candidates_summing_a_retrained_tower_are_measured_again():
+    kernels = {"text": ["vse_text_rbf"], "image": ["vse_image_rbf"]}
+    entry = lambda text, image: {"text": {text: 1.0}, "image": {image: 1.0}}  # noqa: E731
+    record = {"towers": {"vse": {"checkpoint": "old", "kernels": kernels}},
+              "dev_candidates": {"a": entry("minilm_rbf", "efficientnet_rbf"), "b": entry("vse_text_rbf", "histo"),
+                                 "c": entry("minilm_rbf", "vse_image_rbf")},
+              "systems": {"mkl": entry("vse_text_rbf", "histo"), "vse": {"source": "neural.json", "results": {}}}}
+    unchanged = copy.deepcopy(record)
+    strongest.forget_retrained(record, {"vse": {"checkpoint": "old", "kernels": kernels}})
+    assert record == unchanged
+    strongest.forget_retrained(record, {"vse": {"checkpoint": "new", "kernels": kernels}})
+    assert list(record["dev_candidates"]) == ["a"] and list(record["systems"]) == ["vse"]

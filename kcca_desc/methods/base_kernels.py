@@ -275,11 +275,13 @@ class FeatureKernel(BaseKernel):
 BASE_KERNELS: Registry[BaseKernelSpec] = Registry("base kernel")
 
 
-def register_feature_kernels(name: str, side: str, encoder, *, description: str | None = None) -> None:
+def register_feature_kernels(name: str, side: str, encoder, *, description: str | None = None,
+                             replace: bool = False) -> None:
     """Register ``<name>_rbf`` and ``<name>_cosine`` over the features of ``encoder``.
 
-    ``encoder`` is a spec (``"onnx:minilm"``) or ``encoder(owner) -> Encoder``; ``description``
-    names it in the help (default: the spec).
+    ``encoder`` is a spec (``"onnx:minilm"``) or ``encoder(owner) -> Encoder`` (a trained
+    model's tower, say); ``description`` names it in the help (default: the spec); ``replace``
+    registers them again under names already taken (another trained model).
 
     Examples
     --------
@@ -290,7 +292,7 @@ def register_feature_kernels(name: str, side: str, encoder, *, description: str 
     for kind in ("rbf", "cosine"):
         BASE_KERNELS.register(f"{name}_{kind}", BaseKernelSpec(
             side, lambda full, owner, encoder=encoder, kind=kind: FeatureKernel(full, side, encoder, kind)),
-            help=f"{kind} kernel over {description or encoder} {side} features")
+            help=f"{kind} kernel over {description or encoder} {side} features", replace=replace)
 
 
 for _name in TEXT_KERNELS:

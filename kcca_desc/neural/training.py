@@ -268,6 +268,31 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         key, lineage = cache_keys([{"params": params}, {"params": {**params, **unset}, "lineage": True}], **common)
         return key, lineage
 
+    def _starting_state(self, train: Dataset, dev: Dataset | None, *, record: bool) -> tuple[Path, dict | None]:
+        """This run's checkpoint path and the state it starts from (:meth:`.Lineage.starting_state`);
+        with ``record``, its lineage is written beside the checkpoint."""
+        key, lineage_key = self._checkpoint_keys(train, dev)
+        path = cache_dir("checkpoints") / key / "state.pt"
+        lineage = Lineage(lineage_key, self.max_epochs, self.patience, self.max_train_seconds,
+                          runtime={name: getattr(self, name) for name in _RUNTIME},
+                          is_snapshot_epoch=self._is_snapshot_epoch, label=type(self).__name__)
+        if record:
+            lineage.write(path)
+        return path, lineage.starting_state(path)
+
+    def trained_checkpoint(self, train: Dataset, dev: Dataset | None = None) -> Path | None:
+        """The finished checkpoint that ``fit(train, dev)`` would load instead of training, or None.
+
+        Its own, or that of an earlier run of its lineage that is this whole run (the same
+        model trained under other threads, say).  None when ``checkpoint`` is off or when
+        :meth:`fit` would train: a caller can tell, before any epoch, whether a model is at hand.
+        """
+        self._validate_params()
+        if not self.checkpoint:
+            return None
+        path, state = self._starting_state(train, dev, record=False)
+        return path if state is not None and state["finished"] else None
+
     def fit(self, train: Dataset, dev: Dataset | None = None) -> "TrainableModel":
         """Train on every (image, caption) pair of ``train``; select snapshots on ``dev``.
 
@@ -289,15 +314,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         if self.n_threads is not None:
             torch.set_num_threads(self.n_threads)
         self.image_encoder_ = self._default_image_encoder()
-        path, state = None, None
-        if self.checkpoint:
-            key, lineage_key = self._checkpoint_keys(train, dev)
-            path = cache_dir("checkpoints") / key / "state.pt"
-            lineage = Lineage(lineage_key, self.max_epochs, self.patience, self.max_train_seconds,
-                              runtime={name: getattr(self, name) for name in _RUNTIME},
-                              is_snapshot_epoch=self._is_snapshot_epoch, label=type(self).__name__)
-            lineage.write(path)
-            state = lineage.starting_state(path)
+        path, state = self._starting_state(train, dev, record=True) if self.checkpoint else (None, None)
         if state is not None and state["finished"]:
             LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
             self._restore(state, path, resumed_from=len(state["run"]["history"]))

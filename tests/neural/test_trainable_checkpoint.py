@@ -333,3 +333,23 @@ def test_damaged_checkpoint_is_retrained_not_trusted(tmp_path, monkeypatch):
         again = _model(VSEEncoder).set_params(max_epochs=1).fit(train)
     assert again.resumed_from_epoch_ == 0 and len(again.history_) == 1
     assert read_checkpoint(again.checkpoint_path_)["finished"]
+
+
+def test_trained_checkpoint_says_whether_fit_would_load_or_train(tmp_path, monkeypatch):
+    data = make_dataset(n=16)
+    train, dev = data.subset("train"), data.subset("test")
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
+    assert _model(VSEEncoder).trained_checkpoint(train, dev) is None
+    undo = _interrupt_at(monkeypatch, 3)
+    with pytest.raises(Interrupted):
+        _model(VSEEncoder).fit(train, dev=dev)
+    undo()
+    # An interrupted run is not a trained model.
+    assert _model(VSEEncoder).trained_checkpoint(train, dev) is None
+    whole = _model(VSEEncoder).fit(train, dev=dev)
+    assert _model(VSEEncoder).trained_checkpoint(train, dev) == whole.checkpoint_path_
+    # The same run under other threads is loaded, so it is at hand too; other data or settings are not.
+    assert _model(VSEEncoder).set_params(n_threads=2).trained_checkpoint(train, dev) is not None
+    assert _model(VSEEncoder).set_params(margin=0.3).trained_checkpoint(train, dev) is None
+    assert _model(VSEEncoder).trained_checkpoint(train, data.subset("train")) is None
+    assert _model(VSEEncoder).set_params(checkpoint=False).trained_checkpoint(train, dev) is None
