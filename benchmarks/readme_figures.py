@@ -426,10 +426,12 @@ def headline(results: ResultsFiles) -> str:
     found = {name: _neural(results, name) for name in ("neural", "neural_gpu")}
     rows += [(label, method, *(figures(found[name][system, "hodosh"][task]) for task in TASKS))
              for label, name, system, method in HEADLINE_NEURAL]
-    mkl = results["strongest"]["systems"]["mkl"]
     trained = results["strongest"]["settings"]["train_images"]
-    rows.append((f"multiple-kernel KCCA: {combination(mkl)}, {trained:,} training images", "`benchmarks/strongest.py`",
-                 *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)))
+    for name in ("mkl_without_towers", "mkl"):
+        mkl = results["strongest"]["systems"].get(name)
+        if mkl is not None:
+            rows.append((f"multiple-kernel KCCA: {combination(mkl)}, {trained:,} training images",
+                         "`benchmarks/strongest.py`", *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)))
     q = results["hodosh_table"]["settings"]["weight_power"]
     return (paragraph(
         "Flickr8K test split, hodosh protocol (one caption per test image), R@1 / R@5 / R@10 (median rank); "
@@ -491,8 +493,10 @@ def _alone(record: Mapping) -> list[str]:
 def strongest_notes(results: ResultsFiles) -> str:
     """The dev curve of the greedy selection, each base kernel alone, the encoders not measured and the costs."""
     record = results["strongest"]
-    steps = [f"{combination(step)} {step['dev_objective']:.1f}" if step["added"] is None
-             else f"+ {step['added']} {step['dev_objective']:.1f}" for step in record["dev_curve"]]
+
+    def curve(name: str) -> str:
+        return "; ".join(f"{combination(step)} {step['dev_objective']:.1f}" if step["added"] is None
+                         else f"+ {step['added']} {step['dev_objective']:.1f}" for step in record[name])
     cost = record["cost"]
     machine = record["machine"]
     level = record["systems"]["mkl"]["results"]["karpathy"]["ci_settings"]["confidence"]
@@ -515,7 +519,10 @@ def strongest_notes(results: ResultsFiles) -> str:
         "image); † marks a figure whose paired test against the best single-kernel pair "
         f"(McNemar for R@K, paired randomisation for the median rank) gives p < {SIGNIFICANCE:g}. The dev curve "
         "of the greedy forward selection (R@1 + R@5 + R@10 of both tasks, summed over both protocols' dev "
-        f"views), {where}: {'; '.join(steps)}.{pending} The whole selection ({len(record['dev_candidates'])} combinations, "
+        f"views), {where}: {curve('dev_curve')}.{pending}"
+        + (f" Without the trained towers: {curve('dev_curve_without_towers')}." if "dev_curve_without_towers" in record
+           else "")
+        + f" The whole selection ({len(record['dev_candidates'])} combinations, "
         f"each an exact KCCA fit and its dev grid, and the base kernels' Gram matrices) took "
         f"{duration(cost['selection']['wall_s'])} and {cost['selection']['peak_gib']:.1f} GiB at its peak"
         + "".join(f", a later run adding {run['candidates']} combinations over new base kernels "

@@ -39,7 +39,8 @@ configuration, trained on the training split with dev stopping) add their text a
 as base kernels, ``<system>_text_rbf``, ``<system>_image_cosine``..., when their checkpoint is
 in the cache (:meth:`~kcca_desc.neural.TrainableModel.trained_checkpoint`; this benchmark never
 trains one). Their Grams and candidates are keyed by the checkpoint, so a model trained again
-is measured again. A model without a checkpoint is recorded under ``not_measured`` with the
+is measured again. A system summing a tower is a hybrid of that neural model and KCCA, so the
+selection is also run without the towers, and both selected systems are tested. A model without a checkpoint is recorded under ``not_measured`` with the
 training cost ``neural.json`` records.
 
 Usage::
@@ -249,12 +250,15 @@ def _print_dev(key: str, entry: dict) -> None:
           flush=True)
 
 
-def select(bank: GramBank, args, views, record: dict, save) -> dict:
-    """Greedy forward selection on dev; every candidate in ``record["dev_candidates"]``, the steps in ``dev_curve``.
+def select(bank: GramBank, args, views, record: dict, save, without=(), curve: str = "dev_curve") -> dict:
+    """Greedy forward selection on dev; every candidate in ``record["dev_candidates"]``, the steps in ``record[curve]``.
 
+    The base kernels are ``args.text_kernels`` and ``args.image_kernels`` but those of ``without``.
     Returns the selected combination (``"best"``) and the best single kernel of each view beside
     the other view's reference kernel (``"singles"``), each a dev candidate's entry.
     """
+    text_kernels = [k for k in args.text_kernels if k not in without]
+    image_kernels = [k for k in args.image_kernels if k not in without]
     candidates = record.setdefault("dev_candidates", {})
     def measure(text, image) -> dict:
         key = _key(text, image)
@@ -264,16 +268,16 @@ def select(bank: GramBank, args, views, record: dict, save) -> dict:
             save()
         return candidates[key]
 
-    text_ref, image_ref = args.text_kernels[0], args.image_kernels[0]
+    text_ref, image_ref = text_kernels[0], image_kernels[0]
     by_dev = lambda entries: max(entries, key=lambda e: e["dev_objective"])  # noqa: E731
-    singles = {"text": by_dev([measure({t: 1.0}, {image_ref: 1.0}) for t in args.text_kernels]),
-               "image": by_dev([measure({text_ref: 1.0}, {i: 1.0}) for i in args.image_kernels])}
+    singles = {"text": by_dev([measure({t: 1.0}, {image_ref: 1.0}) for t in text_kernels]),
+               "image": by_dev([measure({text_ref: 1.0}, {i: 1.0}) for i in image_kernels])}
     best = by_dev(singles.values())
-    curve = [{"added": None, **best}]
+    steps = [{"added": None, **best}]
     while True:
         used = set(best["text"]) | set(best["image"])
         trials = []
-        for name, w in itertools.product([k for k in args.text_kernels + args.image_kernels if k not in used],
+        for name, w in itertools.product([k for k in text_kernels + image_kernels if k not in used],
                                          args.weights):
             side = side_of(name)
             weights = {"text": dict(best["text"]), "image": dict(best["image"])}
@@ -285,8 +289,8 @@ def select(bank: GramBank, args, views, record: dict, save) -> dict:
         if entry["dev_objective"] <= best["dev_objective"]:
             break
         best = entry
-        curve.append({"added": added, **entry})
-    record["dev_curve"] = curve
+        steps.append({"added": added, **entry})
+    record[curve] = steps
     return {"best": best, "singles": singles}
 
 
@@ -446,7 +450,7 @@ def complete(record: dict, neural: Path, dataset: str) -> None:
 DEFAULTS = {
     "full": {"text_kernels": "minilm_rbf,tri_sem,bow5_idf",
              "image_kernels": "efficientnet_rbf,efficientnet_cosine,pyramid,histo,vit_rbf,vit_cosine",
-             "regs": "0.3,1,3,10", "weight_powers": "1,2,4", "n_components": "256,512", "weights": "1",
+             "regs": "0.3,1,3,10,30", "weight_powers": "1,2,4", "n_components": "256,512", "weights": "1",
              "towers": ",".join(TRAINED_TOWERS)},
     "quick": {"text_kernels": "bow5_idf,tri5", "image_kernels": "histo,pyramid",
               "regs": "0.1,1", "weight_powers": "0,1", "n_components": "4,8", "weights": "1", "towers": ""},
@@ -528,6 +532,9 @@ def main(argv=None) -> dict:
         for name in args.text_kernels + args.image_kernels:
             selection_bank.grams(name)
         chosen = select(selection_bank, args, views, record, save)
+        # The trained towers make a hybrid of a neural model and KCCA: the best system without them too.
+        without = (select(selection_bank, args, views, record, save, without=set(identities),
+                          curve="dev_curve_without_towers") if identities else None)
         selection = {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
     selection["peak_gib"] = memory.peak_gib
     cost = record.setdefault("cost", {})
@@ -539,11 +546,16 @@ def main(argv=None) -> dict:
             {**selection, "candidates": len(record["dev_candidates"]) - measured_before,
              "load_average_at_start": record["machine"]["load_average_at_start"]})
     record["not_measured"] = not_measured(args.neural, dataset.name, missing)
+    if without is None:
+        record.pop("dev_curve_without_towers", None)
+        record["systems"].pop("mkl_without_towers", None)
     if args.dev_only:
         save()
         return record
     best, singles = chosen["best"], chosen["singles"]
     systems = {"mkl": ("multiple-kernel KCCA, selected on dev", best),
+               **({"mkl_without_towers": ("multiple-kernel KCCA without the trained towers, selected on dev",
+                                          without["best"])} if without else {}),
                "best_single": ("best single-kernel pair on dev", max(singles.values(), key=lambda e: e["dev_objective"])),
                "best_single_text": ("best single text kernel", singles["text"]),
                "best_single_image": ("best single image kernel", singles["image"])}

@@ -80,6 +80,22 @@ def test_the_selection_on_dev_never_reads_the_test_split():
     assert untimed[0] == untimed[1]
 
 
+def test_a_selection_without_some_kernels_never_sums_them():
+    dataset = quick_dataset()
+    views = {p: dataset.view("dev", p) for p in ("hodosh", "karpathy")}
+    record = {}
+    bank = FakeBank(dataset, lambda rows: rows)
+    strongest.select(bank, _args(), views, record, lambda: None)
+    measured = dict(record["dev_candidates"])
+    strongest.select(bank, _args(), views, record, lambda: None, without={"tri5", "pyramid"},
+                     curve="dev_curve_without")
+    for step in record["dev_curve_without"]:
+        assert not {"tri5", "pyramid"} & (set(step["text"]) | set(step["image"]))
+    # Both curves share the candidates measured once.
+    assert all(record["dev_candidates"][k] == v for k, v in measured.items())
+    assert record["dev_curve_without"][0]["added"] is None and "dev_curve" in record
+
+
 def test_a_run_with_more_base_kernels_keeps_the_candidates_measured(tmp_path):
     out = tmp_path / "strongest.json"
     common = ["--quick", "--out", str(out), "--text-kernels", "bow5_idf", "--neural", str(tmp_path / "none.json")]
