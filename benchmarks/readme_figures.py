@@ -427,10 +427,12 @@ def headline(results: ResultsFiles) -> str:
     rows += [(label, method, *(figures(found[name][system, "hodosh"][task]) for task in TASKS))
              for label, name, system, method in HEADLINE_NEURAL]
     trained = results["strongest"]["settings"]["train_images"]
-    for name in ("mkl_without_towers", "mkl"):
+    towers = sorted(results["strongest"].get("towers", {}))
+    for name, kind in (("mkl_without_towers", ""), ("mkl", f" with the trained {' and '.join(towers)} towers")):
         mkl = results["strongest"]["systems"].get(name)
         if mkl is not None:
-            rows.append((f"multiple-kernel KCCA: {combination(mkl)}, {trained:,} training images",
+            label = "multiple-kernel KCCA" + (kind if "mkl_without_towers" in results["strongest"]["systems"] else "")
+            rows.append((f"{label}: {combination(mkl)}, {trained:,} training images",
                          "`benchmarks/strongest.py`", *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)))
     q = results["hodosh_table"]["settings"]["weight_power"]
     return (paragraph(
