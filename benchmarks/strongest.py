@@ -385,11 +385,15 @@ def trained_towers(dataset: Dataset, systems) -> tuple[dict, dict]:
 
 
 def forget_retrained(record: dict, towers: Mapping[str, dict]) -> None:
-    """Drop the candidates and systems of ``record`` that sum a tower whose checkpoint has changed."""
+    """Drop the candidates and systems of ``record`` that sum a tower whose checkpoint has changed.
+
+    A tower of ``record`` that is not among ``towers`` (not asked for, or its checkpoint gone) is
+    dropped too: the record would no longer say which checkpoint its candidates measured.
+    """
     before = record.get("towers", {})
-    stale = {name for system, entry in towers.items()
-             if system in before and before[system]["checkpoint"] != entry["checkpoint"]
-             for names in before[system]["kernels"].values() for name in names}
+    stale = {name for system, entry in before.items()
+             if towers.get(system, {}).get("checkpoint") != entry["checkpoint"]
+             for names in entry["kernels"].values() for name in names}
     uses = lambda entry: bool(stale & (set(entry["text"]) | set(entry["image"])))  # noqa: E731
     for group in ("dev_candidates", "systems"):
         entries = record.get(group, {})

@@ -184,5 +184,9 @@ def test_candidates_summing_a_retrained_tower_are_measured_again():
     unchanged = copy.deepcopy(record)
     strongest.forget_retrained(record, {"vse": {"checkpoint": "old", "kernels": kernels}})
     assert record == unchanged
+    gone = copy.deepcopy(record)
     strongest.forget_retrained(record, {"vse": {"checkpoint": "new", "kernels": kernels}})
     assert list(record["dev_candidates"]) == ["a"] and list(record["systems"]) == ["vse"]
+    # A tower no longer at hand: the record could not tell a later checkpoint's candidates from these.
+    strongest.forget_retrained(gone, {})
+    assert list(gone["dev_candidates"]) == ["a"] and list(gone["systems"]) == ["vse"]
