@@ -427,13 +427,8 @@ def headline(results: ResultsFiles) -> str:
     rows += [(label, method, *(figures(found[name][system, "hodosh"][task]) for task in TASKS))
              for label, name, system, method in HEADLINE_NEURAL]
     trained = results["strongest"]["settings"]["train_images"]
-    towers = sorted(results["strongest"].get("towers", {}))
-    for name, kind in (("mkl_without_towers", ""), ("mkl", f" with the trained {' and '.join(towers)} towers")):
-        mkl = results["strongest"]["systems"].get(name)
-        if mkl is not None:
-            label = "multiple-kernel KCCA" + (kind if "mkl_without_towers" in results["strongest"]["systems"] else "")
-            rows.append((f"{label}: {combination(mkl)}, {trained:,} training images",
-                         "`benchmarks/strongest.py`", *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)))
+    rows += [(f"{label}: {combination(mkl)}, {trained:,} training images", "`benchmarks/strongest.py`",
+              *(figures(mkl["results"]["hodosh"][task]) for task in TASKS)) for label, mkl in multiple_kernel_rows(results)]
     q = results["hodosh_table"]["settings"]["weight_power"]
     return (paragraph(
         "Flickr8K test split, hodosh protocol (one caption per test image), R@1 / R@5 / R@10 (median rank); "
@@ -449,6 +444,17 @@ def combination(system: Mapping) -> str:
     def side(weights: Mapping[str, float]) -> str:
         return " + ".join(f"`{n}`" if w == 1 else f"{w:g} `{n}`" for n, w in weights.items())
     return f"{side(system['text'])} × {side(system['image'])}"
+
+
+def multiple_kernel_rows(results: ResultsFiles) -> list[tuple[str, Mapping]]:
+    """``(label, system)`` of the selected multiple-kernel systems of ``strongest.json``: the one
+    without the trained towers (when the selection had towers), then the one with them."""
+    systems = results["strongest"]["systems"]
+    if "mkl_without_towers" not in systems:
+        return [("multiple-kernel KCCA", systems["mkl"])]
+    towers = " and ".join(sorted(results["strongest"]["towers"]))
+    return [("multiple-kernel KCCA", systems["mkl_without_towers"]),
+            (f"multiple-kernel KCCA with the trained {towers} towers", systems["mkl"])]
 
 
 #: p-values below this mark a figure as different from the best single-kernel system's.

@@ -40,8 +40,8 @@ as base kernels, ``<system>_text_rbf``, ``<system>_image_cosine``..., when their
 in the cache (:meth:`~kcca_desc.neural.TrainableModel.trained_checkpoint`; this benchmark never
 trains one). Their Grams and candidates are keyed by the checkpoint, so a model trained again
 is measured again. A system summing a tower is a hybrid of that neural model and KCCA, so the
-selection is also run without the towers, and both selected systems are tested. A model without a checkpoint is recorded under ``not_measured`` with the
-training cost ``neural.json`` records.
+selection is also run without the towers, and both selected systems are tested. A model without
+a checkpoint is recorded under ``not_measured`` with the training cost ``neural.json`` records.
 
 Usage::
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_checkout_arguments", "parse_checkout_arguments", "checkouts_of", "checkout_python", "checkout_commit", "run_in_checkout",
-           "rank_agreement"]
+__all__ = ["add_checkout_arguments", "parse_checkout_arguments", "checkouts_of", "checkout_python", "checkout_commit",
+           "run_in_checkout", "rank_agreement"]
 
 
 #: The checkout these scripts belong to: the default of both sides.

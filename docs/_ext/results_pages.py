@@ -73,8 +73,8 @@ def headline_results(results: rf.ResultsFiles) -> str:
     tri_sem = results["hodosh_table"]["karpathy"]["tri_sem"]["result"]
     karpathy = [("KCCA Tri5Sem (`tri_sem`)", tri_sem)]
     karpathy += [(f"{label} (`{system}`)", neural[system, "karpathy"]) for label, system in KARPATHY_BRIDGES]
-    karpathy += [(f"multiple-kernel KCCA, {rf.combination(mkl)} (`benchmarks/strongest.py`)", mkl["results"]["karpathy"])
-                 for mkl in map(results["strongest"]["systems"].get, ("mkl_without_towers", "mkl")) if mkl is not None]
+    karpathy += [(f"{label}, {rf.combination(mkl)} (`benchmarks/strongest.py`)", mkl["results"]["karpathy"])
+                 for label, mkl in rf.multiple_kernel_rows(results)]
     random_karpathy = rf._random_scores(results, "karpathy")
     return "\n\n".join([
         "## Flickr8K, hodosh protocol",
@@ -97,8 +97,9 @@ def headline_results(results: rf.ResultsFiles) -> str:
             "each centred and scaled to trace n, the combination chosen on dev by greedy forward selection, beside "
             "its best single kernels, the bridges and trained models of `neural.json` and the published figures "
             "of Klein et al. 2015 (`benchmarks/results/strongest.json`). The base kernels include the text and "
-            "image towers of the trained VSE and VSE++ models whose checkpoints are at hand (the notes say which); a system summing one is a "
-            "hybrid of that model and KCCA, so the best system without them is shown too. Karpathy protocol:"),
+            "image towers of the trained VSE and VSE++ models whose checkpoints are at hand (the notes say "
+            "which); a system summing one is a hybrid of that model and KCCA, so the best system without them "
+            "is shown too. Karpathy protocol:"),
         rf.strongest_table(results, "karpathy"),
         "Hodosh protocol:",
         rf.strongest_table(results, "hodosh"),
