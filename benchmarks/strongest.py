@@ -37,7 +37,7 @@ when the selection chose another combination for it.
 The trained models of ``benchmarks/neural.py`` (VSE, VSE++ and char-GRU, in its ``cpu``
 configuration, trained on the training split with dev stopping) add their text and image towers
 as base kernels, ``<system>_text_rbf``, ``<system>_image_cosine``..., when their checkpoint is
-in the cache (:meth:`~kcca_desc.neural.TrainableModel.trained_checkpoint`; this benchmark never
+in the cache (:meth:`~kcca_desc.neural.TrainableModel.fit_from_checkpoint`; this benchmark never
 trains one). Their Grams and candidates are keyed by the checkpoint, so a model trained again
 is measured again. A system summing a tower is a hybrid of that neural model and KCCA, so the
 selection is also run without the towers, and both selected systems are tested. A model without
@@ -343,6 +343,11 @@ def neural_rows(path: Path, dataset: str) -> dict:
     return found
 
 
+def tower_kernels(system: str) -> dict[str, list[str]]:
+    """The base kernels of the towers of trained model ``system``: view -> names."""
+    return {side: [f"{system}_{side}_{kind}" for kind in ("rbf", "cosine")] for side in ("text", "image")}
+
+
 def tower_model(system: str):
     """The unfitted model ``benchmarks/neural.py`` trains for ``system`` (its cpu configuration, seed 0)."""
     return TRAINABLE_VARIANTS[system].build("cpu", random_state=0)
@@ -369,18 +374,15 @@ def trained_towers(dataset: Dataset, systems) -> tuple[dict, dict]:
     found, missing = {}, {}
     for system in systems:
         model = tower_model(system)
-        path = model.trained_checkpoint(train, dev)
+        path = model.fit_from_checkpoint(train, dev)
         if path is None:
             missing[system] = "no trained checkpoint in the cache"
             continue
-        model.fit(train, dev)  # loads the checkpoint
-        kernels = {}
         for side in ("text", "image"):
             register_feature_kernels(f"{system}_{side}", side, lambda owner, model=model: model,
                                      description=f"the trained {system} {side} tower's", replace=True)
-            kernels[side] = [f"{system}_{side}_{kind}" for kind in ("rbf", "cosine")]
-        found[system] = {"checkpoint": path.parent.name, "kernels": kernels, "epochs": len(model.history_),
-                         "train_s": model.timings_s_["train"]}
+        found[system] = {"checkpoint": path.parent.name, "kernels": tower_kernels(system),
+                         "epochs": len(model.history_), "train_s": model.timings_s_["train"]}
     return found, missing
 
 
@@ -494,18 +496,28 @@ def main(argv=None) -> dict:
     if set(args.towers) - set(TRAINED_TOWERS):
         p.error(f"--towers: not trained models of benchmarks/neural.py: {sorted(set(args.towers) - set(TRAINED_TOWERS))}"
                 f" (known: {', '.join(TRAINED_TOWERS)})")
-    full = flickr8k_or_quick(args.data_root, args.quick)
-    # The towers are registered before the kernel names are checked, so that they may be named too.
-    towers, missing = trained_towers(full, args.towers)
     args.text_kernels, args.image_kernels = args.text_kernels.split(","), args.image_kernels.split(",")
+    # Checked before the data is read: a tower's kernels are registered only once its model is loaded.
+    tower_of = {name: system for system in TRAINED_TOWERS for names in tower_kernels(system).values() for name in names}
+    view_of = lambda n: (next(side for side, names in tower_kernels(tower_of[n]).items() if n in names)  # noqa: E731
+                         if n in tower_of else side_of(n) if n in BASE_KERNELS else None)
+    for option, names in (("--text-kernels", args.text_kernels), ("--image-kernels", args.image_kernels)):
+        view = option[2:].split("-")[0]
+        wrong = [n for n in names if view_of(n) != view]
+        if wrong:
+            p.error(f"{option}: not {view} base kernels: {wrong}")
+        elsewhere = [n for n in names if n in tower_of and tower_of[n] not in args.towers]
+        if elsewhere:
+            p.error(f"{option}: {elsewhere} are towers of models not among --towers ({', '.join(args.towers) or 'none'})")
+    full = flickr8k_or_quick(args.data_root, args.quick)
+    towers, missing = trained_towers(full, args.towers)
+    untrained = {n: missing[tower_of[n]] for n in args.text_kernels + args.image_kernels if tower_of.get(n) in missing}
+    if untrained:
+        p.error("towers named but not at hand (python benchmarks/neural.py --train-only --systems NAME trains one): "
+                + "; ".join(f"{n}: {why}" for n, why in untrained.items()))
     for entry in towers.values():
         args.text_kernels += [n for n in entry["kernels"]["text"] if n not in args.text_kernels]
         args.image_kernels += [n for n in entry["kernels"]["image"] if n not in args.image_kernels]
-    for option, names in (("--text-kernels", args.text_kernels), ("--image-kernels", args.image_kernels)):
-        view = option[2:].split("-")[0]
-        wrong = [n for n in names if n not in BASE_KERNELS or side_of(n) != view]
-        if wrong:
-            p.error(f"{option}: not {view} base kernels: {wrong}")
     args.regs, args.weight_powers, args.weights = floats(args.regs), floats(args.weight_powers), floats(args.weights)
     args.n_components = [int(v) for v in args.n_components.split(",")]
     out = output_path(args, __file__)

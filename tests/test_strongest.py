@@ -190,3 +190,29 @@ def test_candidates_summing_a_retrained_tower_are_measured_again():
     # A tower no longer at hand: the record could not tell a later checkpoint's candidates from these.
     strongest.forget_retrained(gone, {})
     assert list(gone["dev_candidates"]) == ["a"] and list(gone["systems"]) == ["vse"]
+
+
+def test_kernel_names_are_checked_before_the_data_is_read(tmp_path, monkeypatch, capsys):
+    def unread(*args):
+        raise AssertionError("the data set was read")
+
+    monkeypatch.setattr(strongest, "flickr8k_or_quick", unread)
+    common = ["--quick", "--out", str(tmp_path / "strongest.json"), "--image-kernels", "histo"]
+    for argv, message in [
+            (["--text-kernels", "bow5_idf,vse_text_rbf"], "towers of models not among --towers (none)"),
+            (["--towers", "vse", "--text-kernels", "vse_image_rbf"], "--text-kernels: not text base kernels"),
+            (["--text-kernels", "histo"], "--text-kernels: not text base kernels: ['histo']")]:
+        with pytest.raises(SystemExit):
+            strongest.main(common + argv)
+        assert message in capsys.readouterr().err
+
+
+def test_a_named_tower_of_an_untrained_model_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(strongest, "trained_towers",
+                        lambda dataset, systems: ({}, dict.fromkeys(systems, "no trained checkpoint in the cache")))
+    with pytest.raises(SystemExit):
+        strongest.main(["--quick", "--out", str(tmp_path / "strongest.json"), "--towers", "vse,char_gru",
+                        "--text-kernels", "bow5_idf,vse_text_cosine", "--image-kernels", "histo"])
+    err = capsys.readouterr().err
+    assert "vse_text_cosine: no trained checkpoint in the cache" in err and "char_gru" not in err
+    assert not (tmp_path / "strongest.json").exists()

@@ -280,26 +280,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             lineage.write(path)
         return path, lineage.starting_state(path)
 
-    def trained_checkpoint(self, train: Dataset, dev: Dataset | None = None) -> Path | None:
-        """The finished checkpoint that ``fit(train, dev)`` would load instead of training, or None.
-
-        Its own, or that of an earlier run of its lineage that is this whole run (the same
-        model trained under other threads, say).  None when ``checkpoint`` is off or when
-        :meth:`fit` would train: a caller can tell, before any epoch, whether a model is at hand.
-        """
-        self._validate_params()
-        if not self.checkpoint:
-            return None
-        path, state = self._starting_state(train, dev, record=False)
-        return path if state is not None and state["finished"] else None
-
-    def fit(self, train: Dataset, dev: Dataset | None = None) -> "TrainableModel":
-        """Train on every (image, caption) pair of ``train``; select snapshots on ``dev``.
-
-        ``dev`` (a data set whose first split is used, one caption per image) selects the
-        kept snapshots and stops training after ``patience`` epochs without improvement;
-        without it the last ``n_snapshots`` snapshot epochs are kept.
-        """
+    def _prepare_fit(self, train: Dataset, dev: Dataset | None, *, record: bool) -> tuple[Path | None, dict | None]:
+        """Validate a fit's settings and data, set torch's threads; this run's checkpoint and starting state."""
         self._validate_params()
         require_dataset(train, f"{type(self).__name__}.fit")
         if dev is not None:
@@ -313,12 +295,41 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             raise ParameterError(f"{type(self).__name__}: device={self.device!r} but torch sees no CUDA device")
         if self.n_threads is not None:
             torch.set_num_threads(self.n_threads)
+        return self._starting_state(train, dev, record=record) if self.checkpoint else (None, None)
+
+    def _load_finished(self, path: Path | None, state: dict | None) -> bool:
+        """Fit from ``state`` when it is a finished run's (True), else leave the model as it is."""
+        if state is None or not state["finished"]:
+            return False
+        LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
         self.image_encoder_ = self._default_image_encoder()
-        path, state = self._starting_state(train, dev, record=True) if self.checkpoint else (None, None)
-        if state is not None and state["finished"]:
-            LOGGER.info("%s: trained model loaded from %s", type(self).__name__, path)
-            self._restore(state, path, resumed_from=len(state["run"]["history"]))
+        self._restore(state, path, resumed_from=len(state["run"]["history"]))
+        return True
+
+    def fit_from_checkpoint(self, train: Dataset, dev: Dataset | None = None) -> Path | None:
+        """Fit as ``fit(train, dev)`` would by loading its finished checkpoint, never training.
+
+        The checkpoint is this run's own, or that of an earlier run of its lineage that is this
+        whole run (the same model trained under other threads, say).  Returns its path, the model
+        fitted from it; or None, with the model left unfitted and nothing written, when ``checkpoint``
+        is off or :meth:`fit` would train: a caller can tell, before any epoch, whether a model is at hand.
+        """
+        path, state = self._prepare_fit(train, dev, record=False)
+        return path if self._load_finished(path, state) else None
+
+    def fit(self, train: Dataset, dev: Dataset | None = None) -> "TrainableModel":
+        """Train on every (image, caption) pair of ``train``; select snapshots on ``dev``.
+
+        ``dev`` (a data set whose first split is used, one caption per image) selects the
+        kept snapshots and stops training after ``patience`` epochs without improvement;
+        without it the last ``n_snapshots`` snapshot epochs are kept.  A finished checkpoint of
+        this run (:meth:`fit_from_checkpoint`) is loaded instead of training.
+        """
+        path, state = self._prepare_fit(train, dev, record=True)
+        if self._load_finished(path, state):
             return self
+        torch = torch_module()
+        self.image_encoder_ = self._default_image_encoder()
         texts = [c for caps in train.captions for c in caps]
         image_of = np.array([i for i, caps in enumerate(train.captions) for _ in caps])
         if len(np.unique(image_of)) < 2:

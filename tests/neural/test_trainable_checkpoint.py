@@ -335,21 +335,31 @@ def test_damaged_checkpoint_is_retrained_not_trusted(tmp_path, monkeypatch):
     assert read_checkpoint(again.checkpoint_path_)["finished"]
 
 
-def test_trained_checkpoint_says_whether_fit_would_load_or_train(tmp_path, monkeypatch):
+def test_fit_from_checkpoint_loads_a_trained_model_and_never_trains(tmp_path, monkeypatch):
     data = make_dataset(n=16)
     train, dev = data.subset("train"), data.subset("test")
     monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
-    assert _model(VSEEncoder).trained_checkpoint(train, dev) is None
+
+    def loaded(model):
+        path = model.fit_from_checkpoint(train, dev)
+        assert (path is not None) == hasattr(model, "networks_")
+        return path
+
+    assert loaded(_model(VSEEncoder)) is None
+    assert not any((tmp_path / "cache").rglob("lineage.json"))  # nothing written
     undo = _interrupt_at(monkeypatch, 3)
     with pytest.raises(Interrupted):
         _model(VSEEncoder).fit(train, dev=dev)
     undo()
-    # An interrupted run is not a trained model.
-    assert _model(VSEEncoder).trained_checkpoint(train, dev) is None
+    # An interrupted run is not a trained model, and is not trained on.
+    assert loaded(_model(VSEEncoder)) is None
     whole = _model(VSEEncoder).fit(train, dev=dev)
-    assert _model(VSEEncoder).trained_checkpoint(train, dev) == whole.checkpoint_path_
+    model = _model(VSEEncoder)
+    assert loaded(model) == whole.checkpoint_path_
+    assert model.history_ == whole.history_
+    np.testing.assert_allclose(model.embed_texts(["a dog runs"]), whole.embed_texts(["a dog runs"]))
     # The same run under other threads is loaded, so it is at hand too; other data or settings are not.
-    assert _model(VSEEncoder).set_params(n_threads=2).trained_checkpoint(train, dev) is not None
-    assert _model(VSEEncoder).set_params(margin=0.3).trained_checkpoint(train, dev) is None
-    assert _model(VSEEncoder).trained_checkpoint(train, data.subset("train")) is None
-    assert _model(VSEEncoder).set_params(checkpoint=False).trained_checkpoint(train, dev) is None
+    assert loaded(_model(VSEEncoder).set_params(n_threads=2)) is not None
+    assert loaded(_model(VSEEncoder).set_params(margin=0.3)) is None
+    assert _model(VSEEncoder).fit_from_checkpoint(train, data.subset("train")) is None
+    assert loaded(_model(VSEEncoder).set_params(checkpoint=False)) is None
