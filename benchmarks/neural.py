@@ -212,6 +212,9 @@ def fit_nn(train: Dataset, dev, encoder, args):
 
 BRIDGES = {"cca_minilm_vit": fit_linear_cca, "kcca_minilm_vit": fit_rbf_kcca, "nn_minilm_vit": fit_nn}
 
+#: The vSTS baseline over the two encoders' own features, no bridge between them (a ``--systems`` name).
+RAW_FEATURES = "minilm_vit"
+
 
 def retrieval_results(data: Dataset, encoder, args) -> tuple[list, dict]:
     """Fit the selected bridge systems (dev-selected) and evaluate them on test, both protocols."""
@@ -358,7 +361,7 @@ def vsts_results(data: Dataset, methods: dict, encoder, args) -> list[dict]:
 
     out = []
     for space in ["raw"] * args.vsts_raw + [m for m in ("cca_minilm_vit", "kcca_minilm_vit") if m in methods]:
-        system = named_for_features("minilm_vit" if space == "raw" else space, args)
+        system = named_for_features(RAW_FEATURES if space == "raw" else space, args)
         metrics = {"pearson_cosine_all455": cosine_similarity_correlations(splits["all"].sim, *reps(splits["all"], space)),
                    "pearson_cosine_test": cosine_similarity_correlations(splits["test"].sim, *reps(splits["test"], space))}
         supervised = {}
@@ -446,7 +449,9 @@ def main(argv=None) -> None:
                         help="maximum rank of each incomplete Cholesky factor of the RBF KCCA (default 4096)")
     parser.add_argument("--select-on", nargs="+", choices=("hodosh", "karpathy"), default=["hodosh", "karpathy"],
                         help="dev protocols whose summed R@1/5/10 (both tasks) selects each bridge's settings")
-    parser.add_argument("--systems", nargs="+", help="systems to run (default all); vse and char_gru need torch")
+    parser.add_argument("--systems", nargs="+",
+                        help=f"systems to run (default all; {RAW_FEATURES}: the vSTS baseline over the raw "
+                             "features); the trainable ones need torch")
     parser.add_argument("--merge", action="store_true",
                         help="replace only these systems' entries in an existing results file")
     parser.add_argument("--kcca-gamma-scales", type=float, nargs="+")
@@ -482,14 +487,14 @@ def main(argv=None) -> None:
     add_output_arguments(parser, f"{QUICK_N_IMAGES} synthetic images, one setting per bridge, no vSTS")
     args = fill_defaults(parser.parse_args(argv), DEFAULTS)
     args.train_params = dict(parse_setting(text, parser) for text in args.train_params)
-    unknown = [name for name in args.systems if name not in BRIDGES and name not in TRAINABLE_VARIANTS]
+    known = [*BRIDGES, RAW_FEATURES, *TRAINABLE_VARIANTS]
+    unknown = [name for name in args.systems if name not in known]
     if unknown:
-        parser.error(f"--systems: unknown {', '.join(unknown)}; "
-                     f"known: {', '.join([*BRIDGES, *TRAINABLE_VARIANTS])}")
-    # MiniLM serves the bridges only: a run of trainable systems alone needs neither it, its timing
-    # nor the images' pixels (the raw-feature vSTS baselines).
-    with_bridges = any(name in BRIDGES for name in args.systems)
-    args.vsts_raw = with_bridges and (not args.merge or "minilm_vit" in args.systems)
+        parser.error(f"--systems: unknown {', '.join(unknown)}; known: {', '.join(known)}")
+    # MiniLM serves the bridges and the raw-feature vSTS baseline only: a run of trainable systems
+    # alone needs neither it, its timing nor the images' pixels.
+    with_bridges = any(name in BRIDGES or name == RAW_FEATURES for name in args.systems)
+    args.vsts_raw = with_bridges and (not args.merge or RAW_FEATURES in args.systems)
     # Another image feature's figures go to their own file: the default one is neural.json.
     out = output_path(args, __file__,
                       None if args.image_features == DEFAULT_FEATURES else f"neural_{args.image_features}")
@@ -520,7 +525,7 @@ def main(argv=None) -> None:
         return
 
     # Named as they are saved: a bridge's name carries the image features (cca_minilm_efficientnet).
-    rerun = {named_for_features(name, args) for name in [*args.systems, *["minilm_vit"] * args.vsts_raw]}
+    rerun = {named_for_features(name, args) for name in [*args.systems, *[RAW_FEATURES] * args.vsts_raw]}
 
     def save(results, tasks):
         # Written after every stage so an interrupted run keeps what it measured;
@@ -548,10 +553,11 @@ def main(argv=None) -> None:
         save(results, tasks)
         tasks += trainable_vsts(data, trained, args)
         save(results, tasks)
-    print(to_markdown(results, ci=True))
-    print()
-    print(anchor_comparison(results))
-    print()
+    if results:  # none when only the raw-feature vSTS baseline ran
+        print(to_markdown(results, ci=True))
+        print()
+        print(anchor_comparison(results))
+        print()
     print(tasks_markdown(tasks))
     print()
     print(rei_ablation_markdown(tasks))

@@ -94,3 +94,16 @@ def test_train_params_are_names_and_python_literals():
     for bad in ("dropout", "2x=1", "dropout=fast"):
         with pytest.raises(SystemExit):
             neural.parse_setting(bad, parser)
+
+
+def test_the_raw_feature_baseline_can_be_rerun_alone(tmp_path):
+    neural = _load("neural")
+    out = tmp_path / "neural.json"
+    kept = {"system": "vse", "dataset": "synthetic", "split": "test", "task": "vsts", "metrics": {}}
+    out.write_text(json.dumps([kept, {**kept, "system": neural.named_for_features(
+        neural.RAW_FEATURES, argparse.Namespace(image_features="efficientnet"))}]))
+    # The quick data set has no vSTS pairs: the rerun baseline's old record is dropped, the rest kept.
+    neural.main(["--quick", "--merge", "--systems", neural.RAW_FEATURES, "--out", str(out)])
+    assert json.loads(out.read_text()) == [kept]
+    with pytest.raises(SystemExit):
+        neural.main(["--quick", "--systems", "minilm", "--out", str(out)])
