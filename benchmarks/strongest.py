@@ -498,9 +498,10 @@ def main(argv=None) -> dict:
                 f" (known: {', '.join(TRAINED_TOWERS)})")
     args.text_kernels, args.image_kernels = args.text_kernels.split(","), args.image_kernels.split(",")
     # Checked before the data is read: a tower's kernels are registered only once its model is loaded.
+    tower_view = {name: side for system in TRAINED_TOWERS for side, names in tower_kernels(system).items()
+                  for name in names}
     tower_of = {name: system for system in TRAINED_TOWERS for names in tower_kernels(system).values() for name in names}
-    view_of = lambda n: (next(side for side, names in tower_kernels(tower_of[n]).items() if n in names)  # noqa: E731
-                         if n in tower_of else side_of(n) if n in BASE_KERNELS else None)
+    view_of = lambda n: tower_view.get(n) or (side_of(n) if n in BASE_KERNELS else None)  # noqa: E731
     for option, names in (("--text-kernels", args.text_kernels), ("--image-kernels", args.image_kernels)):
         view = option[2:].split("-")[0]
         wrong = [n for n in names if view_of(n) != view]
