@@ -85,6 +85,7 @@ from kcca_desc.methods import MultipleKernelRanker
 from kcca_desc.methods.base_kernels import BASE_KERNELS, register_feature_kernels
 from kcca_desc.methods.selection import dev_metrics, recall_sum
 from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
+from kcca_desc.neural import torch_module
 from kcca_desc.text.preprocess import Preprocessor
 
 #: Published figures of Klein et al. (2015), Table 2 (Flickr8K, karpathy protocol: 1,000 test
@@ -353,6 +354,32 @@ def tower_model(system: str):
     return TRAINABLE_VARIANTS[system].build("cpu", random_state=0)
 
 
+class SharedEmbeddings:
+    """A trained model's embeddings of each list of images or captions, computed once per run.
+
+    A tower's RBF and cosine kernels embed the same items; the model's own embeddings depend on its
+    weights and are never cached on disk, so without this each kernel would run the network again
+    (a char-GRU tower over 30,000 captions takes minutes).
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self._known: dict[tuple, np.ndarray] = {}
+
+    def embed_images(self, images) -> np.ndarray:
+        keys = ("image",) + tuple(images.key(i) for i in range(len(images)))
+        return self._memo(keys, lambda: self.model.embed_images(images))
+
+    def embed_texts(self, texts) -> np.ndarray:
+        texts = list(texts)
+        return self._memo(("text",) + tuple(texts), lambda: self.model.embed_texts(texts))
+
+    def _memo(self, keys: tuple, embed) -> np.ndarray:
+        if keys not in self._known:
+            self._known[keys] = embed()
+        return self._known[keys]
+
+
 def trained_towers(dataset: Dataset, systems) -> tuple[dict, dict]:
     """Register the towers of the trained models of ``systems`` whose checkpoint is in the cache.
 
@@ -372,14 +399,19 @@ def trained_towers(dataset: Dataset, systems) -> tuple[dict, dict]:
         return {}, dict.fromkeys(systems, "torch (the 'neural' extra) is not installed")
     train, dev = dataset.subset("train"), dataset.subset("dev")
     found, missing = {}, {}
+    torch = torch_module()
     for system in systems:
         model = tower_model(system)
+        # Loading sets torch to the threads the model was trained with (one); embedding uses them all.
+        threads = torch.get_num_threads()
         path = model.fit_from_checkpoint(train, dev)
+        torch.set_num_threads(threads)
         if path is None:
             missing[system] = "no trained checkpoint in the cache"
             continue
+        shared = SharedEmbeddings(model)
         for side in ("text", "image"):
-            register_feature_kernels(f"{system}_{side}", side, lambda owner, model=model: model,
+            register_feature_kernels(f"{system}_{side}", side, lambda owner, shared=shared: shared,
                                      description=f"the trained {system} {side} tower's", replace=True)
         found[system] = {"checkpoint": path.parent.name, "kernels": tower_kernels(system),
                          "epochs": len(model.history_), "train_s": model.timings_s_["train"]}

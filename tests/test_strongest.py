@@ -140,6 +140,27 @@ def base_kernels_restored():
     registry._entries, registry._help = saved
 
 
+def test_a_towers_kernels_share_its_embeddings_of_each_list_of_items():
+    calls = []
+
+    class Model:
+        def embed_texts(self, texts):
+            calls.append(("text", list(texts)))
+            return np.arange(2.0 * len(texts)).reshape(-1, 2)
+
+        def embed_images(self, images):
+            calls.append(("image", len(images)))
+            return np.zeros((len(images), 3))
+
+    shared = strongest.SharedEmbeddings(Model())
+    first = shared.embed_texts(["a dog", "a cat"])
+    assert shared.embed_texts(("a dog", "a cat")) is first
+    shared.embed_texts(["a cat"])
+    images = quick_dataset().subset("dev").images
+    assert shared.embed_images(images) is shared.embed_images(images)
+    assert calls == [("text", ["a dog", "a cat"]), ("text", ["a cat"]), ("image", len(images))]
+
+
 def test_a_trained_models_towers_are_base_kernels_keyed_by_its_checkpoint(tmp_path, monkeypatch,
                                                                            base_kernels_restored):
     pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
