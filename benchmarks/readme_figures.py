@@ -584,7 +584,9 @@ def trainable_models(results: ResultsFiles) -> str:
         "allocated on the GPU), the dev R@1+R@5+R@10 of both tasks at the best epoch, and vSTS test Pearson r "
         "of the cosine of the model's sentence vectors (no vSTS training). The one-thread CPU models trained "
         "three at once on the 2 CPU cores, the two-thread ones mostly alone; on the GPU machine up to seven trainings "
-        "shared one GPU. Beside others, the seconds per epoch are upper bounds."
+        "shared one GPU (eleven, each on one torch thread of 16 cores, when the VSE and Rei models of "
+        "`neural_gpu.json` were re-run with intervals on their task figures). Beside others, the seconds per "
+        "epoch are upper bounds."
         + (" Peak memory was not yet recorded in the checkpoints some models were loaded from (it is now, "
            "per epoch)." if any("not recorded" in row for row in rows) else "")
         + (f" Stopped by the time budget of a GPU run (`--train-seconds`): {sentence_list(stopped_early)}."
