@@ -84,6 +84,12 @@ def figures(metrics: Mapping[str, float]) -> str:
     return " / ".join(recall(metrics[k]) for k in RECALLS) + f" ({rank(metrics['median_rank'])})"
 
 
+def task_figure(metrics: Mapping, name: str) -> str:
+    """A task's figure (percent) with its interval, ``88.8 [86.9–90.6]``, where ``metrics`` has one."""
+    interval = metrics.get("ci", {}).get(name)
+    return recall(metrics[name]) + ("" if interval is None else f" [{recall(interval[0])}–{recall(interval[1])}]")
+
+
 def published(name: str, task: str) -> str:
     """``R@1 / R@5 / R@10 (median rank)`` of :data:`PUBLISHED` ``name``."""
     return figures(dict(zip(RECALLS + ("median_rank",), PUBLISHED[name][task])))
@@ -612,8 +618,9 @@ def rei_ablation(results: ResultsFiles) -> str:
     tasks = {name: _tasks(results, name) for name in files}
     retrieval = {name: _neural(results, name) for name in files}
 
-    def holding(system):  # the file with the system's task results, a model trained on this machine first
-        return next(n for n in files if (system, "forced_choice") in tasks[n])
+    def holding(system):  # the file with the system's task results: with intervals first, then this machine's
+        found = [n for n in files if (system, "forced_choice") in tasks[n]]
+        return next((n for n in found if "ci" in tasks[n][system, "forced_choice"]), found[0])
 
     p_at = next(k for k in tasks[holding(BRIDGES[0])][BRIDGES[0], "off_topic"] if k.startswith("P@"))
 
@@ -626,8 +633,8 @@ def rei_ablation(results: ResultsFiles) -> str:
             result = retrieval[name][system, "karpathy"]
             trained, params = _trained_on(result), result["params"]
             epochs = f"{params['epochs']} ({params['best_epoch']})"
-        return (label, config, embeddings, trained, epochs, recall(choice["accuracy"]), recall(off["AP"]),
-                recall(off[p_at]), recall(off["accuracy"]))
+        return (label, config, embeddings, trained, epochs, task_figure(choice, "accuracy"), task_figure(off, "AP"),
+                task_figure(off, p_at), task_figure(off, "accuracy"))
 
     rows = [row(label, config, embeddings, system + suffix)
             for config, embeddings, suffix in REI_RUNS for label, system in REI_STEPS]
@@ -643,7 +650,8 @@ def rei_ablation(results: ResultsFiles) -> str:
         "with the word embeddings started from the configuration's word vectors and, in earlier runs of at "
         "most 20 epochs, from random weights (`rei_max_epochs20_word_vectorsNone`, ...), beside the linear CCA "
         "bridge scoring the same pairs (`benchmarks/results/neural.json`, `neural_gpu.json`); epochs run "
-        "(the best on dev, whose weights score):"
+        "(the best on dev, whose weights score); 95 % bootstrap intervals (the test's pairs resampled) where "
+        "the record has them (runs made before the benchmark recorded them have none):"
     ) + "\n\n" + table(["step", "configuration", "word embeddings", "trained on", "epochs (best)",
                          "forced choice accuracy", "off-topic AP", f"off-topic {p_at}", "off-topic accuracy"], rows)
 
