@@ -458,7 +458,7 @@ def multiple_kernel_rows(results: ResultsFiles) -> list[tuple[str, Mapping]]:
     systems = results["strongest"]["systems"]
     if "mkl_without_towers" not in systems:
         return [("multiple-kernel KCCA", systems["mkl"])]
-    towers = " and ".join(sorted(results["strongest"]["towers"]))
+    towers = sentence_list(sorted(results["strongest"]["towers"]))
     return [("multiple-kernel KCCA", systems["mkl_without_towers"]),
             (f"multiple-kernel KCCA with the trained {towers} towers", systems["mkl"])]
 
