@@ -48,13 +48,9 @@ The eleven VSE and Rei records were re-run on an H200 on 2026-11-29, eleven proc
 torch thread each), so that their off-topic, forced-choice and vSTS figures have bootstrap
 intervals (their records from before had none; ``rei_gating_max_epochs20_word_vectorsNone`` and
 ``rei_max_epochs20_word_vectorsNone`` had no task records at all).  Each command repeats its
-record's settings, ``--train-config`` and ``--train-params`` read from the record (the settings
-that differ from its configuration, and ``word_vectors=None``, which the name lists), e.g.::
-
-    python benchmarks/neural.py --image-features efficientnet --image-features-file effnet.npz \
-        --train-device cuda --train-config cpu --systems rei_baseline \
-        --train-params max_epochs=20 word_vectors=None --out rei_baseline_max_epochs20_word_vectorsNone.json
-    # here: merged with --top-k 5, each system's records replacing its old ones in neural_gpu.json
+record's settings (``benchmarks/rerun_records.py`` prints them, e.g. ``--train-config cpu
+--systems rei_baseline --train-params max_epochs=20 word_vectors=None``); here the runs were
+merged with ``--top-k 5``, each system's records replacing its old ones in ``neural_gpu.json``.
 
 The GPU's sums are not deterministic, so the runs differ: 220 of the 224 earlier retrieval figures
 (R@K and median ranks) lie within the new runs' 95 % intervals; the four others are of

@@ -41,7 +41,8 @@ RESULTS = BENCHMARKS / "results"
 
 #: Scripts in ``benchmarks/`` that are tools rather than benchmarks, and where they are tested.
 NOT_BENCHMARKS = {"readme_figures.py": "writes the figures of the pages from the records: tests/test_readme_figures.py",
-                  "merge_results.py": "joins the records of parallel neural.py runs: tests/test_merge_results.py"}
+                  "merge_results.py": "joins the records of parallel neural.py runs: tests/test_merge_results.py",
+                  "rerun_records.py": "prints the neural.py arguments of recorded runs: tests/test_merge_results.py"}
 
 #: Top-level keys of each benchmark's record (neural.py writes a list of records, each with these).
 EXPECTED_KEYS = {

@@ -107,3 +107,29 @@ def test_the_raw_feature_baseline_can_be_rerun_alone(tmp_path):
     assert json.loads(out.read_text()) == [kept]
     with pytest.raises(SystemExit):
         neural.main(["--quick", "--systems", "minilm", "--out", str(out)])
+
+
+def test_a_merged_record_is_re_run_with_the_settings_its_name_lists(tmp_path, char_gru_cpu, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    rerun = _load("rerun_records")
+    neural = _load("neural")
+    files = [_run_file(tmp_path / "a.json", "vse", "paper", dropout=0.5, word_vectors=None),
+             _run_file(tmp_path / "b.json", "rei_gating", "cpu", max_epochs=20),
+             _run_file(tmp_path / "c.json", "vse_hardest", "cpu")]
+    for record in (r for r in merge_results.merge(files) if r.get("protocol") == "karpathy"):
+        args = rerun.rerun_arguments(record["system"], record["params"])
+        config, variant = args[1], args[3]
+        settings = dict(neural.parse_setting(text, argparse.ArgumentParser()) for text in args[5:])
+        rebuilt = {**TRAINABLE_VARIANTS[variant].build(config, **settings).get_params(), "config": config}
+        assert merge_results.settings_name(variant, rebuilt) == record["system"]
+    assert rerun.rerun_arguments("vse_hardest", {**TRAINABLE_VARIANTS["vse_hardest"].build("cpu").get_params(),
+                                                 "config": "cpu"}) == ["--train-config", "cpu", "--systems", "vse_hardest"]
+
+    # A record the configuration has moved away from would be merged under another name: refused.
+    char_gru_cpu(length_window=None)
+    old = {**TRAINABLE_VARIANTS["char_gru"].build("cpu").get_params(), "config": "cpu"}
+    char_gru_cpu(length_window=50)
+    with pytest.raises(ValueError, match="char_gru: its settings now name it 'char_gru_length_windowNone'"):
+        rerun.rerun_arguments("char_gru", old)
+    with pytest.raises(ValueError, match="not a run of a trainable system"):
+        rerun.trained_variant("clip_vit")

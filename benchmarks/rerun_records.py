@@ -1,0 +1,86 @@
+"""The ``neural.py`` arguments that train the trainable systems of a results file again, a line each.
+
+A merged record is named after its configuration and the settings that differ from it
+(:func:`merge_results.settings_name`); this reads those settings back from the record, so that
+a record can be re-run as it was made, e.g. on a GPU machine from a features file, all at once::
+
+    python benchmarks/rerun_records.py benchmarks/results/neural_gpu.json \\
+        vse_paper_word_vectorsNone rei_max_epochs20_word_vectorsNone > commands.txt
+    while read -r name args; do
+        python benchmarks/neural.py --image-features efficientnet --image-features-file effnet.npz \\
+            --train-device cuda $args --out "$name.json" > "$name.log" 2>&1 &
+    done < commands.txt; wait
+    python benchmarks/merge_results.py --top-k 5 merged.json *.json   # named as before
+
+Where and how long a model ran (device, threads, a time budget) is not repeated. A record whose
+name its settings no longer give (the configuration changed since) is refused: its run would be
+merged under another name.
+
+Usage::
+
+    python benchmarks/rerun_records.py RESULTS.json [SYSTEM ...]   # default: every trainable system
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kcca_bench import benchmark_parser, run_main
+from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
+from kcca_desc.neural.training import PARAMETERS_ADDED_LATER
+from merge_results import RUNTIME, settings_name
+
+
+def trained_variant(system: str) -> str:
+    """The system of ``benchmarks/neural.py --systems`` that merged name ``system`` is a run of."""
+    found = [v for v in TRAINABLE_VARIANTS if system == v or system.startswith(v + "_")]
+    if not found:
+        raise ValueError(f"{system!r} is not a run of a trainable system ({', '.join(TRAINABLE_VARIANTS)})")
+    return max(found, key=len)
+
+
+def rerun_arguments(system: str, params: dict) -> list[str]:
+    """``--train-config``, ``--systems`` and ``--train-params`` that train ``system`` again as ``params`` record.
+
+    Raises
+    ------
+    ValueError
+        When ``params`` would now name the run otherwise than ``system``.
+    """
+    variant = trained_variant(system)
+    if settings_name(variant, params) != system:
+        raise ValueError(f"{system}: its settings now name it {settings_name(variant, params)!r} (the "
+                         f"configuration changed since it ran); re-run it with neural.py's --train-params by hand")
+    config = params["config"]
+    expected = TRAINABLE_VARIANTS[variant].build(config).get_params()
+    recorded = {**PARAMETERS_ADDED_LATER, **params}
+    changed = [f"{key}={recorded[key]!r}" for key in sorted(expected)
+               if key not in RUNTIME and key in recorded and recorded[key] != expected[key]]
+    return ["--train-config", config, "--systems", variant] + (["--train-params", *changed] if changed else [])
+
+
+def main(argv=None) -> int:
+    parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", type=Path, help="a results file of neural.py runs (merged)")
+    parser.add_argument("systems", nargs="*", help="the systems to re-run (default: every trainable one)")
+    args = parser.parse_args(argv)
+    params = {r["system"]: r["params"] for r in json.loads(args.results.read_text())
+              if "protocol" in r and "config" in r["params"]}
+    unknown = sorted(set(args.systems) - set(params))
+    if unknown:
+        parser.error(f"{args.results}: no trained record of {unknown}")
+    refused = 0
+    for system in args.systems or params:
+        try:
+            print(system, " ".join(rerun_arguments(system, params[system])))
+        except ValueError as exc:
+            print(f"not re-run: {exc}", file=sys.stderr)
+            refused += 1
+    return 1 if refused else 0
+
+
+if __name__ == "__main__":
+    run_main(main)
