@@ -522,6 +522,10 @@ def strongest_notes(results: ResultsFiles) -> str:
     where = (f"on the first {settings['select_train_images']:,} of {trained}, the chosen systems then fitted on "
              "all with their (κ, p, n) chosen again on dev" if subset else f"on {trained}")
     selected, tested = record["dev_curve"][-1], record["systems"]["mkl"]
+    added = cost.get("selection_added", [])
+    uncosted = len(record["dev_candidates"]) - cost["selection"]["candidates"] - sum(r["candidates"] for r in added)
+    full = {name: entry["gram_s"] for name, entry in record["base_kernels"].items() if "gram_s" in entry}
+    slowest = sorted(full.items(), key=lambda item: -item[1])[:2]
     # A later selection (--dev-only) whose choice is not fitted and tested yet: the rows are the earlier one's.
     pending = ("" if (selected["text"], selected["image"]) == (tested["text"], tested["image"]) else
                f" That selection now ends at {combination(selected)}, not yet fitted on all the training images "
@@ -536,14 +540,18 @@ def strongest_notes(results: ResultsFiles) -> str:
         f"views), {where}: {curve('dev_curve')}.{pending}"
         + (f" Without the trained towers: {curve('dev_curve_without_towers')}." if "dev_curve_without_towers" in record
            else "")
-        + f" The whole selection ({len(record['dev_candidates'])} combinations, "
-        f"each an exact KCCA fit and its dev grid, and the base kernels' Gram matrices) took "
+        + f" The selection measured {len(record['dev_candidates'])} combinations, each an exact KCCA fit and its "
+        f"dev grid: its first run ({cost['selection']['candidates']} of them, and the base kernels' Gram matrices) took "
         f"{duration(cost['selection']['wall_s'])} and {cost['selection']['peak_gib']:.1f} GiB at its peak"
         + "".join(f", a later run adding {run['candidates']} combinations over new base kernels "
-                  f"{duration(run['wall_s'])} and {run['peak_gib']:.1f} GiB" for run in cost.get("selection_added", []))
+                  f"{duration(run['wall_s'])} and {run['peak_gib']:.1f} GiB" for run in added)
+        + (f", {uncosted} more measured by a run stopped before it recorded its cost" if uncosted else "")
         + f"; the final fit of the selected system{' and its dev grid' if subset else ''} "
         f"{duration(cost['final_fit']['wall_s'])} and {cost['final_fit']['peak_gib']:.1f} GiB, "
-        f"on {machine['cpus']} cores (`benchmarks/results/strongest.json`). Each base kernel alone, beside the "
+        f"on {machine['cpus']} cores (`benchmarks/results/strongest.json`), after the Gram matrices on all "
+        f"{settings['train_images']:,} training images of the base kernels the tested systems sum, "
+        f"{duration(sum(full.values()))} ({', '.join(f'`{n}` {duration(t)}' for n, t in slowest)}, the longest). "
+        "Each base kernel alone, beside the "
         f"other view's `{record['settings']['text_kernels'][0]}` or `{record['settings']['image_kernels'][0]}` "
         f"(dev objective): {'; '.join(_alone(record))}."
         + "".join(f" The towers of the trained `{system}` ({entry['epochs']} epochs, {duration(entry['train_s'])} of "

@@ -588,7 +588,8 @@ def main(argv=None) -> dict:
     selection["peak_gib"] = memory.peak_gib
     cost = record.setdefault("cost", {})
     if "selection" not in cost:
-        cost["selection"] = {**selection, "note": "this run's; a resumed run's covers what it redid"}
+        cost["selection"] = {**selection, "candidates": len(record["dev_candidates"]) - measured_before,
+                             "note": "this run's; a resumed run's covers what it redid"}
     elif len(record["dev_candidates"]) > measured_before:
         # A run with more base kernels: what measuring its new candidates (and their Grams) cost.
         cost.setdefault("selection_added", []).append(
