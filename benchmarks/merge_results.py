@@ -74,17 +74,23 @@ from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
 RUNTIME = {"image_encoder", "n_threads", "device", "checkpoint", "max_train_seconds"}
 
 
+def changed_settings(system: str, params: dict) -> dict:
+    """The settings of a run of ``system`` recorded in ``params`` that differ from its configuration's
+    (``params["config"]``), where and how long it ran (:data:`RUNTIME`) left out."""
+    expected = TRAINABLE_VARIANTS[system].build(params["config"]).get_params()
+    # A record written before a parameter existed ran at the behaviour the parameter's old value keeps.
+    recorded = {**PARAMETERS_ADDED_LATER, **params}
+    return {key: recorded[key] for key in sorted(expected)
+            if key not in RUNTIME and key in recorded and recorded[key] != expected[key]}
+
+
 def settings_name(system: str, params: dict) -> str:
     """``system`` named after its configuration and the settings that differ from it."""
     if system not in TRAINABLE_VARIANTS or "config" not in params:
         return system
     config = params["config"]
-    expected = TRAINABLE_VARIANTS[system].build(config).get_params()
-    # A record written before a parameter existed ran at the behaviour the parameter's old value keeps.
-    recorded = {**PARAMETERS_ADDED_LATER, **params}
-    changed = [f"{key}{recorded[key]:g}" if isinstance(recorded[key], float) else f"{key}{recorded[key]}"
-               for key in sorted(expected)
-               if key not in RUNTIME and key in recorded and recorded[key] != expected[key]]
+    changed = [f"{key}{value:g}" if isinstance(value, float) else f"{key}{value}"
+               for key, value in changed_settings(system, params).items()]
     return "_".join([system] + ([config] if config != "cpu" else []) + changed)
 
 

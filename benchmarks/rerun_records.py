@@ -30,8 +30,7 @@ from pathlib import Path
 
 from kcca_bench import benchmark_parser, run_main
 from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
-from kcca_desc.neural.training import PARAMETERS_ADDED_LATER
-from merge_results import RUNTIME, settings_name
+from merge_results import changed_settings, settings_name
 
 
 def trained_variant(system: str) -> str:
@@ -54,12 +53,8 @@ def rerun_arguments(system: str, params: dict) -> list[str]:
     if settings_name(variant, params) != system:
         raise ValueError(f"{system}: its settings now name it {settings_name(variant, params)!r} (the "
                          f"configuration changed since it ran); re-run it with neural.py's --train-params by hand")
-    config = params["config"]
-    expected = TRAINABLE_VARIANTS[variant].build(config).get_params()
-    recorded = {**PARAMETERS_ADDED_LATER, **params}
-    changed = [f"{key}={recorded[key]!r}" for key in sorted(expected)
-               if key not in RUNTIME and key in recorded and recorded[key] != expected[key]]
-    return ["--train-config", config, "--systems", variant] + (["--train-params", *changed] if changed else [])
+    changed = [f"{key}={value!r}" for key, value in changed_settings(variant, params).items()]
+    return ["--train-config", params["config"], "--systems", variant] + (["--train-params", *changed] if changed else [])
 
 
 def main(argv=None) -> int:
