@@ -85,7 +85,6 @@ from kcca_desc.methods import MultipleKernelRanker
 from kcca_desc.methods.base_kernels import BASE_KERNELS, register_feature_kernels
 from kcca_desc.methods.selection import dev_metrics, recall_sum
 from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
-from kcca_desc.neural import torch_module
 from kcca_desc.text.preprocess import Preprocessor
 
 #: Published figures of Klein et al. (2015), Table 2 (Flickr8K, karpathy protocol: 1,000 test
@@ -399,13 +398,12 @@ def trained_towers(dataset: Dataset, systems) -> tuple[dict, dict]:
         return {}, dict.fromkeys(systems, "torch (the 'neural' extra) is not installed")
     train, dev = dataset.subset("train"), dataset.subset("dev")
     found, missing = {}, {}
-    torch = torch_module()
     for system in systems:
         model = tower_model(system)
-        # Loading sets torch to the threads the model was trained with (one); embedding uses them all.
-        threads = torch.get_num_threads()
         path = model.fit_from_checkpoint(train, dev)
-        torch.set_num_threads(threads)
+        # Embedding runs on the process's threads, not the one the model trained on (set after
+        # loading: the threads are part of the key of the checkpoint the records name).
+        model.set_params(n_threads=None)
         if path is None:
             missing[system] = "no trained checkpoint in the cache"
             continue

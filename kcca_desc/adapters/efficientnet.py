@@ -25,6 +25,7 @@ import numpy as np
 from .._core.errors import import_optional
 from .base import Encoder
 from .onnx_models import rgb_unit, verified_file
+from .torch_base import torch_threads
 
 __all__ = ["EfficientNetLiteImageEncoder"]
 
@@ -99,12 +100,6 @@ class EfficientNetLiteImageEncoder(Encoder):
 
     def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
         torch = import_optional("torch", _EXTRA, type(self).__name__)
-        threads = torch.get_num_threads()
-        if self.n_threads is not None:
-            torch.set_num_threads(self.n_threads)
-        try:
-            batch = torch.from_numpy(np.stack([self.preprocess(a) for a in arrays]))
-            with torch.inference_mode():
-                return self._network.extract_features(batch).mean(dim=(2, 3)).numpy()
-        finally:
-            torch.set_num_threads(threads)
+        batch = torch.from_numpy(np.stack([self.preprocess(a) for a in arrays]))
+        with torch_threads(torch, self.n_threads), torch.inference_mode():
+            return self._network.extract_features(batch).mean(dim=(2, 3)).numpy()

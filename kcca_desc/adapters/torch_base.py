@@ -28,7 +28,7 @@ from .._core.errors import DataError, ParameterError, import_optional
 from .base import Encoder
 from .hub import is_hub_id
 
-__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "TORCH_DTYPES",
+__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "torch_threads", "TORCH_DTYPES",
            "RANDOM_WEIGHTS"]
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,26 @@ def state_dict_digest(module) -> str:
         # A uint8 view hashes every dtype (bfloat16 has no NumPy counterpart).
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def torch_threads(torch, n_threads: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``n_threads`` for the duration, then restored.
+
+    torch's thread count is global to the process: a model that set it and left it would slow
+    (or oversubscribe) every later torch call of its caller.  ``None`` leaves it as it is.
+    """
+    if n_threads is None:
+        yield
+        return
+    if n_threads < 1:
+        raise ParameterError(f"n_threads must be >= 1 or None, got {n_threads}")
+    before = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class TorchEncoder(Encoder):
@@ -163,7 +183,7 @@ class TorchEncoder(Encoder):
                 raise ParameterError(f"{type(self).__name__}: device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
             # Random weights are drawn from a fixed seed, so that a random model is the same model
             # (and hits the same cache entries) in every run; torch's global generator is left as it was.
-            with self._threads(), torch.random.fork_rng(devices=[]), third_party_bars_off():
+            with torch_threads(torch, self.n_threads), torch.random.fork_rng(devices=[]), third_party_bars_off():
                 torch.manual_seed(0)
                 bundle = self._load()
             module = self._model_module(bundle)
@@ -190,26 +210,10 @@ class TorchEncoder(Encoder):
 
     # ------------------------------------------------------------ running
     @contextlib.contextmanager
-    def _threads(self):
-        """torch's intra-op thread count set to ``n_threads`` for the duration, then restored."""
-        torch = self._torch()
-        if self.n_threads is None:
-            yield
-            return
-        if self.n_threads < 1:
-            raise ParameterError(f"n_threads must be >= 1 or None, got {self.n_threads}")
-        before = torch.get_num_threads()
-        torch.set_num_threads(self.n_threads)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
-
-    @contextlib.contextmanager
     def running(self):
         """Inference mode on ``n_threads`` threads: the context of every forward pass."""
         torch = self._torch()
-        with self._threads(), torch.inference_mode(), third_party_bars_off():
+        with torch_threads(torch, self.n_threads), torch.inference_mode(), third_party_bars_off():
             yield
 
     def to_device(self, tensor, cast: bool = False):

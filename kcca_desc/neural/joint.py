@@ -54,14 +54,14 @@ class JointEmbeddingModel(TrainableModel, Encoder):
     def _embed_features(self, networks, features: np.ndarray) -> np.ndarray:
         torch = torch_module()
         x = self._tensor(features)
-        with torch.no_grad():
+        with self._inference():
             parts = [torch.nn.functional.normalize(n.embed_image(x), dim=1) for n in networks]
         return (torch.cat(parts, dim=1) / np.sqrt(len(networks))).cpu().numpy()
 
     def _embed_text_list(self, networks, texts: list[str]) -> np.ndarray:
         torch = torch_module()
         chunks = []
-        with torch.no_grad():
+        with self._inference():
             for s in range(0, len(texts), _TEXT_CHUNK):
                 ids, lengths = self._encode_texts(texts[s:s + _TEXT_CHUNK])
                 parts = [torch.nn.functional.normalize(n.embed_text(ids, lengths), dim=1) for n in networks]

@@ -194,10 +194,9 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
 
     def _pair_scores(self, networks, features, texts):
         """Scores of every image with every text, in blocks of bounded size."""
-        torch = torch_module()
         (network,) = networks
         x = self._tensor(features)
-        with torch.no_grad():
+        with self._inference():
             u = self._sentence_tensor(network, texts)
             width = max(x.shape[1], self.hidden_dim) if self.gating else 1
             text_block = max(1, min(len(texts), self.max_block_elements // width))
@@ -212,8 +211,7 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     def sentence_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """The sentence vectors u of ``texts``, ``(len(texts), hidden_dim)`` (evaluation mode)."""
         self._check_fitted()
-        torch = torch_module()
-        with torch.no_grad():
+        with self._inference():
             return self._sentence_tensor(self.networks_[0], check_texts(texts)).cpu().numpy()
 
     def score(self, images: ImageSource, texts: Sequence[str]) -> np.ndarray:

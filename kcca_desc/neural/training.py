@@ -39,15 +39,18 @@ the epoch loop (:class:`~.trainer.Trainer`), whose dev patience
 
 Training runs on ``device`` (default ``"cpu"``; ``"cuda"`` for the papers' sizes) with
 ``n_threads`` torch threads (default 1: on a loaded 2-core machine OpenMP spin-waiting made two
-threads about 40× slower than one).  On a GPU, resumption restores the CUDA generators too, but
+threads about 40× slower than one); training and scoring set them for their duration only, so a
+fitted model leaves its caller's torch as it found it.  On a GPU, resumption restores the CUDA generators too, but
 cuDNN's kernels are not bitwise deterministic.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 from collections import Counter
+from collections.abc import Iterator
 from numbers import Integral
 from pathlib import Path
 
@@ -56,6 +59,7 @@ from sklearn.base import BaseEstimator
 
 from .._core.cache import cache_dir, cache_keys
 from .._core.errors import DataError, NotFittedError, ParameterError
+from ..adapters.torch_base import torch_threads
 from ..data.dataset import Dataset, require_dataset
 from .._core.progress import LOGGER
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
@@ -281,7 +285,7 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         return path, lineage.starting_state(path)
 
     def _prepare_fit(self, train: Dataset, dev: Dataset | None, *, record: bool) -> tuple[Path | None, dict | None]:
-        """Validate a fit's settings and data, set torch's threads; this run's checkpoint and starting state."""
+        """Validate a fit's settings and data; this run's checkpoint and starting state."""
         self._validate_params()
         require_dataset(train, f"{type(self).__name__}.fit")
         if dev is not None:
@@ -293,8 +297,6 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             raise ParameterError(f"{type(self).__name__}: device={self.device!r} is not a torch device ({exc})") from None
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ParameterError(f"{type(self).__name__}: device={self.device!r} but torch sees no CUDA device")
-        if self.n_threads is not None:
-            torch.set_num_threads(self.n_threads)
         return self._starting_state(train, dev, record=record) if self.checkpoint else (None, None)
 
     def _load_finished(self, path: Path | None, state: dict | None) -> bool:
@@ -328,6 +330,12 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         path, state = self._prepare_fit(train, dev, record=True)
         if self._load_finished(path, state):
             return self
+        with torch_threads(torch_module(), self.n_threads):
+            self._train(train, dev, path, state)
+        return self
+
+    def _train(self, train: Dataset, dev: Dataset | None, path: Path | None, state: dict | None) -> None:
+        """Train from ``state`` (None: from the start), checkpointing to ``path``; fit from the result."""
         torch = torch_module()
         self.image_encoder_ = self._default_image_encoder()
         texts = [c for caps in train.captions for c in caps]
@@ -361,7 +369,12 @@ class TrainableModel(ValidatedParams, BaseEstimator):
             LOGGER.info("%s: resuming after epoch %d, checkpoints in %s", type(self).__name__, resumed_from, path)
         token_ids = [self._token_ids(t) for t in texts]
         self._restore(trainer.train(features, token_ids, image_of, dev_data), path, resumed_from)
-        return self
+
+    @contextlib.contextmanager
+    def _inference(self) -> Iterator[None]:
+        """The context of a forward pass outside training: no gradients, on ``n_threads`` threads."""
+        with torch_threads(torch_module(), self.n_threads), torch_module().no_grad():
+            yield
 
     def _restore(self, state: dict, path: Path | None, resumed_from: int) -> None:
         """Set the fitted attributes from a checkpoint ``state``."""

@@ -106,6 +106,8 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
         Safety stop only, on the training time summed over resumes (a stopped run records
         ``stopped_by_ = "time budget"``, and trains on when fitted with a larger budget).
     n_threads : int or None, default=1
+        torch threads of training and scoring, set for their duration and then restored
+        (``None``: the process's).
     checkpoint : bool, default=True
         Write a checkpoint each epoch (and resume or load one) under ``cache_dir("checkpoints")``.
     device : str, default="cpu"

@@ -195,6 +195,36 @@ def test_fit_is_seeded_early_stops_and_plugs_into_the_harness():
     assert S.shape == (12, 12) and np.all(np.isfinite(S))
 
 
+@pytest.mark.parametrize("cls", list(SMALL))
+def test_training_and_scoring_run_on_n_threads_and_restore_the_callers(cls, monkeypatch):
+    # torch's thread count is global: a model that set it and left it would change every later
+    # torch call of its caller (the trained towers of the strongest baseline embedded on one thread).
+    seen = []
+    forward = torch.nn.Module.__call__
+
+    def spy(module, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return forward(module, *args, **kwargs)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        monkeypatch.setattr(torch.nn.Module, "__call__", spy)
+        model, data = _fitted(cls, n_threads=2)
+        assert seen and set(seen) == {2} and torch.get_num_threads() == 3
+        seen.clear()
+        view = data.view("test", "hodosh")
+        scorer = model if cls is ReiRelevanceScorer else EncoderMethod(model)
+        scorer.score(view.images, view.captions)
+        assert seen and set(seen) == {2} and torch.get_num_threads() == 3
+        seen.clear()
+        model.set_params(n_threads=None)
+        scorer.score(view.images, view.captions)
+        assert seen and set(seen) == {3}
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("decay_epoch, stopped_after", [(None, 2), (3, 4)])
 def test_vse_dev_patience_waits_for_the_learning_rate_decay(monkeypatch, decay_epoch, stopped_after):
     # A dev figure that never improves: patience 1 ends the run one epoch after the first, or one
