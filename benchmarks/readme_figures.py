@@ -84,10 +84,16 @@ def figures(metrics: Mapping[str, float]) -> str:
     return " / ".join(recall(metrics[k]) for k in RECALLS) + f" ({rank(metrics['median_rank'])})"
 
 
+def with_interval(value: float, interval: Sequence[float] | None, fmt: Callable[[float], str] = recall,
+                  mark: str = "") -> str:
+    """``value`` with its interval, ``88.8 [86.9–90.6]`` (``mark`` after the value); the value alone without one."""
+    text = fmt(value) + mark
+    return text if interval is None else f"{text} [{fmt(interval[0])}–{fmt(interval[1])}]"
+
+
 def task_figure(metrics: Mapping, name: str) -> str:
     """A task's figure (percent) with its interval, ``88.8 [86.9–90.6]``, where ``metrics`` has one."""
-    interval = metrics.get("ci", {}).get(name)
-    return recall(metrics[name]) + ("" if interval is None else f" [{recall(interval[0])}–{recall(interval[1])}]")
+    return with_interval(metrics[name], metrics.get("ci", {}).get(name))
 
 
 def published(name: str, task: str) -> str:
@@ -467,11 +473,11 @@ def multiple_kernel_rows(results: ResultsFiles) -> list[tuple[str, Mapping]]:
 SIGNIFICANCE = 0.05
 
 
-def _with_interval(result: Mapping, task: str, metric: str) -> str:
-    fmt = recall if metric.startswith("R@") else rank
-    low, high = result["ci"][task][metric]
+def retrieval_figure(result: Mapping, task: str, metric: str) -> str:
+    """A retrieval figure of ``result`` with its interval, † where it differs from the best single kernel's."""
     mark = "†" if result.get("significance", {}).get(task, {}).get(metric, 1.0) < SIGNIFICANCE else ""
-    return f"{fmt(result[task][metric])}{mark} [{fmt(low)}–{fmt(high)}]"
+    return with_interval(result[task][metric], result["ci"][task][metric],
+                         recall if metric.startswith("R@") else rank, mark)
 
 
 def strongest_table(results: ResultsFiles, protocol: str) -> str:
@@ -483,7 +489,7 @@ def strongest_table(results: ResultsFiles, protocol: str) -> str:
     for name, system in sorted(record["systems"].items(), key=lambda item: "text" not in item[1]):
         label = system["label"] + (f" ({combination(system)})" if "text" in system else "")
         result = system["results"][protocol]
-        rows.append((label, *(_with_interval(result, t, m) for t in TASKS for m in metrics)))
+        rows.append((label, *(retrieval_figure(result, t, m) for t in TASKS for m in metrics)))
     for entry in record["published"].values():
         if protocol in entry:
             rows.append((entry["label"], *(cell for t in TASKS for cell in (*map(recall, entry[protocol][t]), "—"))))
