@@ -40,6 +40,7 @@ import argparse
 import ast
 import importlib.util
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -211,6 +212,68 @@ def fit_nn(train: Dataset, dev, encoder, args):
 
 
 BRIDGES = {"cca_minilm_vit": fit_linear_cca, "kcca_minilm_vit": fit_rbf_kcca, "nn_minilm_vit": fit_nn}
+
+#: The options of each bridge's selection as its records name them: per setting of its dev grid
+#: (the ``params`` of each ``dev_search`` entry), then per other setting, the attribute of the
+#: parsed options that sets it.
+BRIDGE_GRIDS = {"cca_minilm_vit": {"reg": "cca_regs", "weight_power": "cca_weight_powers"},
+                "kcca_minilm_vit": {"gamma_scale": "kcca_gamma_scales", "reg": "kcca_regs",
+                                    "weight_power": "kcca_weight_powers"}}
+BRIDGE_SETTINGS = {"cca_minilm_vit": {"n_components": "n_components", "selected_on_dev": "select_on"},
+                   "kcca_minilm_vit": {"n_components": "n_components", "rank": "kcca_rank",
+                                       "selected_on_dev": "select_on"}}
+
+
+def bridge_of(system: str) -> tuple[str, str]:
+    """``(bridge, image features)`` of the saved name of a bridge's record (:func:`named_for_features`).
+
+    Raises
+    ------
+    ValueError
+        When ``system`` is no bridge's name over any of :data:`IMAGE_FEATURES`.
+    """
+    for bridge in BRIDGES:
+        for features in IMAGE_FEATURES:
+            if system == bridge.replace("vit", features):
+                return bridge, features
+    raise ValueError(f"{system!r} is not a bridge over image features ({', '.join(BRIDGES)} over "
+                     f"{', '.join(IMAGE_FEATURES)})")
+
+
+def selection_options(system: str, params: dict) -> dict[str, object]:
+    """The options (parsed attribute names) a bridge's record ``params`` was selected with:
+    its dev grid read from its ``dev_search``, its components, rank and dev protocols."""
+    bridge, _ = bridge_of(system)
+    grid = {option: sorted({entry["params"][name] for entry in params["dev_search"]})
+            for name, option in BRIDGE_GRIDS[bridge].items()}
+    return {**grid, **{option: params[name] for name, option in BRIDGE_SETTINGS[bridge].items()}}
+
+
+def option_arguments(options: dict[str, object]) -> list[str]:
+    """Command-line arguments of parsed ``options``: ``{"kcca_regs": [1, 3]}`` → ``--kcca-regs 1 3``."""
+    out = []
+    for option, value in options.items():
+        out.append("--" + option.replace("_", "-"))
+        out += [f"{v:g}" if isinstance(v, float) else str(v) for v in (value if isinstance(value, list) else [value])]
+    return out
+
+
+def selection_changes(records: list[dict], args) -> list[str]:
+    """A line per bridge this run re-selects whose record in ``records`` was selected with other options."""
+    lines = []
+    # A bridge has a record per protocol, with the same params.
+    for system, params in {r["system"]: r["params"] for r in records if "dev_search" in r.get("params", {})}.items():
+        bridge, features = bridge_of(system)
+        if bridge not in args.systems or features != args.image_features:
+            continue
+        recorded = selection_options(system, params)
+        current = {option: sorted(getattr(args, option)) if isinstance(value, list) else getattr(args, option)
+                   for option, value in recorded.items()}
+        if current != recorded:
+            lines.append(f"{system}: its record was selected with {' '.join(option_arguments(recorded))}, "
+                         f"this run with {' '.join(option_arguments(current))}")
+    return lines
+
 
 #: The vSTS baseline over the two encoders' own features, no bridge between them (a ``--systems`` name).
 RAW_FEATURES = "minilm_vit"
@@ -439,7 +502,8 @@ def parse_setting(text: str, parser: argparse.ArgumentParser) -> tuple[str, obje
         parser.error(f"--train-params: {text!r} is not NAME=VALUE with VALUE a Python literal (e.g. dropout=0.2)")
 
 
-def main(argv=None) -> None:
+def parse_arguments(argv=None) -> argparse.Namespace:
+    """The options of a run, defaults filled in (a quick run's with ``--quick``), checked."""
     parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flickr8k", default="/work/shared/flickr8k")
     parser.add_argument("--vsts", type=Path, help="vSTS directory (default /work/shared/vsts; quick: none)")
@@ -491,6 +555,11 @@ def main(argv=None) -> None:
     unknown = [name for name in args.systems if name not in known]
     if unknown:
         parser.error(f"--systems: unknown {', '.join(unknown)}; known: {', '.join(known)}")
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse_arguments(argv)
     # MiniLM serves the bridges and the raw-feature vSTS baseline only: a run of trainable systems
     # alone needs neither it, its timing nor the images' pixels.
     with_bridges = any(name in BRIDGES or name == RAW_FEATURES for name in args.systems)
@@ -499,6 +568,12 @@ def main(argv=None) -> None:
     out = output_path(args, __file__,
                       None if args.image_features == DEFAULT_FEATURES else f"neural_{args.image_features}")
 
+    if args.merge and out.exists():
+        # Merging a re-selection over another grid replaces a record with a different selection:
+        # allowed (a new grid is a new measurement), said before the hours of work.
+        for line in selection_changes(json.loads(out.read_text()), args):
+            print(f"warning: --merge replaces a selection: {line} (rerun_records.py prints a record's options)",
+                  file=sys.stderr, flush=True)
     data = quick_dataset(QUICK_N_IMAGES) if args.quick else load_flickr8k(args.flickr8k)
     if args.max_train_images is not None:
         splits = {**data.splits, "train": data.splits["train"][:args.max_train_images]}

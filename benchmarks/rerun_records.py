@@ -1,6 +1,8 @@
-"""The ``neural.py`` arguments that train the trainable systems of a results file again, a line each.
+"""The ``neural.py`` arguments that run the systems of a results file again as they were run, a line each.
 
-A merged record is named after its configuration and the settings that differ from it
+A feature bridge's record is re-selected over the dev grid it was selected over (read from its
+``dev_search``), with its components, rank and dev protocols: ``neural.py``'s default grid may
+have moved on since.  A merged record of a trainable system is named after its configuration and the settings that differ from it
 (:func:`merge_results.settings_name`); this reads those settings back from the record, so that
 a record can be re-run as it was made, e.g. on a GPU machine from a features file, all at once::
 
@@ -18,7 +20,7 @@ merged under another name.
 
 Usage::
 
-    python benchmarks/rerun_records.py RESULTS.json [SYSTEM ...]   # default: every trainable system
+    python benchmarks/rerun_records.py RESULTS.json [SYSTEM ...]   # default: every bridge and trainable system
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 from kcca_bench import benchmark_parser, run_main
 from kcca_desc.methods.trainable_systems import TRAINABLE_VARIANTS
 from merge_results import changed_settings, settings_name
+from neural import bridge_of, option_arguments, selection_options
 
 
 def trained_variant(system: str) -> str:
@@ -57,20 +60,32 @@ def rerun_arguments(system: str, params: dict) -> list[str]:
     return ["--train-config", params["config"], "--systems", variant] + (["--train-params", *changed] if changed else [])
 
 
+def reselect_arguments(system: str, params: dict) -> list[str]:
+    """``--image-features``, ``--systems`` and the selection options that select bridge ``system`` again
+    as ``params`` record (:func:`neural.selection_options`)."""
+    bridge, features = bridge_of(system)
+    return ["--image-features", features, "--systems", bridge, *option_arguments(selection_options(system, params))]
+
+
+def record_arguments(system: str, params: dict) -> list[str]:
+    """The ``neural.py`` arguments that run the record ``system`` of ``params`` again."""
+    return reselect_arguments(system, params) if "dev_search" in params else rerun_arguments(system, params)
+
+
 def main(argv=None) -> int:
     parser = benchmark_parser(__file__, __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path, help="a results file of neural.py runs (merged)")
-    parser.add_argument("systems", nargs="*", help="the systems to re-run (default: every trainable one)")
+    parser.add_argument("systems", nargs="*", help="the systems to re-run (default: every bridge and trainable one)")
     args = parser.parse_args(argv)
     params = {r["system"]: r["params"] for r in json.loads(args.results.read_text())
-              if "protocol" in r and "config" in r["params"]}
+              if "protocol" in r and ("config" in r["params"] or "dev_search" in r["params"])}
     unknown = sorted(set(args.systems) - set(params))
     if unknown:
-        parser.error(f"{args.results}: no trained record of {unknown}")
+        parser.error(f"{args.results}: no bridge or trained record of {unknown}")
     refused = 0
     for system in args.systems or params:
         try:
-            print(system, " ".join(rerun_arguments(system, params[system])))
+            print(system, " ".join(record_arguments(system, params[system])))
         except ValueError as exc:
             print(f"not re-run: {exc}", file=sys.stderr)
             refused += 1

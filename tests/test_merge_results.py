@@ -133,3 +133,28 @@ def test_a_merged_record_is_re_run_with_the_settings_its_name_lists(tmp_path, ch
         rerun.rerun_arguments("char_gru", old)
     with pytest.raises(ValueError, match="not a run of a trainable system"):
         rerun.trained_variant("clip_vit")
+
+
+def test_a_bridge_record_is_re_selected_over_its_recorded_grid(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    rerun = _load("rerun_records")
+    neural = _load("neural")
+    grid = [{"params": {"reg": reg, "weight_power": power, "gamma_scale": scale}}
+            for scale in (0.5, 2.0) for reg in (1.0, 30.0) for power in (1.0,)]
+    params = {"reg": 30.0, "n_components": 64, "rank": 512, "selected_on_dev": ["karpathy"], "dev_search": grid}
+    records = [{"system": "kcca_minilm_efficientnet", "protocol": p, "params": params} for p in ("hodosh", "karpathy")]
+    arguments = rerun.record_arguments("kcca_minilm_efficientnet", params)
+    assert arguments[:4] == ["--image-features", "efficientnet", "--systems", "kcca_minilm_vit"]
+    # The printed arguments select over the recorded grid: nothing for --merge to warn about ...
+    assert neural.selection_changes(records, neural.parse_arguments(arguments)) == []
+    # ... while neural.py's own grid differs from the record's, and says how.
+    (line,) = neural.selection_changes(records, neural.parse_arguments(arguments[:4]))
+    assert line.startswith("kcca_minilm_efficientnet: its record was selected with --kcca-gamma-scales 0.5 2 "
+                           "--kcca-regs 1 30 --kcca-weight-powers 1 --n-components 64 --kcca-rank 512 "
+                           "--select-on karpathy, this run with --kcca-gamma-scales 0.03125")
+    # A re-selection of another bridge, or over other image features, is not this record's.
+    assert neural.selection_changes(records, neural.parse_arguments(["--systems", "cca_minilm_vit"])) == []
+    assert neural.selection_changes(records, neural.parse_arguments(
+        ["--systems", "kcca_minilm_vit", "--image-features", "vit"])) == []
+    with pytest.raises(ValueError, match="not a bridge"):
+        rerun.record_arguments("kcca_minilm_clip", params)
