@@ -16,7 +16,7 @@ a record can be re-run as it was made, e.g. on a GPU machine from a features fil
 
 Where and how long a model ran (device, threads, a time budget) is not repeated. A record whose
 name its settings no longer give (the configuration changed since) is refused: its run would be
-merged under another name.
+merged under another name (the refusal gives the arguments that train it again under that name).
 
 Usage::
 
@@ -53,11 +53,13 @@ def rerun_arguments(system: str, params: dict) -> list[str]:
         When ``params`` would now name the run otherwise than ``system``.
     """
     variant = trained_variant(system)
+    changed = [f"{key}={value!r}" for key, value in changed_settings(variant, params).items()]
+    arguments = ["--train-config", params["config"], "--systems", variant] + (["--train-params", *changed] if changed else [])
     if settings_name(variant, params) != system:
         raise ValueError(f"{system}: its settings now name it {settings_name(variant, params)!r} (the "
-                         f"configuration changed since it ran); re-run it with neural.py's --train-params by hand")
-    changed = [f"{key}={value!r}" for key, value in changed_settings(variant, params).items()]
-    return ["--train-config", params["config"], "--systems", variant] + (["--train-params", *changed] if changed else [])
+                         f"configuration changed since it ran): {' '.join(arguments)} trains it again, merged "
+                         "under that name")
+    return arguments
 
 
 def reselect_arguments(system: str, params: dict) -> list[str]:
