@@ -2,8 +2,8 @@
 
 A feature bridge's record is re-selected over the dev grid it was selected over (read from its
 ``dev_search``), with its components, rank and dev protocols: ``neural.py``'s default grid may
-have moved on since.  A merged record of a trainable system is named after its configuration and the settings that differ from it
-(:func:`merge_results.settings_name`); this reads those settings back from the record, so that
+have moved on since.  A merged record of a trainable system is named after its configuration
+and the settings that differ from it (:func:`merge_results.settings_name`); this reads those settings back from the record, so that
 a record can be re-run as it was made, e.g. on a GPU machine from a features file, all at once::
 
     python benchmarks/rerun_records.py benchmarks/results/neural_gpu.json \\
@@ -55,8 +55,9 @@ def rerun_arguments(system: str, params: dict) -> list[str]:
     variant = trained_variant(system)
     changed = [f"{key}={value!r}" for key, value in changed_settings(variant, params).items()]
     arguments = ["--train-config", params["config"], "--systems", variant] + (["--train-params", *changed] if changed else [])
-    if settings_name(variant, params) != system:
-        raise ValueError(f"{system}: its settings now name it {settings_name(variant, params)!r} (the "
+    name = settings_name(variant, params)
+    if name != system:
+        raise ValueError(f"{system}: its settings now name it {name!r} (the "
                          f"configuration changed since it ran): {' '.join(arguments)} trains it again, merged "
                          "under that name")
     return arguments

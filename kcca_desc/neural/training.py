@@ -40,8 +40,8 @@ the epoch loop (:class:`~.trainer.Trainer`), whose dev patience
 Training runs on ``device`` (default ``"cpu"``; ``"cuda"`` for the papers' sizes) with
 ``n_threads`` torch threads (default 1: on a loaded 2-core machine OpenMP spin-waiting made two
 threads about 40× slower than one); training and scoring set them for their duration only, so a
-fitted model leaves its caller's torch as it found it.  On a GPU, resumption restores the CUDA generators too, but
-cuDNN's kernels are not bitwise deterministic.
+fitted model leaves its caller's torch as it found it.  On a GPU, resumption restores the CUDA
+generators too, but cuDNN's kernels are not bitwise deterministic.
 """
 
 from __future__ import annotations
@@ -373,7 +373,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
     @contextlib.contextmanager
     def _inference(self) -> Iterator[None]:
         """The context of a forward pass outside training: no gradients, on ``n_threads`` threads."""
-        with torch_threads(torch_module(), self.n_threads), torch_module().no_grad():
+        torch = torch_module()
+        with torch_threads(torch, self.n_threads), torch.no_grad():
             yield
 
     def _restore(self, state: dict, path: Path | None, resumed_from: int) -> None:
