@@ -79,6 +79,35 @@ def test_a_bad_setting_is_one_line_naming_its_option_before_any_work(capsys, no_
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+ENCODERS = ["--text-encoder", "onnx:minilm", "--image-encoder", "onnx:vit"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    # Options that set a parameter of another name; --n-components and --rank are other systems'.
+    (["--method", "kcca", *ENCODERS, "--bridge-components", "0"],
+     "--bridge-components: The 'n_components' parameter of FeatureBridgeMethod"),
+    (["--method", "kcca", *ENCODERS, "--bridge-rank", "0"], "--bridge-rank: The 'rank' parameter of FeatureBridgeMethod"),
+    (["--method", "cca", *ENCODERS, "--bridge-reg", "-1"], "--bridge-reg: The 'reg' parameter of FeatureBridgeMethod"),
+    (["--method", "mkl", "--text-kernel", "bow5+tri5", "--kernel-gamma-scale", "0"],
+     "--kernel-gamma-scale: The 'gamma_scale' parameter of MultipleKernelRanker"),
+    # Settings of the model a method wraps: an encoder's, a trainable model's.
+    (["--method", "cca", *ENCODERS, "--encoder-batch-size", "0"], "--encoder-batch-size: The 'batch_size' parameter of"),
+    (["--method", "kcca", *ENCODERS, "--encoder-threads", "0"], "--encoder-threads: The 'n_threads' parameter of"),
+    (["--method", "mkl", "--text-kernel", "bow5+minilm_rbf", "--encoder-batch-size", "0"],
+     "--encoder-batch-size: The 'batch_size' parameter of MultipleKernelRanker.encoder_options"),
+    (["--method", "vse", "--train-epochs", "0"], "--train-epochs: The 'max_epochs' parameter of VSEEncoder"),
+    (["--method", "rei", "--train-threads", "0"], "--train-threads: The 'n_threads' parameter of ReiRelevanceScorer"),
+])
+def test_a_setting_names_its_own_option_before_the_data_is_read(capsys, tmp_path, argv, message):
+    if "--train-epochs" in argv or "--train-threads" in argv:
+        pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
+    # A data file that is not there: reading the data first would exit 66, not 2.
+    code, err = run_cli(capsys, ["--data", "tsv", "--data-root", str(tmp_path / "missing.tsv"), *argv])
+    assert code == ParameterError.exit_code
+    assert err.startswith("error: ") and message in err, err
+    assert "--n-components" not in err and "--rank:" not in err
+
+
 def test_bad_settings_are_reported_together(capsys, no_features):
     code, err = run_cli(capsys, ["--n-images", "40", "--diag", "0.5", "--levels", "-1", "--regs", "0",
                                  "--sift-step", "0"])

@@ -49,6 +49,10 @@ class Setting:
         ``label(value) -> str``: how a value other than the default shows in a run's label
         (``"ρ²"`` for ``weight_power=2``); ``""`` leaves it out (a setting the system's name
         already shows). Default ``"<name>=<value>"``.
+    parameter : str, optional
+        The keyword argument of the system (or of the model it builds) that the setting's value
+        becomes, when it is not :attr:`name` (``bridge_components`` sets a bridge's
+        ``n_components``); an error about that parameter then names this setting's option.
     """
 
     name: str
@@ -58,11 +62,17 @@ class Setting:
     choices: Sequence[Any] | None = None
     metavar: str | None = None
     label: Callable[[Any], str] | None = None
+    parameter: str | None = None
 
     @property
     def option(self) -> str:
         """The command-line option: ``--`` and :attr:`name` with dashes, e.g. ``--n-components``."""
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def sets(self) -> str:
+        """The parameter the setting's value becomes: :attr:`parameter`, else :attr:`name`."""
+        return self.parameter or self.name
 
     def describe(self) -> str:
         """The help text, :attr:`help` called if it is callable."""

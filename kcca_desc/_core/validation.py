@@ -41,7 +41,7 @@ from sklearn.utils._param_validation import InvalidParameterError as _SklearnInv
 from .errors import ParameterError
 
 __all__ = [
-    "ValidatedParams", "validate_params", "parameter_errors", "validation_errors", "raise_together",
+    "ValidatedParams", "validate_params", "parameter_errors", "constraint_errors", "validation_errors", "raise_together",
     "invalid_parameter", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
@@ -194,18 +194,23 @@ def invalid_parameter(owner: Any, name: str, requirement: str, value: Any) -> In
                                  f"Got {value!r} instead.", parameter=name, owner=caller)
 
 
-def parameter_errors(estimator) -> list[InvalidParameterError]:
-    """Every parameter of ``estimator`` that breaks its ``_parameter_constraints``, as errors.
+def constraint_errors(owner: Any, params: Mapping[str, Any], constraints: Mapping[str, list]) -> list[InvalidParameterError]:
+    """Every value of ``params`` that breaks its ``constraints``, as errors naming ``owner``.
 
     A parameter is valid when it satisfies at least one of its constraints; parameters without
     constraints are not checked (as in :func:`sklearn.utils._param_validation.validate_parameter_constraints`).
     """
     errors = []
-    for name, value in estimator.get_params(deep=False).items():
-        constraints = [_as_constraint(c) for c in type(estimator)._parameter_constraints.get(name, ())]
-        if constraints and not any(c.is_satisfied_by(value) for c in constraints):
-            errors.append(invalid_parameter(estimator, name, _describe(constraints), value))
+    for name, value in params.items():
+        checks = [_as_constraint(c) for c in constraints.get(name, ())]
+        if checks and not any(c.is_satisfied_by(value) for c in checks):
+            errors.append(invalid_parameter(owner, name, _describe(checks), value))
     return errors
+
+
+def parameter_errors(estimator) -> list[InvalidParameterError]:
+    """Every parameter of ``estimator`` that breaks its ``_parameter_constraints``, as errors."""
+    return constraint_errors(estimator, estimator.get_params(deep=False), type(estimator)._parameter_constraints)
 
 
 def validation_errors(estimator) -> list[InvalidParameterError]:

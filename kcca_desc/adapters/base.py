@@ -25,6 +25,7 @@ from .._core.cache import cache_key
 from .._core.errors import DataError, ParameterError
 from ..data.images import ImageSource
 from .._core.progress import progress
+from .._core.validation import POSITIVE_INT, constraint_errors, raise_together
 from .store import EmbeddingStore
 
 __all__ = ["Encoder", "PairScorer", "check_texts"]
@@ -64,10 +65,21 @@ class Encoder:
     name: str = "encoder"
     joint_space: bool = False
     modalities: tuple[str, ...] = ("image", "text")
+    # The settings checked by _validate_params, where an encoder has them.
+    _parameter_constraints: dict = {"batch_size": [POSITIVE_INT], "n_threads": [POSITIVE_INT, None]}
 
     def __init__(self, *, batch_size: int = 32, cache: bool = True):
         self.batch_size = batch_size
         self.cache = cache
+
+    def _validate_params(self) -> None:
+        """Check the encoder's batch size and threads, all reported together.
+
+        The method that holds the encoder calls it with its own checks, so that a bad setting is
+        found before any work (an encoder is not an estimator: it has no ``get_params``).
+        """
+        params = {name: getattr(self, name) for name in self._parameter_constraints if hasattr(self, name)}
+        raise_together(constraint_errors(self, params, self._parameter_constraints))
 
     @property
     def label(self) -> str:
@@ -149,8 +161,7 @@ class Encoder:
         return memo[memo_key]
 
     def _batched(self, positions: list[int], encode) -> np.ndarray:
-        if self.batch_size < 1:
-            raise ParameterError(f"batch_size must be >= 1, got {self.batch_size}")
+        self._validate_params()
         batches = progress(range(0, len(positions), self.batch_size), desc=f"{self.name} encoder", unit="batch")
         out = [np.asarray(encode(positions[s:s + self.batch_size]), dtype=np.float32) for s in batches]
         return np.concatenate(out, axis=0)

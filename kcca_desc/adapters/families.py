@@ -196,7 +196,7 @@ def _onnx(model: str | None, weights: str | None, batch_size: int | None = None,
     from .onnx_models import MiniLMTextEncoder, ViTImageEncoder
 
     _weights_in_name("onnx", weights)
-    common = {"n_threads": n_threads, "cache": cache, **({"batch_size": batch_size} if batch_size else {})}
+    common = {"n_threads": n_threads, "cache": cache, **({"batch_size": batch_size} if batch_size is not None else {})}
     if model == "minilm":
         if pooling is not None:
             raise ParameterError("onnx:minilm has a fixed pooling (masked mean); drop the pooling option")
@@ -221,7 +221,7 @@ def _efficientnet(model: str | None, weights: str | None, batch_size: int | None
         raise ParameterError(f"unknown EfficientNet model {model!r}; available: "
                              + ", ".join(f"efficientnet:{name}" for name in _EFFICIENTNETS))
     return EfficientNetLiteImageEncoder(n_threads=n_threads, cache=cache,
-                                        **({"batch_size": batch_size} if batch_size else {}))
+                                        **({"batch_size": batch_size} if batch_size is not None else {}))
 
 
 @ENCODER_FAMILIES.register("features", help="image features computed elsewhere, from a .npz file of ids and "

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._core.validation import raise_together, validation_errors
 from ..data.images import ImageSource
 from .base import Encoder
 
@@ -28,6 +29,10 @@ class PairedEncoder(Encoder):
     def __init__(self, image_encoder: Encoder, text_encoder: Encoder):
         self.image_encoder = image_encoder
         self.text_encoder = text_encoder
+
+    def _validate_params(self) -> None:
+        """Check both encoders' settings, all reported together."""
+        raise_together(validation_errors(self.image_encoder) + validation_errors(self.text_encoder))
 
     @property
     def name(self) -> str:

@@ -44,7 +44,7 @@ from ..methods.base_kernels import base_kernel_names
 from ..methods.multikernel import parse_kernel_sum
 from ..methods.registry import SYSTEMS
 from .preflight import add_options as add_preflight_options
-from .preflight import prepare_run, with_option
+from .preflight import prepare_run, settings_error
 from .._core.progress import set_quiet
 from .._core.errors import ParameterError
 from .._core.validation import InvalidParameterError
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with recording() as run_profile:
         # Settings, outputs, cache and every image and caption are checked before any work.
         with profiled("data loading"):
-            method, dataset = prepare_run(args, parser, _make_method, system.splits, protocols)
+            method, dataset = prepare_run(args, parser, _make_method, system, protocols)
         t0 = time.perf_counter()
         set_stage(f"fitting {args.method}")
         # Systems that select models do so on dev under the first protocol evaluated.
@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 system.fit(method, dataset, protocols[0])
         except InvalidParameterError as exc:
             # A setting the data cannot support (more KCCA dimensions than training images...).
-            raise ParameterError(with_option(exc, parser)) from None
+            raise settings_error(exc.errors, parser, settings=system.settings) from None
         fit_s = time.perf_counter() - t0
 
         # The retrieval task is the table; the other tasks add their metrics to each result.

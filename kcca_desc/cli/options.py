@@ -139,8 +139,11 @@ def add_system_options(parser: argparse.ArgumentParser, systems: Iterable[tuple[
         if key not in groups:
             groups[key] = parser.add_argument_group(f"{', '.join(names)} system{'s' if len(names) > 1 else ''}")
         setting = settings[setting_name]
-        groups[key].add_argument(setting.option, type=_argparse_type(setting.parse), default=setting.default,
-                                 choices=setting.choices, metavar=setting.metavar, help=setting.describe())
+        action = groups[key].add_argument(setting.option, type=_argparse_type(setting.parse),
+                                          default=setting.default, choices=setting.choices,
+                                          metavar=setting.metavar, help=setting.describe())
+        # Which parameter the option sets, and for which systems (kcca_desc.cli.preflight.with_option).
+        action.setting = setting
 
 
 def check_applicable(values: Mapping[str, Any], method: str, systems: Mapping[str, System]) -> None:

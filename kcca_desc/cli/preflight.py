@@ -25,9 +25,9 @@ import contextlib
 import os
 from numbers import Real
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._core.cache import CacheWarning, cache_root
 from ..data.checks import check_dataset, settle_problems
@@ -35,6 +35,7 @@ from ..data.dataset import Dataset
 from ..data.problems import ProblemLog
 from ..data.registry import load_dataset
 from .._core.errors import ParameterError, UnwritableOutputError, warn_user
+from .._core.settings import Setting
 from ..methods.base import RetrievalMethod
 from .._core.validation import (
     NON_NEGATIVE_INT,
@@ -48,8 +49,11 @@ from .._core.validation import (
     validation_errors,
 )
 
-__all__ = ["add_options", "prepare_run", "check_settings", "with_option", "check_writable", "check_cache",
-           "load_checked", "CommandLine"]
+if TYPE_CHECKING:  # the systems' registry is not imported by the commands that run no system
+    from ..methods.registry import System
+
+__all__ = ["add_options", "prepare_run", "check_settings", "settings_error", "with_option", "check_writable",
+           "check_cache", "load_checked", "CommandLine"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -88,32 +92,59 @@ def _conflicts(args: argparse.Namespace) -> list:
     return errors
 
 
-# Estimator parameters set by a command-line option of another name.
+# Estimator parameters set by a command-line option of another name (a system's settings declare
+# theirs: Setting.parameter).
 _OPTION_OF = {"random_state": "seed"}
 
 
-def _options_of(parser: argparse.ArgumentParser, parameter: str | None) -> str | None:
-    """The command-line option(s) that set ``parameter``, e.g. ``--levels``; None when there is none."""
+def _options_of(parser: argparse.ArgumentParser, parameter: str | None,
+                settings: Collection[Setting] | None = None) -> str | None:
+    """The command-line option(s) that set ``parameter``, e.g. ``--levels``; None when there is none.
+
+    An option of a system's setting (:func:`~.options.add_system_options` tags it) sets the
+    parameter the setting declares (:attr:`Setting.sets`), and only for the system running, whose
+    ``settings`` are given: ``--n-components`` never names an error of the bridge that
+    ``--bridge-components`` sets.
+    """
     # n_words is one dict of the featurizer, set by one option per feature type.
     wanted = (lambda dest: dest.endswith("_words")) if parameter == "n_words" else (lambda dest: dest == parameter)
-    options = [a.option_strings[-1] for a in parser._actions if a.option_strings and wanted(a.dest)]
+
+    def sets(action: argparse.Action) -> bool:
+        setting = getattr(action, "setting", None)
+        if setting is None:
+            return wanted(action.dest)
+        return setting.sets == parameter and (settings is None or setting in settings)
+
+    options = [a.option_strings[-1] for a in parser._actions if a.option_strings and sets(a)]
     return "/".join(options) or None
 
 
-def with_option(error: InvalidParameterError, parser: argparse.ArgumentParser) -> str:
+def with_option(error: InvalidParameterError, parser: argparse.ArgumentParser, *,
+                settings: Collection[Setting] | None = None) -> str:
     """The error's message, after the command-line option that sets its parameter (when there is one).
 
-    An option of the command itself (:class:`CommandLine`) is the subject of its message: a
-    parameter of an internal class would mean nothing to the user.
+    ``settings`` are those of the system running (see :func:`_options_of`).  An option of the
+    command itself (:class:`CommandLine`) is the subject of its message: a parameter of an
+    internal class would mean nothing to the user.
     """
-    option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))
+    option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter), settings)
     if option and error.owner == CommandLine.__name__:
         return str(error).replace(f"The {error.parameter!r} parameter of {CommandLine.__name__}", option, 1)
     return f"{option}: {error}" if option else str(error)
 
 
-def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, parser: argparse.ArgumentParser, *,
+                   settings: Collection[Setting] | None = None) -> None:
     """Check the system's parameters (if any) and the command line's own options, all together.
+
+    Parameters
+    ----------
+    method : RetrievalMethod or None
+        The system built from the options; None for a command that runs none.
+    args, parser
+        The parsed command line and its parser.
+    settings : collection of Setting, optional
+        The settings of the system of ``method``, whose options name its errors.
 
     Raises
     ------
@@ -123,15 +154,24 @@ def check_settings(method: RetrievalMethod | None, args: argparse.Namespace, par
     errors = parameter_errors(CommandLine(args)) + _conflicts(args)
     if method is not None:
         errors += validation_errors(method)
+    if errors:
+        raise settings_error(errors, parser, settings=settings)
+
+
+def settings_error(errors: Sequence[InvalidParameterError], parser: argparse.ArgumentParser, *,
+                   settings: Collection[Setting] | None = None) -> ParameterError:
+    """One error reporting ``errors``, a line each starting with the option that sets its parameter.
+
+    ``settings`` are those of the system running (see :func:`_options_of`); of several errors of
+    one option (a batch size both encoders refuse), the first is reported.
+    """
     lines, options = [], set()
     for error in errors:
-        option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter))
+        option = _options_of(parser, _OPTION_OF.get(error.parameter, error.parameter), settings)
         if option not in options or option is None:
             options.add(option)
-            lines.append(with_option(error, parser))
-    if not lines:
-        return
-    raise ParameterError(lines[0] if len(lines) == 1 else f"{len(lines)} invalid settings:\n  " + "\n  ".join(lines))
+            lines.append(with_option(error, parser, settings=settings))
+    return ParameterError(lines[0] if len(lines) == 1 else f"{len(lines)} invalid settings:\n  " + "\n  ".join(lines))
 
 
 # ------------------------------------------------------------------ outputs, cache
@@ -214,8 +254,7 @@ def load_checked(args: argparse.Namespace, needs: dict[str, str],
 
 
 def prepare_run(args: argparse.Namespace, parser: argparse.ArgumentParser,
-                build: Callable[[argparse.Namespace], RetrievalMethod],
-                splits: Callable[[RetrievalMethod], dict[str, str]],
+                build: Callable[[argparse.Namespace], RetrievalMethod], system: System,
                 protocols: Sequence[str]) -> tuple[RetrievalMethod, Dataset]:
     """Everything a command-line run checks before it works: settings, outputs, cache, data.
 
@@ -225,9 +264,9 @@ def prepare_run(args: argparse.Namespace, parser: argparse.ArgumentParser,
         The parsed command line and its parser (whose options name the bad settings).
     build : callable
         ``build(args)``: the system, built after the cache check (which may turn caching off).
-    splits : callable
-        ``splits(method)``: the splits the system's fit needs beside ``train``, each with why
-        (:attr:`kcca_desc.methods.registry.System.splits`).
+    system : System
+        The system ``build`` builds: its settings name the options of its errors, and
+        :attr:`~kcca_desc.methods.registry.System.splits` the splits its fit needs beside ``train``.
     protocols : sequence of str
         The protocols evaluated on ``args.split``; a system that selects models on dev does so
         under the first.
@@ -241,11 +280,11 @@ def prepare_run(args: argparse.Namespace, parser: argparse.ArgumentParser,
     """
     check_cache(args)
     method = build(args)
-    check_settings(method, args, parser)
+    check_settings(method, args, parser, settings=system.settings)
     for path, is_directory in ((args.out, False), (getattr(args, "report", None), True)):
         if path:
             check_writable(path, directory=is_directory)
-    needs = {args.split: "--split evaluates on it", **splits(method)}
+    needs = {args.split: "--split evaluates on it", **system.splits(method)}
     views = [(args.split, protocol) for protocol in protocols]
     if "dev" in needs:
         views.append(("dev", protocols[0]))

@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._core.validation import ValidatedParams, parameter_errors, raise_together, validation_errors
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..evaluate.scores import DirectionalScores, cosine_scores
@@ -66,3 +67,20 @@ class TwoTowerMethod(RetrievalMethod):
 
     def score(self, images: ImageSource, captions: Sequence[str]) -> np.ndarray:
         return cosine_scores(self.embed_images(images), self.embed_texts(list(captions)))
+
+
+class WrapsModel(ValidatedParams):
+    """Parameter checks of a method that wraps one model: its own, then the model's (if it declares any).
+
+    So that a wrapped model's bad setting (a trainable model's epochs, an encoder's batch size) is
+    found with the method's, all in one error, before any data is read, not when the model first
+    runs.  The class names the attribute holding the model in ``_model_attribute``.
+    """
+
+    _model_attribute: str
+
+    def _validate_params(self) -> None:
+        errors = parameter_errors(self)
+        if self._model_attribute not in {error.parameter for error in errors}:
+            errors += validation_errors(getattr(self, self._model_attribute))
+        raise_together(errors)

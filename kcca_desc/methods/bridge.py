@@ -37,8 +37,8 @@ from ..kcca import KCCA, CallableKernelColumns
 from ..adapters.base import Encoder
 from ..kcca.linear import LinearCCA
 from ..evaluate.scores import DirectionalScores, cosine_scores
-from .._core.validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions, ValidatedParams
-from .base import RetrievalMethod
+from .._core.validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions
+from .base import RetrievalMethod, WrapsModel
 from .nn import nearest_neighbour_scores
 
 __all__ = ["FeatureBridgeMethod", "median_gamma", "training_pairs"]
@@ -67,7 +67,7 @@ def training_pairs(train: Dataset) -> tuple[np.ndarray, list[str]]:
     return np.asarray(image_of, dtype=np.int64), texts
 
 
-class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
+class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     """NN, linear CCA or RBF-kernel CCA over an encoder's image and text features.
 
     Parameters
@@ -117,6 +117,7 @@ class FeatureBridgeMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
         "gamma_scale": [POSITIVE_REAL],
         "random_state": [SEED],
     }
+    _model_attribute = "encoder"
 
     def __init__(self, encoder: Encoder, *, model: str = "cca", kernel: str = "linear",
                  n_components: int = 128, reg: float = 1e-2, weight_power: float = 1.0,

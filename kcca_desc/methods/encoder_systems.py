@@ -88,33 +88,36 @@ ENCODER_SETTINGS = (
     Setting("image_encoder", encoder_spec, metavar="SPEC",
             help=f"image side (default: --encoder, else {DEFAULT_IMAGE_ENCODER}), e.g. {SPEC_EXAMPLES[2]}",
             label=unlabelled),
-    Setting("encoder_device", help="cpu, cuda or cuda:N (PyTorch families; default cpu)", label=unlabelled),
+    Setting("encoder_device", help="cpu, cuda or cuda:N (PyTorch families; default cpu)", label=unlabelled,
+            parameter="device"),
     Setting("encoder_dtype", choices=TORCH_DTYPES,
             help="weights and image inputs in this dtype (PyTorch families; default float32)",
-            label=lambda dtype: dtype),
-    Setting("encoder_batch_size", int, help="items per forward pass", label=unlabelled),
-    Setting("encoder_threads", int, help="intra-op threads of the encoders", label=unlabelled),
-    Setting("text_pooling", help="pooling of an hf text model's last hidden states: mean (default) or cls"),
+            label=lambda dtype: dtype, parameter="dtype"),
+    Setting("encoder_batch_size", int, help="items per forward pass", label=unlabelled, parameter="batch_size"),
+    Setting("encoder_threads", int, help="intra-op threads of the encoders", label=unlabelled,
+            parameter="n_threads"),
+    Setting("text_pooling", help="pooling of an hf text model's last hidden states: mean (default) or cls",
+            parameter="pooling"),
     Setting("image_pooling", help="pooling of an hf vision model (cls, mean, pooler) or of onnx:vit "
-                                  "(cls, mean_patch, cls+mean_patch)"),
+                                  "(cls, mean_patch, cls+mean_patch)", parameter="pooling"),
 )
 
 #: Settings of CCA / KCCA over encoder features (``--method cca``; ``kcca`` with an encoder).
 BRIDGE_SETTINGS = (
     Setting("bridge_components", int, _BRIDGE["n_components"], help="canonical dimensions kept",
-            label=lambda n: f"n={n}"),
+            label=lambda n: f"n={n}", parameter="n_components"),
     Setting("bridge_reg", float, help="relative ridge of linear CCA, or KCCA's kappa (default: "
                                       + ", ".join(f"{k} {v['reg']}" for k, v in BRIDGE_DEFAULTS.items()) + ")",
-            label=lambda reg: f"κ={reg:g}"),
+            label=lambda reg: f"κ={reg:g}", parameter="reg"),
     Setting("bridge_weight_power", float,
             help="canonical correlations ** p weight the projected dimensions (default: "
                  + ", ".join(f"{k} {v['weight_power']}" for k, v in BRIDGE_DEFAULTS.items()) + ")",
-            label=lambda q: "ρ" + superscript(q)),
+            label=lambda q: "ρ" + superscript(q), parameter="weight_power"),
     Setting("bridge_rank", int, _BRIDGE["rank"], help="rank of the incomplete Cholesky factors of RBF KCCA",
-            label=lambda rank: f"rank {rank}"),
+            label=lambda rank: f"rank {rank}", parameter="rank"),
     Setting("bridge_gamma_scale", float, help="RBF bandwidth = this x the median heuristic, per view "
                                               f"(default {BRIDGE_DEFAULTS['rbf']['gamma_scale']})",
-            label=lambda scale: f"γ×{scale:g}"),
+            label=lambda scale: f"γ×{scale:g}", parameter="gamma_scale"),
 )
 
 

@@ -15,13 +15,14 @@ from .._core.errors import ParameterError
 from ..data.dataset import Dataset, require_dataset
 from ..data.images import ImageSource
 from ..adapters.base import Encoder, PairScorer
-from .._core.validation import HasMethods, ValidatedParams
-from .base import RetrievalMethod, TwoTowerMethod
+from .._core.validation import HasMethods
+from .base import RetrievalMethod, TwoTowerMethod, WrapsModel
 
 __all__ = ["EncoderMethod", "PairScorerMethod"]
 
 
-class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
+
+class EncoderMethod(WrapsModel, BaseEstimator, TwoTowerMethod):
     """A jointly trained encoder as a retrieval method: f(i, s) = cos(e(i), e(s)).
 
     ``fit`` trains the encoder in place when it has a ``fit(train)`` method (the trainable
@@ -35,6 +36,7 @@ class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
     """
 
     _parameter_constraints = {"encoder": [HasMethods(["embed_images", "embed_texts"])]}
+    _model_attribute = "encoder"
 
     def __init__(self, encoder: Encoder):
         self.encoder = encoder
@@ -61,7 +63,7 @@ class EncoderMethod(ValidatedParams, BaseEstimator, TwoTowerMethod):
         return self.encoder.embed_texts(texts)
 
 
-class PairScorerMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
+class PairScorerMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     """A cross-conditioned model as a retrieval method: f(i, s) = scorer(i, s).
 
     Parameters
@@ -72,6 +74,7 @@ class PairScorerMethod(ValidatedParams, BaseEstimator, RetrievalMethod):
     """
 
     _parameter_constraints = {"scorer": [HasMethods(["score"])]}
+    _model_attribute = "scorer"
 
     def __init__(self, scorer: PairScorer):
         self.scorer = scorer

@@ -45,8 +45,9 @@ import numpy as np
 
 from .._core.errors import ParameterError
 from .._core.resources import require_memory
-from .._core.validation import (POSITIVE_REAL, Interval, SequenceOf, StrOptions, invalid_parameter, parameter_errors,
-                                raise_together, validation_errors)
+from .._core.validation import (POSITIVE_REAL, Interval, SequenceOf, StrOptions, constraint_errors, invalid_parameter,
+                                parameter_errors, raise_together, validation_errors)
+from ..adapters.base import Encoder
 from ..adapters.families import build_encoder
 from ..data.dataset import Dataset, RetrievalView, require_dataset
 from ..data.images import ImageSource
@@ -262,6 +263,10 @@ preprocessor, random_state, cache
                 errors.append(invalid_parameter(
                     self, "kernel_weights", "a finite weight >= 0 for each base kernel, "
                     f"{labels['text'] + labels['image']}, and a positive one in each view", weights))
+        if self.encoder_options and "encoder_options" not in reported:
+            # The options every encoder checks (batch size, threads), before an encoder is built.
+            errors += constraint_errors(f"{type(self).__name__}.encoder_options", self.encoder_options,
+                                        Encoder._parameter_constraints)
         errors += [e for e in self._solver_errors(reported) if e.parameter not in reported]
         stages = [(lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
         if any(isinstance(item, str) and item in IMAGE_KERNELS for item in items.get("image", ())):

@@ -218,13 +218,14 @@ _MKL_SETTINGS = (
             label=lambda weights: "μ=" + (weights if isinstance(weights, str)
                                           else ",".join(f"{k}:{v:g}" for k, v in weights.items()))),
     Setting("kernel_normalization", choices=NORMALIZATIONS, default="trace",
-            help="of each centred base kernel before the sum: trace (n), diagonal (cosine) or none"),
+            help="of each centred base kernel before the sum: trace (n), diagonal (cosine) or none",
+            parameter="normalization"),
     Setting("greedy_weights", comma_separated(float), [1.0],
             help="--kernel-weights greedy: weights a kernel may join with, relative to the mean weight in",
             label=lambda ws: "greedy μ=" + ",".join(f"{w:g}" for w in ws)),
     Setting("kernel_gamma_scale", float, 1.0,
             help="RBF base kernels over encoder features: bandwidth = this x the median heuristic",
-            label=lambda scale: f"γ×{scale:g}"),
+            label=lambda scale: f"γ×{scale:g}", parameter="gamma_scale"),
 )
 
 
@@ -265,7 +266,7 @@ def _fit_mkl(method: MultipleKernelRanker, dataset: Dataset, protocol: str) -> M
 _NN_SETTINGS = (
     Setting("nn_text", choices=(*WORD_SET_SIMILARITIES, "kernel"), default="idf_f1",
             help="nn text similarity: idf_f1 (NN5 idf F1), f1, or kernel (= --text-kernel)",
-            label=unlabelled),  # the system's name shows it
+            label=unlabelled, parameter="text_similarity"),  # the system's name shows it
 )
 
 

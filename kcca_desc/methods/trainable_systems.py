@@ -134,10 +134,11 @@ TRAINING_SETTINGS = (
     Setting("train_config", choices=CONFIGURATIONS, default="cpu",
             help="size and schedule of a trainable system: cpu (chosen by measurement on one "
                  "thread) or paper (the paper's size, for a GPU)", label=lambda config: f"{config} config"),
-    Setting("train_epochs", int, help="override the configuration's max epochs", label=lambda n: f"{n} epochs"),
-    Setting("train_threads", int, 1, help="torch threads while training", label=unlabelled),
+    Setting("train_epochs", int, help="override the configuration's max epochs", label=lambda n: f"{n} epochs",
+            parameter="max_epochs"),
+    Setting("train_threads", int, 1, help="torch threads while training", label=unlabelled, parameter="n_threads"),
     Setting("train_device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)",
-            label=unlabelled),
+            label=unlabelled, parameter="device"),
     *(setting for setting in ENCODER_SETTINGS if setting.name in ("image_encoder", "image_pooling")),
 )
 
