@@ -58,11 +58,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._core.cache import cache_dir, cache_keys
-from .._core.errors import DataError, NotFittedError, ParameterError
+from .._core.errors import DataError, NotFittedError
 from ..adapters.torch_base import torch_threads
 from ..data.dataset import Dataset, require_dataset
 from .._core.progress import LOGGER
-from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams
+from .._core.validation import (POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams,
+                                invalid_parameter, parameter_errors, raise_together, validation_errors)
 from ._torch import torch_module
 from .checkpoints import CHECKPOINT_FORMAT
 from .early_stopping import EarlyStopping
@@ -144,6 +145,33 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         "device": [str],
         "random_state": [SEED],
     }
+
+    def _validate_params(self) -> None:
+        """Every parameter checked and reported together, with what a constraint cannot state.
+
+        The device must be one torch has on this machine, and the image encoder one that embeds
+        images, with valid settings of its own (batch size, threads).
+        """
+        errors = parameter_errors(self)
+        reported = {error.parameter for error in errors}
+        if "device" not in reported:
+            torch = torch_module()
+            try:
+                problem = "torch sees no CUDA device" if (
+                    torch.device(self.device).type == "cuda" and not torch.cuda.is_available()) else None
+            except RuntimeError as exc:
+                problem = f"not a torch device: {exc}"
+            if problem:
+                errors.append(invalid_parameter(self, "device", f"a torch device of this machine ({problem})",
+                                                self.device))
+        encoder = self.image_encoder
+        if "image_encoder" not in reported and encoder is not None:
+            if "image" in getattr(encoder, "modalities", ("image",)):
+                errors += validation_errors(encoder)
+            else:
+                errors.append(invalid_parameter(self, "image_encoder", "an encoder of images",
+                                                getattr(encoder, "name", encoder)))
+        raise_together(errors)
 
     def _store_parameters(self, arguments: dict) -> None:
         """Keep every ``__init__`` argument as given (scikit-learn: no work in ``__init__``).
@@ -290,13 +318,6 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         require_dataset(train, f"{type(self).__name__}.fit")
         if dev is not None:
             require_dataset(dev, f"{type(self).__name__}.fit", name="dev")
-        torch = torch_module()
-        try:
-            device = torch.device(self.device)
-        except RuntimeError as exc:
-            raise ParameterError(f"{type(self).__name__}: device={self.device!r} is not a torch device ({exc})") from None
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ParameterError(f"{type(self).__name__}: device={self.device!r} but torch sees no CUDA device")
         return self._starting_state(train, dev, record=record) if self.checkpoint else (None, None)
 
     def _load_finished(self, path: Path | None, state: dict | None) -> bool:
