@@ -308,7 +308,8 @@ NEURAL_ROWS = (
      "char_gru_hidden_dim256_max_epochs44"),
     ("256 units, random batches, 32 epochs (`char_gru_length_windowNone_max_epochs32`)", "neural",
      "char_gru_length_windowNone_max_epochs32"),
-    ("random batches, 16 epochs (`char_gru_max_epochs16`)", "neural", "char_gru_max_epochs16"),
+    ("random batches, 16 epochs (`char_gru_hidden_dim256_length_windowNone_max_epochs16`)", "neural",
+     "char_gru_hidden_dim256_length_windowNone_max_epochs16"),
     ("the same without dropout (`char_gru_dropout0_max_epochs16`)", "neural", "char_gru_dropout0_max_epochs16"),
     ("Rei scorer, `cpu` configuration, MiniLM word vectors fine-tuned (`rei`)", "neural", "rei"),
     ("the same, `paper` configuration: dev patience 10 (`rei_paper`)", "neural", "rei_paper"),
@@ -321,7 +322,7 @@ HELD_TO_CCA = ("vse", "vse_freeze_word_vectorsTrue", "vse_hardest", "vse_word_ve
                "vse_hardest_word_vectorsNone", "vse_paper_word_vectorsNone", "char_gru_paper_max_epochs20",
                "char_gru_paper_dropout0", "char_gru", "char_gru_hidden_dim256_max_epochs44",
                "char_gru_length_windowNone_max_epochs32",
-               "char_gru_max_epochs16", "char_gru_dropout0_max_epochs16")
+               "char_gru_hidden_dim256_length_windowNone_max_epochs16", "char_gru_dropout0_max_epochs16")
 
 
 def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
