@@ -3,8 +3,9 @@
 A feature bridge's record is re-selected over the dev grid it was selected over (read from its
 ``dev_search``), with its components, rank and dev protocols: ``neural.py``'s default grid may
 have moved on since.  A merged record of a trainable system is named after its configuration
-and the settings that differ from it (:func:`merge_results.settings_name`); this reads those settings back from the record, so that
-a record can be re-run as it was made, e.g. on a GPU machine from a features file, all at once::
+and the settings that differ from it (:func:`merge_results.settings_name`); this reads those
+settings back from the record, so that a record can be re-run as it was made, e.g. on a GPU
+machine from a features file, all at once::
 
     python benchmarks/rerun_records.py benchmarks/results/neural_gpu.json \\
         vse_paper_word_vectorsNone rei_max_epochs20_word_vectorsNone > commands.txt

@@ -41,8 +41,8 @@ from sklearn.utils._param_validation import InvalidParameterError as _SklearnInv
 from .errors import ParameterError
 
 __all__ = [
-    "ValidatedParams", "validate_params", "parameter_errors", "constraint_errors", "validation_errors", "raise_together",
-    "invalid_parameter", "InvalidParameterError",
+    "ValidatedParams", "validate_params", "parameter_errors", "constraint_errors", "validation_errors",
+    "raise_together", "invalid_parameter", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
 ]
@@ -194,7 +194,8 @@ def invalid_parameter(owner: Any, name: str, requirement: str, value: Any) -> In
                                  f"Got {value!r} instead.", parameter=name, owner=caller)
 
 
-def constraint_errors(owner: Any, params: Mapping[str, Any], constraints: Mapping[str, list]) -> list[InvalidParameterError]:
+def constraint_errors(owner: Any, params: Mapping[str, Any],
+                      constraints: Mapping[str, list]) -> list[InvalidParameterError]:
     """Every value of ``params`` that breaks its ``constraints``, as errors naming ``owner``.
 
     A parameter is valid when it satisfies at least one of its constraints; parameters without

@@ -28,8 +28,8 @@ from .._core.errors import DataError, ParameterError, import_optional
 from .base import Encoder
 from .hub import is_hub_id
 
-__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "torch_threads", "TORCH_DTYPES",
-           "RANDOM_WEIGHTS"]
+__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "torch_threads",
+           "torch_device_problem", "TORCH_DTYPES", "RANDOM_WEIGHTS"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,15 @@ def state_dict_digest(module) -> str:
         # A uint8 view hashes every dtype (bfloat16 has no NumPy counterpart).
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
+
+
+def torch_device_problem(torch, device: str) -> str | None:
+    """Why torch cannot run on ``device`` on this machine (not a device name, or CUDA without a GPU); None if it can."""
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as exc:
+        return f"not a torch device: {exc}"
+    return "torch sees no CUDA device" if kind == "cuda" and not torch.cuda.is_available() else None
 
 
 @contextlib.contextmanager
@@ -175,10 +184,10 @@ class TorchEncoder(Encoder):
             torch = self._torch()
             if self.dtype not in TORCH_DTYPES:
                 raise ParameterError(f"{type(self).__name__}: dtype must be one of {TORCH_DTYPES}, got {self.dtype!r}")
+            problem = torch_device_problem(torch, self.device)
+            if problem:
+                raise ParameterError(f"{type(self).__name__}: device {self.device!r}: {problem}; use device='cpu'")
             device = torch.device(self.device)
-            if device.type == "cuda" and not torch.cuda.is_available():
-                raise ParameterError(f"{type(self).__name__}: device {self.device!r} requested but torch sees no "
-                                 "CUDA device; use device='cpu'")
             if device.type not in ("cpu", "cuda"):
                 raise ParameterError(f"{type(self).__name__}: device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
             # Random weights are drawn from a fixed seed, so that a random model is the same model

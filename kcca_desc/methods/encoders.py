@@ -21,7 +21,6 @@ from .base import RetrievalMethod, TwoTowerMethod, WrapsModel
 __all__ = ["EncoderMethod", "PairScorerMethod"]
 
 
-
 class EncoderMethod(WrapsModel, BaseEstimator, TwoTowerMethod):
     """A jointly trained encoder as a retrieval method: f(i, s) = cos(e(i), e(s)).
 

@@ -239,3 +239,5 @@ def test_dtype_and_device_and_threads(name, models):
     else:
         with pytest.raises(ParameterError, match="torch sees no CUDA device"):
             build_encoder(spec, device="cuda").dim
+    with pytest.raises(ParameterError, match="not a torch device"):
+        build_encoder(spec, device="tpu").dim
