@@ -93,6 +93,8 @@ ENCODERS = ["--text-encoder", "onnx:minilm", "--image-encoder", "onnx:vit"]
     # Settings of the model a method wraps: an encoder's, a trainable model's.
     (["--method", "cca", *ENCODERS, "--encoder-batch-size", "0"], "--encoder-batch-size: The 'batch_size' parameter of"),
     (["--method", "kcca", *ENCODERS, "--encoder-threads", "0"], "--encoder-threads: The 'n_threads' parameter of"),
+    (["--method", "cca", "--text-encoder", "onnx:minilm", "--image-encoder", "timm:resnet18@random",
+      "--encoder-device", "tpu"], "--encoder-device: The 'device' parameter of TimmImageEncoder must be a torch device"),
     (["--method", "mkl", "--text-kernel", "bow5+minilm_rbf", "--encoder-batch-size", "0"],
      "--encoder-batch-size: The 'batch_size' parameter of MultipleKernelRanker.encoder_options"),
     (["--method", "vse", "--train-epochs", "0"], "--train-epochs: The 'max_epochs' parameter of VSEEncoder"),
@@ -102,8 +104,8 @@ ENCODERS = ["--text-encoder", "onnx:minilm", "--image-encoder", "onnx:vit"]
      "--image-encoder: The 'image_encoder' parameter of VSEEncoder must be an encoder of images"),
 ])
 def test_a_setting_names_its_own_option_before_the_data_is_read(capsys, tmp_path, argv, message):
-    if argv[1] in ("vse", "rei", "char_gru"):
-        pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
+    if argv[1] in ("vse", "rei", "char_gru") or "--encoder-device" in argv:
+        pytest.importorskip("torch", reason="the trainable models and the timm family need the optional torch extra")
     # A data file that is not there: reading the data first would exit 66, not 2.
     code, err = run_cli(capsys, ["--data", "tsv", "--data-root", str(tmp_path / "missing.tsv"), *argv])
     assert code == ParameterError.exit_code

@@ -42,7 +42,23 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return texts
 
 
-class Encoder:
+class _CheckedSettings:
+    """The settings check of a model that is not an estimator (it has no ``get_params``).
+
+    The method that holds the model calls :meth:`_validate_params` with its own checks, so that
+    a bad setting is found before any work; the model calls it again before it runs.
+    """
+
+    # The settings checked, where a model has them.
+    _parameter_constraints: dict = {"batch_size": [POSITIVE_INT]}
+
+    def _validate_params(self) -> None:
+        """Check the settings of ``_parameter_constraints``, all reported together."""
+        params = {name: getattr(self, name) for name in self._parameter_constraints if hasattr(self, name)}
+        raise_together(constraint_errors(self, params, self._parameter_constraints))
+
+
+class Encoder(_CheckedSettings):
     """A model that embeds images and/or texts independently.
 
     Attributes
@@ -65,21 +81,11 @@ class Encoder:
     name: str = "encoder"
     joint_space: bool = False
     modalities: tuple[str, ...] = ("image", "text")
-    # The settings checked by _validate_params, where an encoder has them.
-    _parameter_constraints: dict = {"batch_size": [POSITIVE_INT], "n_threads": [POSITIVE_INT, None]}
+    _parameter_constraints: dict = {**_CheckedSettings._parameter_constraints, "n_threads": [POSITIVE_INT, None]}
 
     def __init__(self, *, batch_size: int = 32, cache: bool = True):
         self.batch_size = batch_size
         self.cache = cache
-
-    def _validate_params(self) -> None:
-        """Check the encoder's batch size and threads, all reported together.
-
-        The method that holds the encoder calls it with its own checks, so that a bad setting is
-        found before any work (an encoder is not an estimator: it has no ``get_params``).
-        """
-        params = {name: getattr(self, name) for name in self._parameter_constraints if hasattr(self, name)}
-        raise_together(constraint_errors(self, params, self._parameter_constraints))
 
     @property
     def label(self) -> str:
@@ -167,7 +173,7 @@ class Encoder:
         return np.concatenate(out, axis=0)
 
 
-class PairScorer:
+class PairScorer(_CheckedSettings):
     """A model that scores (image, text) pairs jointly (cross-conditioned).
 
     Subclasses implement ``_score_batch(arrays, texts) -> (len(arrays), len(texts))``;
@@ -184,10 +190,9 @@ class PairScorer:
 
     def score(self, images: ImageSource, texts: Sequence[str]) -> np.ndarray:
         """Affinity of every image with every text, ``(len(images), len(texts))``."""
+        self._validate_params()
         if not isinstance(images, ImageSource):
             raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
-        if self.batch_size < 1:
-            raise ParameterError(f"batch_size must be >= 1, got {self.batch_size}")
         texts = check_texts(texts)
         rows = []
         for s in progress(range(0, len(images), self.batch_size), desc=f"{self.name} pair scores", unit="batch"):

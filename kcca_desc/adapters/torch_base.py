@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError, ParameterError, import_optional
+from .._core.validation import StrOptions, constraint_errors, invalid_parameter, raise_together
 from .base import Encoder
 from .hub import is_hub_id
 
@@ -76,11 +77,18 @@ def state_dict_digest(module) -> str:
 
 
 def torch_device_problem(torch, device: str) -> str | None:
-    """Why torch cannot run on ``device`` on this machine (not a device name, or CUDA without a GPU); None if it can."""
+    """Why the toolkit cannot run torch on ``device`` on this machine; None if it can.
+
+    The models run on ``"cpu"``, ``"cuda"`` or ``"cuda:N"``: another name, another kind of
+    device (``"mps"``, ``"meta"``) or CUDA without a GPU is a problem.
+    """
+    # torch's own message lists every device kind it knows, most of which the models cannot use.
     try:
         kind = torch.device(device).type
-    except RuntimeError as exc:
-        return f"not a torch device: {exc}"
+    except (RuntimeError, TypeError):
+        return "not a torch device; the models run on 'cpu' or 'cuda[:N]'"
+    if kind not in ("cpu", "cuda"):
+        return f"a {kind!r} device; the models run on 'cpu' or 'cuda[:N]'"
     return "torch sees no CUDA device" if kind == "cuda" and not torch.cuda.is_available() else None
 
 
@@ -130,6 +138,7 @@ class TorchEncoder(Encoder):
     meant to be shared between them.
     """
 
+    _parameter_constraints: dict = {**Encoder._parameter_constraints, "dtype": [StrOptions(set(TORCH_DTYPES))]}
     #: The optional extra (setup.cfg) that provides the library.
     extra: str = "torch"
     #: The family name of encoder specs (``family:model@weights``).
@@ -157,6 +166,21 @@ class TorchEncoder(Encoder):
             return spec if is_hub_id(spec) and not Path(spec).exists() else Path(spec).name
         return f"{self.family}:{short(self.model_name)}" + (f"@{short(self.weights)}" if self.weights else "")
 
+    def _validate_params(self) -> None:
+        """Check batch size, threads and dtype, and that torch has ``device`` here, all together.
+
+        Imports torch (a missing extra is an :class:`ImportError` naming it), so that a device
+        this machine lacks is found with the other settings before any data is read, not when
+        the model first loads.
+        """
+        errors = constraint_errors(self, {name: getattr(self, name) for name in self._parameter_constraints},
+                                   self._parameter_constraints)
+        problem = torch_device_problem(self._torch(), self.device)
+        if problem:
+            errors.append(invalid_parameter(self, "device", f"a torch device of this machine ({problem})",
+                                            self.device))
+        raise_together(errors)
+
     # ------------------------------------------------------------ loading
     def _torch(self):
         return import_optional("torch", self.extra, type(self).__name__)
@@ -181,15 +205,9 @@ class TorchEncoder(Encoder):
         """The bundle of :meth:`_load`, moved to ``device`` and ``dtype`` (loaded once per setting)."""
         key = (self.model_name, self.weights, self.device, self.dtype)
         if self.__dict__.get("_loaded_key") != key:
+            self._validate_params()
             torch = self._torch()
-            if self.dtype not in TORCH_DTYPES:
-                raise ParameterError(f"{type(self).__name__}: dtype must be one of {TORCH_DTYPES}, got {self.dtype!r}")
-            problem = torch_device_problem(torch, self.device)
-            if problem:
-                raise ParameterError(f"{type(self).__name__}: device {self.device!r}: {problem}; use device='cpu'")
             device = torch.device(self.device)
-            if device.type not in ("cpu", "cuda"):
-                raise ParameterError(f"{type(self).__name__}: device must be 'cpu' or 'cuda[:N]', got {self.device!r}")
             # Random weights are drawn from a fixed seed, so that a random model is the same model
             # (and hits the same cache entries) in every run; torch's global generator is left as it was.
             with torch_threads(torch, self.n_threads), torch.random.fork_rng(devices=[]), third_party_bars_off():

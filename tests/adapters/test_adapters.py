@@ -13,6 +13,7 @@ from kcca_desc.adapters.paired import PairedEncoder
 from kcca_desc.methods.encoders import EncoderMethod, PairScorerMethod
 from kcca_desc.adapters.store import EmbeddingStore
 from kcca_desc._core.cache import CacheWarning
+from kcca_desc._core.validation import InvalidParameterError
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages, FileImages
 from kcca_desc.evaluate.scores import DirectionalScores, cosine_scores
@@ -81,6 +82,17 @@ def test_pair_scorer_method_batches_and_checks_shape():
     np.testing.assert_allclose(S, expected, rtol=1e-5)
     with pytest.raises(ValueError, match="returned shape"):
         DotScorer(enc, bad_shape=True).score(view.images, view.captions)
+
+
+def test_a_pair_scorers_batch_size_is_checked_with_its_method():
+    # Found by the method's fit, before any image is scored; and by score on its own.
+    scorer = DotScorer(TinyEncoder(cache=False), batch_size=0)
+    message = r"The 'batch_size' parameter of DotScorer must be an int in the range \[1, inf\)\. Got 0"
+    with pytest.raises(InvalidParameterError, match=message):
+        PairScorerMethod(scorer).fit(make_dataset())
+    view = make_dataset().view("test", "hodosh")
+    with pytest.raises(InvalidParameterError, match=message):
+        scorer.score(view.images, view.captions)
 
 
 # ------------------------------------------------------------------ cache
