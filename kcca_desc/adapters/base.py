@@ -54,8 +54,12 @@ class _CheckedSettings:
 
     def _validate_params(self) -> None:
         """Check the settings of ``_parameter_constraints``, all reported together."""
+        raise_together(self._constraint_errors())
+
+    def _constraint_errors(self) -> list:
+        """The errors of the settings that break their ``_parameter_constraints``."""
         params = {name: getattr(self, name) for name in self._parameter_constraints if hasattr(self, name)}
-        raise_together(constraint_errors(self, params, self._parameter_constraints))
+        return constraint_errors(self, params, self._parameter_constraints)
 
 
 class Encoder(_CheckedSettings):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError, ParameterError, import_optional
-from .._core.validation import StrOptions, constraint_errors, invalid_parameter, raise_together
+from .._core.validation import StrOptions, invalid_parameter, raise_together
 from .base import Encoder
 from .hub import is_hub_id
 
@@ -173,8 +173,7 @@ class TorchEncoder(Encoder):
         this machine lacks is found with the other settings before any data is read, not when
         the model first loads.
         """
-        errors = constraint_errors(self, {name: getattr(self, name) for name in self._parameter_constraints},
-                                   self._parameter_constraints)
+        errors = self._constraint_errors()
         problem = torch_device_problem(self._torch(), self.device)
         if problem:
             errors.append(invalid_parameter(self, "device", f"a torch device of this machine ({problem})",
