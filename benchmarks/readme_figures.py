@@ -306,11 +306,12 @@ NEURAL_ROWS = (
      "length, 24 epochs (`char_gru`)", "neural", "char_gru"),
     ("the same at 256 units, 44 epochs (`char_gru_hidden_dim256_max_epochs44`)", "neural",
      "char_gru_hidden_dim256_max_epochs44"),
-    ("256 units, random batches, 32 epochs (`char_gru_length_windowNone_max_epochs32`)", "neural",
-     "char_gru_length_windowNone_max_epochs32"),
+    ("256 units, random batches, 32 epochs (`char_gru_hidden_dim256_length_windowNone_max_epochs32`)", "neural",
+     "char_gru_hidden_dim256_length_windowNone_max_epochs32"),
     ("random batches, 16 epochs (`char_gru_hidden_dim256_length_windowNone_max_epochs16`)", "neural",
      "char_gru_hidden_dim256_length_windowNone_max_epochs16"),
-    ("the same without dropout (`char_gru_dropout0_max_epochs16`)", "neural", "char_gru_dropout0_max_epochs16"),
+    ("the same without dropout (`char_gru_dropout0_hidden_dim256_length_windowNone_max_epochs16`)", "neural",
+     "char_gru_dropout0_hidden_dim256_length_windowNone_max_epochs16"),
     ("Rei scorer, `cpu` configuration, MiniLM word vectors fine-tuned (`rei`)", "neural", "rei"),
     ("the same, `paper` configuration: dev patience 10 (`rei_paper`)", "neural", "rei_paper"),
     ("the same, word embeddings learnt from random, 20 epochs at most (`rei_max_epochs20_word_vectorsNone`)",
@@ -321,8 +322,9 @@ BRIDGES = ("cca_minilm_efficientnet", "kcca_minilm_efficientnet")
 HELD_TO_CCA = ("vse", "vse_freeze_word_vectorsTrue", "vse_hardest", "vse_word_vectorsNone",
                "vse_hardest_word_vectorsNone", "vse_paper_word_vectorsNone", "char_gru_paper_max_epochs20",
                "char_gru_paper_dropout0", "char_gru", "char_gru_hidden_dim256_max_epochs44",
-               "char_gru_length_windowNone_max_epochs32",
-               "char_gru_hidden_dim256_length_windowNone_max_epochs16", "char_gru_dropout0_max_epochs16")
+               "char_gru_hidden_dim256_length_windowNone_max_epochs32",
+               "char_gru_hidden_dim256_length_windowNone_max_epochs16",
+               "char_gru_dropout0_hidden_dim256_length_windowNone_max_epochs16")
 
 
 def _neural(results: ResultsFiles, name: str = "neural") -> dict[tuple[str, str], dict]:
