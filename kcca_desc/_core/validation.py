@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils._param_validation import (
@@ -258,7 +258,7 @@ class ValidatedParams:
     ``_parameter_constraints`` and calls ``self._validate_params()`` at the top of ``fit``.
     """
 
-    _parameter_constraints: dict = {}
+    _parameter_constraints: ClassVar[dict] = {}
 
     def _validate_params(self) -> None:
         validate_params(self)

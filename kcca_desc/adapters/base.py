@@ -17,7 +17,7 @@ kind into a retrieval system.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class _CheckedSettings:
     """
 
     # The settings checked, where a model has them.
-    _parameter_constraints: dict = {"batch_size": [POSITIVE_INT]}
+    _parameter_constraints: ClassVar[dict] = {"batch_size": [POSITIVE_INT]}
 
     def _validate_params(self) -> None:
         """Check the settings of ``_parameter_constraints``, all reported together."""
@@ -85,7 +85,8 @@ class Encoder(_CheckedSettings):
     name: str = "encoder"
     joint_space: bool = False
     modalities: tuple[str, ...] = ("image", "text")
-    _parameter_constraints: dict = {**_CheckedSettings._parameter_constraints, "n_threads": [POSITIVE_INT, None]}
+    _parameter_constraints: ClassVar[dict] = {**_CheckedSettings._parameter_constraints,
+                                              "n_threads": [POSITIVE_INT, None]}
 
     def __init__(self, *, batch_size: int = 32, cache: bool = True):
         self.batch_size = batch_size

@@ -20,7 +20,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -138,7 +138,8 @@ class TorchEncoder(Encoder):
     meant to be shared between them.
     """
 
-    _parameter_constraints: dict = {**Encoder._parameter_constraints, "dtype": [StrOptions(set(TORCH_DTYPES))]}
+    _parameter_constraints: ClassVar[dict] = {**Encoder._parameter_constraints,
+                                              "dtype": [StrOptions(set(TORCH_DTYPES))]}
     #: The optional extra (setup.cfg) that provides the library.
     extra: str = "torch"
     #: The family name of encoder specs (``family:model@weights``).
