@@ -30,7 +30,7 @@ from .base import Encoder
 from .hub import is_hub_id
 
 __all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "torch_threads",
-           "torch_device_problem", "TORCH_DTYPES", "RANDOM_WEIGHTS"]
+           "torch_device_errors", "TORCH_DTYPES", "RANDOM_WEIGHTS"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,12 +76,8 @@ def state_dict_digest(module) -> str:
     return h.hexdigest()
 
 
-def torch_device_problem(torch, device: str) -> str | None:
-    """Why the toolkit cannot run torch on ``device`` on this machine; None if it can.
-
-    The models run on ``"cpu"``, ``"cuda"`` or ``"cuda:N"``: another name, another kind of
-    device (``"mps"``, ``"meta"``) or CUDA without a GPU is a problem.
-    """
+def _torch_device_problem(torch, device: str) -> str | None:
+    """Why the toolkit cannot run torch on ``device`` on this machine; None if it can."""
     # torch's own message lists every device kind it knows, most of which the models cannot use.
     try:
         kind = torch.device(device).type
@@ -90,6 +86,18 @@ def torch_device_problem(torch, device: str) -> str | None:
     if kind not in ("cpu", "cuda"):
         return f"a {kind!r} device; the models run on 'cpu' or 'cuda[:N]'"
     return "torch sees no CUDA device" if kind == "cuda" and not torch.cuda.is_available() else None
+
+
+def torch_device_errors(owner: Any, torch, device: str) -> list:
+    """The error of ``owner``'s ``device`` parameter when torch cannot run there; none if it can.
+
+    The models run on ``"cpu"``, ``"cuda"`` or ``"cuda:N"``: another name, another kind of
+    device (``"mps"``, ``"meta"``) or CUDA without a GPU is an error.
+    """
+    problem = _torch_device_problem(torch, device)
+    if problem is None:
+        return []
+    return [invalid_parameter(owner, "device", f"a torch device of this machine ({problem})", device)]
 
 
 @contextlib.contextmanager
@@ -174,12 +182,7 @@ class TorchEncoder(Encoder):
         this machine lacks is found with the other settings before any data is read, not when
         the model first loads.
         """
-        errors = self._constraint_errors()
-        problem = torch_device_problem(self._torch(), self.device)
-        if problem:
-            errors.append(invalid_parameter(self, "device", f"a torch device of this machine ({problem})",
-                                            self.device))
-        raise_together(errors)
+        raise_together(self._constraint_errors() + torch_device_errors(self, self._torch(), self.device))
 
     # ------------------------------------------------------------ loading
     def _torch(self):

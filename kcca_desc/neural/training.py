@@ -59,7 +59,7 @@ from sklearn.base import BaseEstimator
 
 from .._core.cache import cache_dir, cache_keys
 from .._core.errors import DataError, NotFittedError
-from ..adapters.torch_base import torch_device_problem, torch_threads
+from ..adapters.torch_base import torch_device_errors, torch_threads
 from ..data.dataset import Dataset, require_dataset
 from .._core.progress import LOGGER
 from .._core.validation import (POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Interval, ValidatedParams,
@@ -154,9 +154,8 @@ class TrainableModel(ValidatedParams, BaseEstimator):
         """
         errors = parameter_errors(self)
         reported = {error.parameter for error in errors}
-        problem = None if "device" in reported else torch_device_problem(torch_module(), self.device)
-        if problem:
-            errors.append(invalid_parameter(self, "device", f"a torch device of this machine ({problem})", self.device))
+        if "device" not in reported:
+            errors += torch_device_errors(self, torch_module(), self.device)
         encoder = self.image_encoder
         if "image_encoder" not in reported and encoder is not None:
             if "image" in getattr(encoder, "modalities", ("image",)):
