@@ -76,6 +76,18 @@ _TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*|'[^\W_]+|[^\w\s]|_")
 _HAS_ALNUM = re.compile(r"[^\W_]")
 _HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
 _COMPOUND_PATTERNS = [(re.compile(pattern), replacement) for pattern, replacement in COMPOUNDS.items()]
+# Whether any compound occurs, in one search: most texts have none, and a substitution per entry
+# on every sentence of the external corpus costs a sixth of its preprocessing.
+_ANY_COMPOUND = re.compile("|".join(f"(?:{pattern})" for pattern in COMPOUNDS))
+
+
+def _normalise_compounds(text: str) -> str:
+    """``text`` with each spelling of :data:`COMPOUNDS` replaced, the entries in order."""
+    if _ANY_COMPOUND.search(text) is None:
+        return text  # no entry matches, so no substitution would change it
+    for pattern, replacement in _COMPOUND_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
 
 # Penn Treebank tag prefixes -> the universal tags lemminflect chooses lemmas by.
 _UPOS = (("NNP", "PROPN"), ("NN", "NOUN"), ("VB", "VERB"), ("MD", "AUX"), ("JJ", "ADJ"), ("RB", "ADV"))
@@ -257,8 +269,7 @@ class Preprocessor:
         if self.lowercase:
             text = text.lower()
         if self.normalise_compounds:
-            for pattern, replacement in _COMPOUND_PATTERNS:
-                text = pattern.sub(replacement, text)
+            text = _normalise_compounds(text)
         if self.split_hyphens:
             text = _HYPHEN.sub(" ", text)
         tokens = _TOKEN.findall(text)

@@ -1,10 +1,13 @@
 """Caption preprocessing: each switch, determinism, tag alignment, caching."""
 
+import re
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kcca_desc.text.preprocess import COMPOUNDS, KEPT_WORDS, STOP_WORDS, Preprocessor
+from kcca_desc.text.preprocess import COMPOUNDS, KEPT_WORDS, STOP_WORDS, Preprocessor, _normalise_compounds
 
 CAPTION = "Two Dogs run in FRONT of a snow-covered T-shirt stand ."
 
@@ -120,6 +123,26 @@ def test_compound_cases_cover_the_table():
     assert len(COMPOUND_CASES) == len(COMPOUNDS)
     assert {token for token, _, _ in COMPOUND_CASES.values()} == {
         replacement.replace("\\1", "") for replacement in COMPOUNDS.values()}
+
+
+def _every_substitution(text):
+    """The compounds normalised the slow, obviously correct way: every entry's substitution, in order."""
+    for pattern, replacement in COMPOUNDS.items():
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+# Words and separators that form the table's spellings (and near misses), so that drawn texts
+# hold compounds, parts of them and longer words that contain them.
+_PIECES = sorted({piece for spaced in COMPOUND_CASES for piece in spaced.split()}
+                 | {"shirts", "boarders", "t", "xsurf", "dog", "in", "a"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from([" ", "-", "", "  ", ". "])), max_size=12))
+def test_compound_normalisation_equals_every_substitution(parts):
+    text = "".join(word + separator for word, separator in parts)
+    assert _normalise_compounds(text) == _every_substitution(text)
 
 
 def test_spelling_correction_corrects_known_typos():
