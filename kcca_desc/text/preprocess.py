@@ -290,9 +290,7 @@ class Preprocessor:
     def _tag(self, tokens: list[str]) -> list[str]:
         if not tokens:
             return []
-        tagger = _pattern_tagger()
-        # tokenize=False: the tagger splits on spaces only, so its tokens are ours.
-        tagged = tagger.tag(" ".join(tokens), tokenize=False)
+        tagged = _pattern_find_tags()(list(tokens))
         if len(tagged) != len(tokens):
             raise RuntimeError(f"Preprocessor: the tagger returned {len(tagged)} tags for {len(tokens)} "
                                f"tokens of {tokens!r}")
@@ -305,11 +303,17 @@ class Preprocessor:
 
 
 @lru_cache(maxsize=1)
-def _pattern_tagger():
-    import_optional("textblob", None, "the Preprocessor's POS tags (pos_tags=True)")
-    from textblob.en.taggers import PatternTagger
+def _pattern_find_tags():
+    """The tagging step of textblob's Pattern parser, ``[[word, tag], ...]`` of a list of tokens.
 
-    return PatternTagger()
+    ``PatternTagger().tag(" ".join(tokens), tokenize=False)`` runs this same step on the tokens
+    split back at the spaces (ours hold none), then writes the result as a slash-separated
+    string and parses that back: more work than the tagging itself.
+    """
+    import_optional("textblob", None, "the Preprocessor's POS tags (pos_tags=True)")
+    from textblob.en import parser
+
+    return parser.find_tags
 
 
 @lru_cache(maxsize=None)

@@ -52,6 +52,24 @@ def test_tags_are_computed_before_stop_words_and_stay_aligned():
     assert tags == ["NN", "VBG", "NN", "RB", "NN"]
 
 
+# Tokens as the tokeniser makes them (no whitespace): words, some tagged by their neighbours
+# ("to run", "the run"), numbers, hyphenated words and single punctuation marks, the slash the
+# tagger's string format escapes among them.
+_TOKENS = st.one_of(st.sampled_from(["dog", "runs", "run", "to", "the", "can", "play", "water", "jumps", "a", "red",
+                                     "ball", "in", "park", "quickly", "two", "snow-covered", "Man", "'s", "/", ".",
+                                     ",", "42", "&", "tshirt"]),
+                    st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789-/&", min_size=1, max_size=8))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TOKENS, min_size=1, max_size=15))
+def test_tags_equal_the_pattern_taggers_on_the_joined_tokens(tokens):
+    from textblob.en.taggers import PatternTagger
+
+    expected = [tag for _, tag in PatternTagger().tag(" ".join(tokens), tokenize=False)]
+    assert Preprocessor()._tag(tokens) == expected
+
+
 def test_stop_list_keeps_content_words():
     assert KEPT_WORDS <= {w for w in KEPT_WORDS if w not in STOP_WORDS}
     assert {"back", "front", "up", "two", "fire"}.isdisjoint(STOP_WORDS)
