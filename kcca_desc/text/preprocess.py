@@ -290,7 +290,7 @@ class Preprocessor:
     def _tag(self, tokens: list[str]) -> list[str]:
         if not tokens:
             return []
-        tagged = _pattern_find_tags()(list(tokens))
+        tagged = _pattern_find_tags()(tokens)  # it reads the list and builds its own
         if len(tagged) != len(tokens):
             raise RuntimeError(f"Preprocessor: the tagger returned {len(tagged)} tags for {len(tokens)} "
                                f"tokens of {tokens!r}")
