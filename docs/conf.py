@@ -1,6 +1,6 @@
 """Sphinx configuration of the kcca_desc documentation.
 
-Build with ``sphinx-build -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
+Build with ``sphinx-build -j auto -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
 installs what it needs; ``tests/test_docs.py`` runs the same build). Everything the build makes
 (``_build/``, the gallery's ``auto_examples/``, autosummary's ``api/generated/`` and the generated
 results tables ``_generated/``) is git-ignored.
@@ -80,6 +80,8 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "within_subsection_order": "FileNameSortKey",
+    # The examples run in as many processes as sphinx-build's -j gives (serially without it).
+    "parallel": True,
 }
 
 # -- intersphinx -------------------------------------------------------------------------------

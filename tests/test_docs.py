@@ -44,8 +44,8 @@ def site(tmp_path_factory) -> Path:
     # sphinx-gallery skips an example whose output it kept from an earlier build: remove that output
     # (git-ignored), so that every example runs here.
     shutil.rmtree(DOCS / "auto_examples", ignore_errors=True)
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d", str(out / "doctrees"),
-               str(DOCS), str(out / "html")]
+    command = [sys.executable, "-m", "sphinx", "-j", "auto", "-W", "--keep-going", "-b", "html",
+               "-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
     done = subprocess.run(command, cwd=REPOSITORY, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
     return out / "html"
