@@ -37,7 +37,8 @@ EfficientNet-Lite0 features travel in a features file)::
          vse_batch_size128_word_vectorsNone..., vse_paper_word_vectorsNone; Rei's steps likewise
          rei_baseline_max_epochs20_word_vectorsNone, ... (Rei's then stopped after 20 epochs at most);
          char-GRU's cpu configuration was then without dropout, so the record of --train-config cpu
-         --systems char_gru is char_gru_batch_size128_dropout0_max_epochs12)
+         --systems char_gru was char_gru_batch_size128_dropout0_max_epochs12, since trained again on a CPU
+         and moved to neural.json as char_gru_batch_size128_dropout0_hidden_dim256_length_windowNone_max_epochs12)
     ...  --train-config paper --systems char_gru --train-params dropout=0.2 --train-epochs 20 --train-seconds 490
          (alone; char-GRU's paper configuration then took dropout 0.2, so this record is
          char_gru_paper_max_epochs20 and the earlier char_gru_paper became char_gru_paper_dropout0)
