@@ -266,10 +266,10 @@ def bad_inputs(work: Path, quick: bool) -> dict:
     base = work / "data"
     write_tsv_dataset(base, n_images=24 if quick else 40)
     rows = []
+    light = LIGHT + QUICK_TEXT_KERNEL if quick else LIGHT
     for case in bad_input_cases(base, quick):
         cache = Path(case.env.get("KCCA_DESC_CACHE", work / "cache_bad_inputs"))
         # The case's own options last: they override the light defaults (of the main command).
-        light = LIGHT + QUICK_TEXT_KERNEL if quick else LIGHT
         args = light + case.args if case.command == FIT and case.light else case.args
         outcome = run_cli(args, cache, env=case.env, command=case.command, disk=case.disk)
         said = [line for line in outcome["stderr"].splitlines()
