@@ -43,9 +43,9 @@ import numpy as np
 from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .errors import DataError, ParameterError
+from ._validation import check_array, check_is_fitted, validate_data
 
 __all__ = ["NORMALIZATIONS", "ALIGNMENT_METHODS", "KernelStatistics", "kernel_statistics", "normalize_train_kernel",
            "normalize_cross_kernel", "weighted_sum", "centered_inner", "centered_alignment", "alignment_weights",

@@ -18,8 +18,10 @@ import re
 from collections.abc import Sequence
 from types import ModuleType
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 __all__ = ["KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingDependencyError",
-           "install_hint", "first_line", "import_optional"]
+           "NotFittedError", "install_hint", "first_line", "import_optional"]
 
 
 class KccaDescError(Exception):
@@ -99,6 +101,15 @@ class MissingDependencyError(KccaDescError, ImportError):
                        f"install it with {install_hint(extra, package)}")
         super().__init__(message, name=package)
         self.extra = extra
+
+
+class NotFittedError(KccaDescError, _SklearnNotFittedError):
+    """A fitted model's method was called before :meth:`fit`.
+
+    Also scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an ``AttributeError``), so
+    code written for scikit-learn's estimators, ``except sklearn.exceptions.NotFittedError`` and
+    scikit-learn's own estimator checks among it, treats the toolkit's estimators alike.
+    """
 
 
 def install_hint(extra: str | None, package: str) -> str:

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 import pytest
+import sklearn.exceptions
 
 import kcca_desc
 from kcca_desc._core.errors import (KccaDescError, MissingDependencyError, NotFittedError, ParameterError,
@@ -214,6 +215,27 @@ def test_every_raise_is_of_the_tree(source):
     assert violations(source) == []
 
 
+#: scikit-learn's input checks, whose errors are scikit-learn's own classes.
+SKLEARN_CHECKS = ("sklearn.utils.validation", "sklearn.utils.check_array", "sklearn.utils.check_X_y",
+                  "sklearn.utils.validate_data")
+VALIDATION = "kcca_desc.kernels._validation"
+
+
+def sklearn_checks_outside_the_wrappers(source: Source) -> list[str]:
+    """The modules other than the wrappers' that import scikit-learn's input checks themselves."""
+    return sorted(f"{module}: {name} = {target}" for module, scope in source.scopes.items() if module != VALIDATION
+                  for name, target in scope.items() if target.startswith(SKLEARN_CHECKS))
+
+
+def test_input_checks_raise_the_toolkits_errors(source):
+    # check_array's ValueError, check_is_fitted's NotFittedError: scikit-learn's classes, which
+    # `except KccaDescError` would miss; the wrappers re-raise them as DataError / NotFittedError.
+    assert sklearn_checks_outside_the_wrappers(source) == []
+    injected = source.injected("kcca_desc.kcca.linear", "from sklearn.utils.validation import check_is_fitted\n")
+    assert sklearn_checks_outside_the_wrappers(injected) == [
+        "kcca_desc.kcca.linear: check_is_fitted = sklearn.utils.validation.check_is_fitted"]
+
+
 MODULE = "kcca_desc.kcca.linear"
 
 
@@ -253,7 +275,7 @@ def test_the_tree_has_one_root_shared_with_kernels():
     assert issubclass(TooFewDescriptorsError, KccaDescError) and issubclass(TooFewDescriptorsError, ValueError)
     assert issubclass(WordNetUnavailableError, MissingDependencyError)
     assert issubclass(WordNetUnavailableError, RuntimeError)
-    assert issubclass(NotFittedError, RuntimeError)
+    assert issubclass(NotFittedError, sklearn.exceptions.NotFittedError)
 
 
 def test_errors_keep_their_built_in_bases():

@@ -396,3 +396,53 @@ def test_settings_check_tells_data_from_settings():
     assert settings_passed_positionally(two) == []
     assert settings_passed_positionally(loader) == ["captions", "seed"]
     assert settings_passed_positionally(Estimator.__init__, estimator=True) == ["alpha"]
+
+
+def _unfitted_calls():
+    from kcca_desc.data import ArrayImages
+    from kcca_desc.image import ImageFeaturizer, ImageKernel
+    from kcca_desc.kcca import KCCA, KernelCentering, LinearCCA
+    from kcca_desc.kernels.combine import KernelCombination
+    from kcca_desc.kernels.image.codebook import Codebook
+    from kcca_desc.kernels.text.similarity import LinSimilarity
+    from kcca_desc.kernels.text.tagrank import TagRank, tagrank_kernel
+    from kcca_desc.scale import LandmarkKCCA
+    from kcca_desc.text import make_text_kernel
+
+    X = np.eye(3)
+    images = ArrayImages([np.zeros((8, 8, 3), np.uint8)], ["black"])
+    return {
+        "KCCA.transform": lambda: KCCA().transform(X, X),
+        "LinearCCA.transform": lambda: LinearCCA().transform(X, X),
+        "LandmarkKCCA.transform": lambda: LandmarkKCCA().transform(X, X),
+        "KernelCentering.transform": lambda: KernelCentering().transform(X),
+        "KernelCombination.transform": lambda: KernelCombination().transform(X),
+        "Codebook.assign": lambda: Codebook().assign(X),
+        "LinSimilarity.pairwise": lambda: LinSimilarity().pairwise(["dog"], ["cat"]),
+        "tagrank_kernel": lambda: tagrank_kernel([[["a"]]], model=TagRank()),
+        "TextKernel.train_gram": lambda: make_text_kernel("bow5").train_gram(),
+        "ImageKernel.train_gram": lambda: ImageKernel().train_gram(),
+        "ImageFeaturizer.transform": lambda: ImageFeaturizer().transform(images),
+        "ImageSentenceRanker.score": lambda: ImageSentenceRanker().score(images, ["a dog"]),
+        "NearestNeighbour.score": lambda: NearestNeighbour().score(images, ["a dog"]),
+    }
+
+
+UNFITTED_CALLS = ["KCCA.transform", "LinearCCA.transform", "LandmarkKCCA.transform", "KernelCentering.transform",
+                  "KernelCombination.transform", "Codebook.assign", "LinSimilarity.pairwise", "tagrank_kernel",
+                  "TextKernel.train_gram", "ImageKernel.train_gram", "ImageFeaturizer.transform",
+                  "ImageSentenceRanker.score", "NearestNeighbour.score"]
+
+
+def test_the_unfitted_calls_are_listed():
+    assert sorted(_unfitted_calls()) == sorted(UNFITTED_CALLS)
+
+
+@pytest.mark.parametrize("call", UNFITTED_CALLS)
+def test_an_unfitted_model_raises_the_toolkits_error(call):
+    # The toolkit's NotFittedError is also scikit-learn's, so both kinds of except clause catch it.
+    import sklearn.exceptions
+
+    with pytest.raises(kcca_desc.NotFittedError, match="not fitted") as info:
+        _unfitted_calls()[call]()
+    assert isinstance(info.value, sklearn.exceptions.NotFittedError)

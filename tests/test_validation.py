@@ -14,8 +14,12 @@ from kcca_desc import ImageSentenceRanker, NearestNeighbour, load_dataset
 from kcca_desc.neural import CharGRUEncoder, VSEEncoder
 from kcca_desc.image.features import ImageFeaturizer
 from kcca_desc.image.kernel import ImageKernel
-from kcca_desc.kcca import KCCA, LinearCCA
-from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, PairScorerMethod
+from kcca_desc._core.errors import KccaDescError, ParameterError
+from kcca_desc.kcca import KCCA, LinearCCA, PrecomputedKernel
+from kcca_desc.kernels.combine import KernelCombination
+from kcca_desc.methods import EncoderMethod, FeatureBridgeMethod, MultipleKernelRanker, PairScorerMethod
+from kcca_desc.scale import LandmarkKCCA
+from kcca_desc.text import make_text_kernel
 from kcca_desc._core.registry import Registry
 from kcca_desc.text.named_kernels import TextKernel
 from kcca_desc.text.preprocess import Preprocessor
@@ -263,3 +267,42 @@ class _FittedScorer:
         return np.zeros((len(images), len(texts)))
 
     fit = staticmethod(expensive)
+
+
+# ------------------------------------------------------------- data arguments, before work
+BAD_ARGUMENTS = [
+    (lambda data: ranker().fit(data.subset("train"), dev="dev"),
+     r"^ImageSentenceRanker\.fit: dev must be a RetrievalView \(Dataset\.view\), got str$"),
+    (lambda data: ranker().fit(data.subset("train"), dev=data.subset("dev")),
+     r"^ImageSentenceRanker\.fit: dev must be a RetrievalView .*, got Dataset; take the view of a split with "
+     r"dev=data\.view\('dev', 'hodosh'\)$"),
+    (lambda data: MultipleKernelRanker(text_kernel="bow5+bow5_idf", n_components=(4,), regs=(1.0,)).fit(
+        data.subset("train"), [1]), r"^MultipleKernelRanker\.fit: dev must be a RetrievalView"),
+    (lambda data: ImageKernel().fit([1, 2]), r"^train_images must be an ImageSource .*, got list$"),
+    (lambda data: ImageFeaturizer().fit(np.zeros((2, 8, 8, 3))), r"^train_images must be an ImageSource .*, got ndarray$"),
+    (lambda data: make_text_kernel("tri5", bogus=1),
+     r"^make_text_kernel\('tri5'\): unknown parameters \['bogus'\]; TextKernel takes \['cache', 'corpus', "),
+]
+
+
+@pytest.mark.parametrize("call, message", BAD_ARGUMENTS)
+def test_bad_arguments_are_named_before_costly_work(data, no_costly_work, call, message):
+    with pytest.raises(ParameterError, match=message):
+        call(data)
+
+
+BAD_ARRAYS = [
+    (lambda: KCCA().fit(np.full((4, 4), np.nan), np.eye(4)), r"^Input X contains NaN\.$"),
+    (lambda: LinearCCA().fit(np.arange(4.0), np.eye(4)), r"^Expected 2D array, got 1D array instead"),
+    (lambda: LandmarkKCCA().fit(np.zeros((0, 3)), np.zeros((0, 3))), r"^Found array with 0 sample\(s\)"),
+    (lambda: PrecomputedKernel(np.full((3, 3), np.inf)), r"^Input gram contains infinity"),
+    (lambda: KernelCombination().fit(np.array([[1.0, np.nan], [0.0, 1.0]])), r"^Input X contains NaN\.$"),
+    (lambda: LinearCCA().fit(np.array([[{}], [{}]]), np.eye(2)), r"must be a string or a real number"),
+]
+
+
+@pytest.mark.parametrize("call, message", BAD_ARRAYS)
+def test_bad_arrays_raise_the_toolkits_errors(call, message):
+    # scikit-learn's checks and messages, the toolkit's classes: `except KccaDescError` catches them.
+    with pytest.raises(KccaDescError, match=message):
+        call()

@@ -13,11 +13,11 @@ or of a library it called.
 
 Each class also derives from the built-in exception a caller would expect for that kind of
 problem (``ValueError`` for data and settings, ``ImportError`` for a missing package,
-``FileNotFoundError`` for a missing model file, ``OSError`` for an unwritable path), so
-``except ValueError`` and the like keep working.  The root class and the classes ``kernels/``
-raises are defined in :mod:`kcca_desc.kernels.errors` (``kernels/`` imports nothing else of the
-toolkit) and re-exported here, as is :func:`import_optional`, the one way to import an optional
-package.
+``FileNotFoundError`` for a missing model file, ``OSError`` for an unwritable path, scikit-learn's
+``NotFittedError`` for a model used before ``fit``), so ``except ValueError`` and the like keep
+working.  The root class and the classes ``kernels/`` raises are defined in
+:mod:`kcca_desc.kernels.errors` (``kernels/`` imports nothing else of the toolkit) and re-exported
+here, as is :func:`import_optional`, the one way to import an optional package.
 
 Which class to raise
 --------------------
@@ -26,7 +26,10 @@ Which class to raise
   every ``TypeError`` of the toolkit is a :class:`ParameterError`); an unknown name is
   :class:`~kcca_desc._core.registry.UnknownNameError`, also a ``KeyError``.
 * The data (arrays, items, files, results) are malformed: :class:`DataError` or a subclass.
-* A method that needs a fitted model is called before ``fit``: :class:`NotFittedError`.
+* A method that needs a fitted model is called before ``fit``: :class:`NotFittedError`, through
+  :func:`kcca_desc._core.validation.check_is_fitted` (scikit-learn's test, the toolkit's class);
+  bad input arrays are a :class:`DataError`, through that module's ``check_array`` and
+  ``validate_data``.
 * Python's own protocols are not user errors and keep their built-in class: ``NotImplementedError``
   as the whole body of a hook that subclasses override, ``AttributeError`` from a module's
   ``__getattr__``, ``IndexError`` / ``KeyError`` from ``__getitem__``, and, in the command line only, the
@@ -74,8 +77,8 @@ from pathlib import Path
 
 # The root of the tree and the classes kernels/ raises live in kernels/, which imports nothing of
 # the rest of the toolkit; they are re-exported here, so that this is the one place to import from.
-from ..kernels.errors import (DataError, KccaDescError, MissingDataFileError, MissingDependencyError, ParameterError,
-                              first_line, import_optional)
+from ..kernels.errors import (DataError, KccaDescError, MissingDataFileError, MissingDependencyError, NotFittedError,
+                              ParameterError, first_line, import_optional)
 
 __all__ = [
     "KccaDescError", "ParameterError", "DataError", "MissingDataFileError", "MissingModelFileError",
@@ -101,10 +104,6 @@ class ModelUnavailableError(MissingModelFileError):
     """
 
     exit_code = 69
-
-
-class NotFittedError(KccaDescError, RuntimeError):
-    """A fitted model's method was called before :meth:`fit`."""
 
 
 class InsufficientMemoryError(KccaDescError, MemoryError):

@@ -19,6 +19,11 @@ scikit-learn keeps this machinery in the private module ``sklearn.utils._param_v
 its ``BaseEstimator._validate_params`` accepts only its own constraint classes, so this module is
 the one place that imports it, and :class:`ValidatedParams` supplies a ``_validate_params`` that
 accepts both kinds.
+
+The input checks (:func:`check_array`, :func:`validate_data`, :func:`check_is_fitted`) are
+scikit-learn's, raising the toolkit's :class:`~kcca_desc._core.errors.DataError` and
+:class:`~kcca_desc._core.errors.NotFittedError`; they live in :mod:`kcca_desc.kernels._validation`
+(``kernels/`` imports nothing of the rest of the toolkit) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
 
+from ..kernels._validation import check_array, check_is_fitted, validate_data
 from .errors import ParameterError
 
 __all__ = [
@@ -45,6 +51,7 @@ __all__ = [
     "raise_together", "invalid_parameter", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
+    "check_array", "validate_data", "check_is_fitted",
 ]
 
 

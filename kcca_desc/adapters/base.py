@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.cache import cache_key
 from .._core.errors import DataError, ParameterError
-from ..data.images import ImageSource
+from ..data.images import ImageSource, require_image_source
 from .._core.progress import progress
 from .._core.validation import POSITIVE_INT, constraint_errors, raise_together
 from .store import EmbeddingStore
@@ -125,8 +125,7 @@ class Encoder(_CheckedSettings):
         ndarray of shape (len(images), d_image), float32
         """
         self._require("image")
-        if not isinstance(images, ImageSource):
-            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
+        require_image_source(images)
         keys = [images.key(i) for i in range(len(images))]
 
         def compute(positions: list[int]) -> np.ndarray:
@@ -196,8 +195,7 @@ class PairScorer(_CheckedSettings):
     def score(self, images: ImageSource, texts: Sequence[str]) -> np.ndarray:
         """Affinity of every image with every text, ``(len(images), len(texts))``."""
         self._validate_params()
-        if not isinstance(images, ImageSource):
-            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
+        require_image_source(images)
         texts = check_texts(texts)
         rows = []
         for s in progress(range(0, len(images), self.batch_size), desc=f"{self.name} pair scores", unit="batch"):

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from .._core.cache import atomic_write_bytes
-from ..data.images import ImageSource
-from .._core.errors import DataError, MissingDataFileError, ParameterError
+from ..data.images import ImageSource, require_image_source
+from .._core.errors import DataError, MissingDataFileError
 from .base import Encoder
 from .onnx_models import _file_digest
 
@@ -101,8 +101,7 @@ class PrecomputedImageEncoder(Encoder):
         -------
         ndarray of shape (len(images), d), float32
         """
-        if not isinstance(images, ImageSource):
-            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
+        require_image_source(images)
         rows, features, _ = self._table
         absent = [image_id for image_id in images.ids if image_id not in rows]
         if absent:

@@ -2,9 +2,9 @@
 
 from .byod import load_karpathy_json, load_tsv
 from .checks import check_dataset, check_images, drop_items, settle_problems
-from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView, require_dataset
+from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView, require_dataset, require_view
 from .flickr8k import load_flickr8k
-from .images import ArrayImages, FileImages, ImageReadError, ImageSource, decode_image_file
+from .images import ArrayImages, FileImages, ImageReadError, ImageSource, decode_image_file, require_image_source
 from .judgments import (
     Flickr8kJudgments,
     load_crowdflower_annotations,
@@ -25,10 +25,12 @@ __all__ = [
     "ArrayImages",
     "RenderedImages",
     "ImageReadError",
+    "require_image_source",
     "decode_image_file",
     "DataFormatError",
     "MissingSplitError",
     "require_dataset",
+    "require_view",
     "ProblemLog",
     "check_dataset",
     "check_images",

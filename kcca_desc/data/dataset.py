@@ -30,7 +30,7 @@ from .._core.errors import DataError, ParameterError
 from .._core.registry import UnknownNameError
 from .images import ImageSource
 
-__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "require_dataset"]
+__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "require_dataset", "require_view"]
 
 #: The evaluation protocols of a split's view (:meth:`Dataset.view`): Hodosh et al. 2013's and Karpathy's.
 PROTOCOLS = ("hodosh", "karpathy")
@@ -224,6 +224,24 @@ def require_dataset(value: object, owner: str, *, name: str = "train") -> Datase
             f"{owner}: {name} must be a Dataset of images and captions (kcca_desc.data.load_dataset), got "
             f"{type(value).__name__}; to fit on feature or kernel arrays use kcca_desc.kcca.KCCA, LinearCCA "
             "or kcca_desc.scale.LandmarkKCCA, which scikit-learn's model selection takes")
+    return value
+
+
+def require_view(value: object, owner: str, *, name: str = "dev") -> "RetrievalView":
+    """``value`` if it is a :class:`RetrievalView`; otherwise one clear error naming ``owner`` and ``name``.
+
+    Checked before any work: a wrong ``dev`` would otherwise fail only after the training.
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is not a RetrievalView.
+    """
+    if not isinstance(value, RetrievalView):
+        hint = (f"; take the view of a split with {name}=data.view('dev', 'hodosh')"
+                if isinstance(value, Dataset) else "")
+        raise ParameterError(f"{owner}: {name} must be a RetrievalView (Dataset.view), got "
+                             f"{type(value).__name__}{hint}")
     return value
 
 

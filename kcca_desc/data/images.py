@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .._core.errors import DataError
+from .._core.errors import DataError, ParameterError
 
-__all__ = ["ImageSource", "FileImages", "ArrayImages", "ImageReadError"]
+__all__ = ["ImageSource", "FileImages", "ArrayImages", "ImageReadError", "require_image_source"]
 
 
 class ImageReadError(DataError):
@@ -78,6 +78,23 @@ class ImageSource:
     def location(self, index: int) -> str:
         """Where image ``index`` comes from, for messages (its file, or its name)."""
         return f"image {self.ids[index]!r}"
+
+
+def require_image_source(value: object, name: str = "images") -> ImageSource:
+    """``value`` if it is an :class:`ImageSource`; otherwise one clear error naming ``name``.
+
+    Checked before any work: an image source's methods are first called deep inside feature
+    extraction, whose ``AttributeError`` would name neither the argument nor what it should be.
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is not an ImageSource.
+    """
+    if not isinstance(value, ImageSource):
+        raise ParameterError(f"{name} must be an ImageSource (kcca_desc.data: FileImages, ArrayImages, a "
+                             f"data set's images), got {type(value).__name__}")
+    return value
 
 
 def decode_image_file(path: str | os.PathLike) -> np.ndarray:

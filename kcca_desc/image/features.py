@@ -32,7 +32,6 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..kernels.image.codebook import Codebook, TooFewDescriptorsError
@@ -42,8 +41,8 @@ from ..kernels.image.mr8 import texture_features
 from ..kernels.image.sift import dense_sift
 
 from .._core.cache import ChunkCache, NpzCache, cache_key
-from ..data.images import ImageReadError, ImageSource
-from .._core.errors import DataError, ParameterError, warn_user
+from ..data.images import ImageReadError, ImageSource, require_image_source
+from .._core.errors import DataError, NotFittedError, warn_user
 from .._core.progress import progress, progress_bar
 from .._core.registry import Registry
 from .._core.validation import (
@@ -56,6 +55,7 @@ from .._core.validation import (
     Registered,
     SequenceOf,
     ValidatedParams,
+    check_is_fitted,
 )
 
 __all__ = ["ImageFeaturizer", "FeatureType", "FEATURE_TYPES"]
@@ -236,6 +236,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         self : ImageFeaturizer
         """
         self._validate_params()
+        require_image_source(train_images, "train_images")
         types, vocabulary = self._types(), self._vocabulary()
         if len(train_images) == 0:
             raise DataError("ImageFeaturizer.fit: no training images")
@@ -342,9 +343,11 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
             Naming the image whose array has an unsupported shape or dtype.
         """
         check_is_fitted(self, "codebooks_")
+        require_image_source(images)
         types = self._types()
         if set(types) - set(self.codebooks_):
-            raise ParameterError(f"feature types {sorted(set(types) - set(self.codebooks_))} were not fitted")
+            raise NotFittedError(f"feature_types {sorted(set(types) - set(self.codebooks_))} were not fitted: "
+                                 f"fit this {type(self).__name__} again after changing feature_types")
         n_cells = n_pyramid_cells(self.levels)
         image_keys = [images.key(i) for i in range(len(images))]
         stores = {t: _HistogramStore(cache_key(kind="pyramid_histograms", features=self._feature_params(t),

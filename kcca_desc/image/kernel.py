@@ -14,13 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from ..kernels._backend import BACKENDS
 from ..kernels.image import image_kernel, pyramid_cell_weights, whole_image_cell_weights
 
 from .._core.cache import NpzCache
-from ..data.images import ImageSource
+from ..data.images import ImageSource, require_image_source
 from .._core.profile import profiled
 from .._core.progress import stage
 from .._core.registry import Registry
@@ -31,6 +30,7 @@ from .._core.validation import (
     Registered,
     StrOptions,
     ValidatedParams,
+    check_is_fitted,
     parameter_errors,
     raise_together,
 )
@@ -180,6 +180,7 @@ class ImageKernel(ValidatedParams, BaseEstimator):
     def fit_codebooks(self, train_images: ImageSource) -> "ImageKernel":
         """Learn the codebooks only; :meth:`features` then computes histograms in parts (as Dask workers do)."""
         self._validate_params()
+        require_image_source(train_images, "train_images")
         self.spec_ = IMAGE_KERNELS[self.kind]
         with profiled("codebooks", watch=False):
             self.featurizer_ = self._featurizer().fit(train_images)

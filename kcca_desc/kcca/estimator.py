@@ -11,7 +11,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
-from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.errors import DataError, ParameterError
 from .._core.resources import available_memory, require_memory
@@ -24,6 +23,8 @@ from .._core.validation import (
     SequenceOf,
     StrOptions,
     ValidatedParams,
+    check_array,
+    check_is_fitted,
     invalid_parameter,
 )
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.errors import DataError
-from .._core.validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, invalid_parameter
+from .._core.validation import POSITIVE_INT, POSITIVE_REAL, ValidatedParams, check_array, check_is_fitted, invalid_parameter
 from .scoring import CanonicalScoreMixin
 
 __all__ = ["LinearCCA"]

@@ -24,9 +24,9 @@ sees exactly the submatrices ``G[train][:, train]`` and ``G[test][:, train]``.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_array
 
 from .._core.errors import DataError
+from .._core.validation import check_array
 from .preprocessing import symmetrised
 
 __all__ = ["PrecomputedKernel"]

@@ -17,8 +17,10 @@ import numbers
 
 import numba
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from .._core.errors import DataError, ParameterError
+from .._core.validation import check_is_fitted
 
 __all__ = ["kernel_power", "scale_diagonal", "symmetrised", "KernelCentering"]
 
@@ -144,7 +146,7 @@ def scale_diagonal(K, d: float) -> np.ndarray:
     return out
 
 
-class KernelCentering:
+class KernelCentering(TransformerMixin, BaseEstimator):
     """Centre kernels in feature space with the training mean.
 
     With training kernel ``K`` (n x n), feature-space centring gives
@@ -165,8 +167,8 @@ class KernelCentering:
         ``1'K1/n^2``.
     """
 
-    def fit(self, K) -> "KernelCentering":
-        """Record the training means of the square kernel ``K``."""
+    def fit(self, K, y=None) -> "KernelCentering":
+        """Record the training means of the square kernel ``K`` (``y`` is ignored)."""
         K = _check_finite_matrix(K, "K", square=True)
         return self._set_means(K.mean(axis=0, dtype=np.float64))
 
@@ -182,6 +184,7 @@ class KernelCentering:
 
     def transform(self, K_new) -> np.ndarray:
         """Centre new-by-training kernel rows ``K_new`` of shape (m, n) with the training means."""
+        check_is_fitted(self, "column_means_")
         K_new = _check_finite_matrix(K_new, "K_new", square=False)
         n = self.column_means_.shape[0]
         if K_new.shape[1] != n:

@@ -49,7 +49,7 @@ from .._core.validation import (POSITIVE_REAL, Interval, SequenceOf, StrOptions,
                                 parameter_errors, raise_together, validation_errors)
 from ..adapters.base import Encoder
 from ..adapters.families import build_encoder
-from ..data.dataset import Dataset, RetrievalView, require_dataset
+from ..data.dataset import Dataset, RetrievalView, require_dataset, require_view
 from ..data.images import ImageSource
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from ..kcca import scale_diagonal
@@ -196,10 +196,13 @@ preprocessor, random_state, cache
                  encoder_options=None, gamma_scale=1.0, power=1.0, diag=1.0, n_components=DEFAULT_N_COMPONENTS,
                  regs=DEFAULT_REGS, n_select=5, weight_power=0.0, kcca_params=None, image_kernel_params=None,
                  preprocessor=None, random_state=0, cache=True):
-        super().__init__(image_kernel=image_kernel, text_kernel=text_kernel, power=power, diag=diag,
-                         n_components=n_components, regs=regs, n_select=n_select, weight_power=weight_power,
-                         kcca_params=kcca_params, image_kernel_params=image_kernel_params,
-                         preprocessor=preprocessor, random_state=random_state, cache=cache)
+        # Not super(): in ScalableMultipleKernelRanker the next class of the MRO is ScalableRanker,
+        # whose own settings (pairs, store) would become attributes that get_params does not know.
+        ImageSentenceRanker.__init__(
+            self, image_kernel=image_kernel, text_kernel=text_kernel, power=power, diag=diag,
+            n_components=n_components, regs=regs, n_select=n_select, weight_power=weight_power,
+            kcca_params=kcca_params, image_kernel_params=image_kernel_params, preprocessor=preprocessor,
+            random_state=random_state, cache=cache)
         self.kernel_weights = kernel_weights
         self.normalization = normalization
         self.greedy_weights = greedy_weights
@@ -311,6 +314,8 @@ preprocessor, random_state, cache
         """
         self._validate_params()
         require_dataset(train, f"{type(self).__name__}.fit")
+        if dev is not None:
+            require_view(dev, f"{type(self).__name__}.fit")
         if self.kernel_weights == "greedy" and dev is None:
             raise ParameterError("kernel_weights='greedy' selects the kernels on dev R@K; pass dev=...")
         self._cross_memo, self._memo = {}, {}

@@ -21,7 +21,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from .._core.errors import DataError
 from ..kernels.text import document_idf
@@ -33,7 +32,7 @@ from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
 from ..evaluate.scores import DirectionalScores
 from .._core.registry import Registry
-from .._core.validation import SEED, Registered, StrOptions, ValidatedParams
+from .._core.validation import Registered, SEED, StrOptions, ValidatedParams, check_is_fitted
 from .base import RetrievalMethod
 
 __all__ = ["idf_f1_similarity", "nearest_neighbour_scores", "NearestNeighbour"]

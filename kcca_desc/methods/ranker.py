@@ -25,10 +25,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import NpzCache, cache_dir
-from ..data.dataset import Dataset, RetrievalView, require_dataset
+from ..data.dataset import Dataset, RetrievalView, require_dataset, require_view
 from ..data.images import ImageSource
 from .._core.errors import DataError, ParameterError, warn_user
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
@@ -48,6 +47,7 @@ from .._core.validation import (
     Registered,
     SequenceOf,
     ValidatedParams,
+    check_is_fitted,
     invalid_parameter,
     parameter_errors,
     raise_together,
@@ -226,6 +226,8 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         """
         self._validate_params()
         require_dataset(train, f"{type(self).__name__}.fit")
+        if dev is not None:
+            require_view(dev, f"{type(self).__name__}.fit")
         self.n_components_ = self._supported_n_components(len(train))
         grid = self._grid()
         if dev is None and len(grid) > 1:
@@ -376,6 +378,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         without refitting: each κ is solved once and kept in :attr:`models_`.
         """
         check_is_fitted(self, "kcca_")
+        require_view(dev, f"{type(self).__name__}.select")
         self._timed("model_selection", self._select, dev, self._grid())
         return self
 

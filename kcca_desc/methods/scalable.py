@@ -16,7 +16,6 @@ import os
 from typing import Iterable, Sequence
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import cache_key
 from ..data.dataset import Dataset
@@ -26,7 +25,7 @@ from ..image.kernel import ImageKernel
 from ..scale import (DEFAULT_CHUNK_SIZE, DEFAULT_RANK, LANDMARKS, ChunkStore, KernelView, LandmarkFeatures,
                      LandmarkKCCA, LocalEngine, map_chunks)
 from ..evaluate.scores import DirectionalScores
-from .._core.validation import POSITIVE_INT, HasMethods, Registered, StrOptions, invalid_parameter
+from .._core.validation import HasMethods, POSITIVE_INT, Registered, StrOptions, check_is_fitted, invalid_parameter
 from .fusion import borda_fuse
 from .ranker import DEFAULT_N_COMPONENTS, DEFAULT_REGS, ImageSentenceRanker
 

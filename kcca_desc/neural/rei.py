@@ -9,8 +9,7 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
-from .._core.errors import ParameterError
-from ..data.images import ImageSource
+from ..data.images import ImageSource, require_image_source
 from .._core.validation import POSITIVE_INT, POSITIVE_REAL, Interval, StrOptions
 from ..adapters.base import Encoder, PairScorer, check_texts
 from .losses import hinge_loss, softmax_cross_entropy_loss
@@ -217,6 +216,5 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     def score(self, images: ImageSource, texts: Sequence[str]) -> np.ndarray:
         """Relevance of every image of ``images`` to every text, ``(len(images), len(texts))``."""
         self._check_fitted()
-        if not isinstance(images, ImageSource):
-            raise ParameterError(f"images must be an ImageSource, got {type(images).__name__}")
+        require_image_source(images)
         return self._pair_scores(self.networks_, self._features(images), check_texts(texts))

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
-from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.cache import cache_key, cache_write_failed
 from .._core.errors import DataError, ParameterError
@@ -47,6 +46,8 @@ from .._core.validation import (
     Registered,
     StrOptions,
     ValidatedParams,
+    check_array,
+    check_is_fitted,
     invalid_parameter,
 )
 from .engine import LocalEngine

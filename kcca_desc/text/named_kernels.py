@@ -54,7 +54,6 @@ import numpy as np
 import scipy
 import sklearn
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from .._core.cache import PickleCache, cache_dir, cache_key
 from .._core.errors import ParameterError
@@ -75,7 +74,7 @@ from ..kernels.text.tagrank import TagRank, tagrank_kernel
 from ..kernels.text.trigram import trigram_kernel
 from .._core.progress import stage
 from .._core.registry import Registry
-from .._core.validation import POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, Registered, ValidatedParams
+from .._core.validation import HasMethods, POSITIVE_INT, POSITIVE_REAL, Registered, SEED, ValidatedParams, check_is_fitted
 from .preprocess import Preprocessor
 
 __all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS", "WORD_SIMILARITIES", "TrainingText",
@@ -542,4 +541,8 @@ class TextKernel(ValidatedParams, BaseEstimator):
 def make_text_kernel(name: str, **params) -> TextKernel:
     """A :class:`TextKernel` by name; unknown names raise ValueError listing the available ones."""
     TEXT_KERNELS[name]  # an unknown name raises, listing the known ones
+    settings = set(TextKernel._get_param_names()) - {"name"}
+    if set(params) - settings:
+        raise ParameterError(f"make_text_kernel({name!r}): unknown parameters {sorted(set(params) - settings)}; "
+                             f"TextKernel takes {sorted(settings)}")
     return TextKernel(name=name, **params)

@@ -8,9 +8,9 @@ import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import DataError, ParameterError
+from .._validation import check_is_fitted
 
 __all__ = ["Codebook", "nearest_centres", "TooFewDescriptorsError"]
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import DataError, ParameterError
+from .._validation import check_is_fitted
 from ._items import Items, check_items, check_pair
 
 __all__ = ["TagRank", "tagrank_kernel"]

@@ -13,6 +13,7 @@ from kcca_desc.adapters.paired import PairedEncoder
 from kcca_desc.methods.encoders import EncoderMethod, PairScorerMethod
 from kcca_desc.adapters.store import EmbeddingStore
 from kcca_desc._core.cache import CacheWarning
+from kcca_desc._core.errors import NotFittedError
 from kcca_desc._core.validation import InvalidParameterError
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages, FileImages
@@ -273,7 +274,7 @@ def test_bridge_rejects_bad_parameters_and_unfitted_use():
         FeatureBridgeMethod(enc, model="svm").fit(data)
     with pytest.raises(ValueError, match="'kernel' parameter of FeatureBridgeMethod must be a str among"):
         FeatureBridgeMethod(enc, kernel="poly").fit(data)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         FeatureBridgeMethod(enc).score(data.images, ["item1 a"])
 
 

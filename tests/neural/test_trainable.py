@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch", reason="the trainable models need the optional torch extra")
 
+from kcca_desc._core.errors import NotFittedError  # noqa: E402
 from kcca_desc._core.progress import is_quiet, set_quiet  # noqa: E402
 from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
 from kcca_desc.neural import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
@@ -245,7 +246,7 @@ def test_time_budget_is_a_recorded_safety_stop():
 
 
 def test_unfitted_use_and_bad_parameters_are_errors():
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         VSEEncoder().embed_texts(["a dog"])
     with pytest.raises(ValueError, match="negatives"):
         VSEEncoder(image_encoder=TinyEncoder(), negatives="max").fit(make_dataset(4))

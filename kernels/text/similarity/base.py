@@ -14,9 +14,9 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from ...errors import DataError, ParameterError
+from ..._validation import check_is_fitted
 
 __all__ = ["WordSimilarity", "VectorSimilarity", "check_words", "check_sentences"]
 

@@ -6,9 +6,9 @@ from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
 
 from ...errors import DataError, ParameterError
+from ..._validation import check_is_fitted
 from .base import WordSimilarity, check_words, vocabulary_rows
 
 __all__ = ["TabulatedSimilarity"]

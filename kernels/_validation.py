@@ -1,0 +1,108 @@
+"""scikit-learn's input checks, raising the toolkit's errors.
+
+:func:`sklearn.utils.validation.check_array`, :func:`~sklearn.utils.validation.validate_data` and
+:func:`~sklearn.utils.validation.check_is_fitted` with the same signatures, tests and messages,
+except that what they raise is of the toolkit's tree (:mod:`kcca_desc.kernels.errors`): bad input
+arrays a :class:`~kcca_desc.kernels.errors.DataError` (a ``ValueError``, as scikit-learn's own;
+objects that are no numbers a ``ParameterError``, also a ``TypeError``),
+an unfitted estimator a :class:`~kcca_desc.kernels.errors.NotFittedError` (also scikit-learn's
+class).  So ``except KccaDescError`` catches them like every other user error, and the command
+line prints them as one line.  :mod:`kcca_desc._core.validation` re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from sklearn.utils import validation as _sklearn
+
+from .errors import DataError, NotFittedError, ParameterError
+
+__all__ = ["check_array", "validate_data", "check_is_fitted"]
+
+
+def check_array(array, *, input_name: str = "", **options) -> np.ndarray:
+    """:func:`sklearn.utils.validation.check_array`, raising :class:`DataError`.
+
+    Parameters
+    ----------
+    array : array-like
+        The input to check and convert.
+    input_name : str, default=""
+        Its name, for the message (scikit-learn's ``X``, ``y``, or the parameter's name).
+    **options
+        scikit-learn's other keywords (``dtype``, ``ensure_2d``, ``ensure_min_samples``, ...).
+
+    Returns
+    -------
+    ndarray
+        The converted array.
+
+    Raises
+    ------
+    DataError
+        With scikit-learn's message (e.g. ``Input X contains NaN.``), if the input is empty, of
+        the wrong dimension or holds non-finite values or strings.
+    ParameterError
+        With scikit-learn's message, if it holds objects that are no numbers (a ``TypeError``
+        too, as every argument of the wrong type: :mod:`kcca_desc._core.errors`).
+    """
+    try:
+        return _sklearn.check_array(array, input_name=input_name, **options)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    except TypeError as exc:  # values of a type that is no number
+        raise ParameterError(str(exc)) from None
+
+
+def validate_data(estimator, X, y="no_validation", **options):
+    """:func:`sklearn.utils.validation.validate_data`, raising :class:`DataError`.
+
+    Checks ``X`` (and ``y``) as :func:`check_array` does, and records (``reset=True``) or checks
+    (``reset=False``) ``n_features_in_``.
+
+    Raises
+    ------
+    DataError
+        With scikit-learn's message, on an input :func:`check_array` refuses or a number of
+        features that differs from ``fit``'s.
+    ParameterError
+        As :func:`check_array`'s.
+    """
+    try:
+        return _sklearn.validate_data(estimator, X, y, **options)
+    except ValueError as exc:
+        raise DataError(_without_imputation_advice(str(exc))) from None
+    except TypeError as exc:
+        raise ParameterError(str(exc)) from None
+
+
+def _without_imputation_advice(message: str) -> str:
+    # Given the estimator, scikit-learn follows "Input X contains NaN." with a paragraph on
+    # estimators that accept missing values and on imputers: no advice for a kernel's input.
+    return "\n".join(line for line in message.splitlines()
+                     if "does not accept missing values encoded as NaN natively" not in line)
+
+
+def check_is_fitted(estimator, attributes: str | Sequence[str] | None = None) -> None:
+    """:func:`sklearn.utils.validation.check_is_fitted`, raising :class:`NotFittedError`.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    attributes : str or sequence of str, optional
+        Attributes that ``fit`` sets; by default any attribute ending in ``_`` that does not start
+        with ``__``.
+
+    Raises
+    ------
+    NotFittedError
+        If any of ``attributes`` (or every fitted attribute) is missing.
+    """
+    try:
+        _sklearn.check_is_fitted(estimator, attributes)
+    except _SklearnNotFittedError as exc:
+        raise NotFittedError(str(exc)) from None
