@@ -37,7 +37,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 from scipy.optimize import nnls
@@ -51,11 +51,6 @@ __all__ = ["NORMALIZATIONS", "ALIGNMENT_METHODS", "KernelStatistics", "kernel_st
            "normalize_cross_kernel", "weighted_sum", "centered_inner", "centered_alignment", "alignment_weights",
            "alignment_weights_from_products",
            "KernelCombination"]
-
-#: Normalisations of a centred base kernel (see the module docstring).
-NORMALIZATIONS = ("trace", "diagonal", "none")
-#: Alignment-based weights of Cortes, Mohri & Rostamizadeh (2012).
-ALIGNMENT_METHODS = ("align", "alignf")
 
 # Rows of an n x n matrix updated at a time, so a sum needs no n x n temporary.
 _BLOCK_ELEMENTS = 2**22
@@ -88,6 +83,70 @@ class KernelStatistics:
     @property
     def n_samples(self) -> int:
         return self.column_means.shape[0]
+
+
+# --------------------------------------------------------------------------- normalisations
+# Each normalisation is three functions: the statistics it keeps of the training kernel, the
+# divisors of new items' rows (only "diagonal" has any) and the scaling of centred rows.
+def _trace_statistics(centred_diagonal: np.ndarray, trace: float) -> dict:
+    return {"scale": centred_diagonal.shape[0] / trace}
+
+
+def _trace_scale_rows(block: np.ndarray, rows: slice, statistics: KernelStatistics, root_rows) -> None:
+    block *= statistics.scale
+
+
+def _diagonal_statistics(centred_diagonal: np.ndarray, trace: float) -> dict:
+    # Floored, so that an item at the training mean divides by no zero.
+    floor = np.finfo(np.float64).eps * centred_diagonal.max()
+    return {"root_diagonal": np.sqrt(np.maximum(centred_diagonal, floor))}
+
+
+def _diagonal_new_roots(statistics: KernelStatistics, row_means: np.ndarray, diagonal_new) -> np.ndarray:
+    """``sqrt`` of the new items' centred self-similarities, from their ``k(x, x)``."""
+    if diagonal_new is None:
+        raise ParameterError("normalization='diagonal' needs diagonal_new, the new items' k(x, x)")
+    diagonal_new = np.asarray(diagonal_new, dtype=np.float64).reshape(-1)
+    if diagonal_new.shape[0] != row_means.shape[0]:
+        raise DataError(f"diagonal_new has {diagonal_new.shape[0]} values for {row_means.shape[0]} new items")
+    centred = diagonal_new - 2 * row_means + statistics.grand_mean
+    return np.sqrt(np.maximum(centred, np.finfo(np.float64).eps * statistics.root_diagonal.max() ** 2))
+
+
+def _diagonal_scale_rows(block: np.ndarray, rows: slice, statistics: KernelStatistics, root_rows) -> None:
+    block /= root_rows[rows, None]
+    block /= statistics.root_diagonal[None, :]
+
+
+def _no_statistics(centred_diagonal: np.ndarray, trace: float) -> dict:
+    return {}
+
+
+def _no_scale_rows(block: np.ndarray, rows: slice, statistics: KernelStatistics, root_rows) -> None:
+    pass
+
+
+class _Normalization(NamedTuple):
+    """What one normalisation does at each step of the transform (see the module docstring)."""
+
+    #: ``(diag(Kc), tr(Kc)) -> dict``: the fields of :class:`KernelStatistics` it sets.
+    statistics: Callable[[np.ndarray, float], dict]
+    #: ``(block, rows, statistics, root_rows) -> None``: scales a block of centred rows in place.
+    scale_rows: Callable[[np.ndarray, slice, KernelStatistics, np.ndarray | None], None]
+    #: ``(statistics, row_means, diagonal_new) -> root_rows`` of new items, or None when it needs
+    #: no ``k(x, x)``.
+    new_roots: Callable[[KernelStatistics, np.ndarray, object], np.ndarray] | None = None
+
+
+_NORMALIZATIONS: dict[str, _Normalization] = {
+    "trace": _Normalization(_trace_statistics, _trace_scale_rows),
+    "diagonal": _Normalization(_diagonal_statistics, _diagonal_scale_rows, _diagonal_new_roots),
+    "none": _Normalization(_no_statistics, _no_scale_rows),
+}
+#: Normalisations of a centred base kernel (see the module docstring).
+NORMALIZATIONS = tuple(_NORMALIZATIONS)
+#: Alignment-based weights of Cortes, Mohri & Rostamizadeh (2012).
+ALIGNMENT_METHODS = ("align", "alignf")
 
 
 def _check_normalization(normalization: str) -> None:
@@ -139,13 +198,8 @@ def kernel_statistics(K, *, normalization: str = "trace") -> KernelStatistics:
     if not trace > 0:
         raise DataError(f"the centred training kernel has trace {trace:.3g}: the kernel is constant on the "
                         f"{n} training items, so it cannot be normalised")
-    if normalization == "trace":
-        return KernelStatistics(column_means, grand_mean, normalization, scale=n / trace)
-    if normalization == "diagonal":
-        floor = np.finfo(np.float64).eps * centred_diagonal.max()
-        return KernelStatistics(column_means, grand_mean, normalization,
-                                root_diagonal=np.sqrt(np.maximum(centred_diagonal, floor)))
-    return KernelStatistics(column_means, grand_mean, normalization)
+    return KernelStatistics(column_means, grand_mean, normalization,
+                            **_NORMALIZATIONS[normalization].statistics(centred_diagonal, trace))
 
 
 def normalize_train_kernel(K, statistics: KernelStatistics, *, copy: bool = True) -> np.ndarray:
@@ -192,15 +246,8 @@ def normalize_cross_kernel(K_new, statistics: KernelStatistics, *, diagonal_new=
         raise DataError("K_new contains NaN or infinite values")
     K_new = np.array(K_new, copy=True) if copy else _writable(K_new)
     row_means = K_new.mean(axis=1)
-    root_new = None
-    if statistics.normalization == "diagonal":
-        if diagonal_new is None:
-            raise ParameterError("normalization='diagonal' needs diagonal_new, the new items' k(x, x)")
-        diagonal_new = np.asarray(diagonal_new, dtype=np.float64).reshape(-1)
-        if diagonal_new.shape[0] != K_new.shape[0]:
-            raise DataError(f"diagonal_new has {diagonal_new.shape[0]} values for {K_new.shape[0]} new items")
-        centred = diagonal_new - 2 * row_means + statistics.grand_mean
-        root_new = np.sqrt(np.maximum(centred, np.finfo(np.float64).eps * statistics.root_diagonal.max() ** 2))
+    new_roots = _NORMALIZATIONS[statistics.normalization].new_roots
+    root_new = None if new_roots is None else new_roots(statistics, row_means, diagonal_new)
     _transform_rows(K_new, statistics, row_means, root_new)
     return K_new
 
@@ -215,15 +262,12 @@ def _writable(K) -> np.ndarray:
 def _transform_rows(K: np.ndarray, statistics: KernelStatistics, row_means: np.ndarray,
                     root_rows: np.ndarray | None) -> None:
     """Centre and normalise the rows of ``K`` in place, a block of rows at a time."""
+    scale_rows = _NORMALIZATIONS[statistics.normalization].scale_rows
     for rows in _row_blocks(*K.shape):
         block = K[rows]
         block -= statistics.column_means[None, :]
         block -= (row_means[rows] - statistics.grand_mean)[:, None]
-        if statistics.normalization == "trace":
-            block *= statistics.scale
-        elif statistics.normalization == "diagonal":
-            block /= root_rows[rows, None]
-            block /= statistics.root_diagonal[None, :]
+        scale_rows(block, rows, statistics, root_rows)
 
 
 def weighted_sum(kernels: Sequence[np.ndarray], weights, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -503,10 +547,12 @@ class KernelCombination(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "weights_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         out = np.zeros((X.shape[0], self.X_fit_.shape[0]))
+        # Only a normalisation that divides new rows by their roots needs the items' k(x, x).
+        needs_diagonal = _NORMALIZATIONS[self.normalization].new_roots is not None
         for m, (weight, statistics) in enumerate(zip(self.weights_, self.statistics_)):
             if weight == 0:
                 continue
-            diagonal = self._self_similarities(m, X) if self.normalization == "diagonal" else None
+            diagonal = self._self_similarities(m, X) if needs_diagonal else None
             out += weight * normalize_cross_kernel(self._kernel(m, X, self.X_fit_), statistics,
                                                    diagonal_new=diagonal, copy=False)
         return out
