@@ -145,8 +145,6 @@ _NORMALIZATIONS: dict[str, _Normalization] = {
 }
 #: Normalisations of a centred base kernel (see the module docstring).
 NORMALIZATIONS = tuple(_NORMALIZATIONS)
-#: Alignment-based weights of Cortes, Mohri & Rostamizadeh (2012).
-ALIGNMENT_METHODS = ("align", "alignf")
 
 
 def _check_normalization(normalization: str) -> None:
@@ -343,6 +341,41 @@ def centered_alignment(K, L) -> float:
     return centered_inner(K, L) / np.sqrt(kk * ll)
 
 
+# --------------------------------------------------------------------------- alignment methods
+def _align_weights(M: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``"align"``: each kernel's alignment with the target on its own, ``max(ρ(K_m, T), 0)``."""
+    return np.maximum(a / np.sqrt(np.diagonal(M)), 0.0)
+
+
+def _alignf_weights(M: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``"alignf"``: ``argmin_{v >= 0} v'Mv - 2v'a``, the combination's own alignment."""
+    m = a.shape[0]
+    # v'Mv - 2v'a = ‖Bv - c‖² - c'c with M = B'B, B = S^½ U', c = S^-½ U'a (a lies in M's range).
+    s, U = np.linalg.eigh(M)
+    keep = s > s.max() * m * np.finfo(np.float64).eps
+    B = np.sqrt(s[keep])[:, None] * U[:, keep].T
+    c = (U[:, keep].T @ a) / np.sqrt(s[keep])
+    weights, _ = nnls(B, c)
+    return weights
+
+
+class _AlignmentMethod(NamedTuple):
+    """An alignment-based choice of kernel weights."""
+
+    #: ``(M, a) -> weights``, not yet rescaled to sum 1 (:func:`alignment_weights_from_products`).
+    weights: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    #: Whether it reads the products of different kernels (``M``'s off-diagonal entries).
+    cross_products: bool
+
+
+_ALIGNMENT_METHODS: dict[str, _AlignmentMethod] = {
+    "align": _AlignmentMethod(_align_weights, cross_products=False),
+    "alignf": _AlignmentMethod(_alignf_weights, cross_products=True),
+}
+#: Alignment-based weights of Cortes, Mohri & Rostamizadeh (2012).
+ALIGNMENT_METHODS = tuple(_ALIGNMENT_METHODS)
+
+
 def alignment_weights(kernels: Sequence[np.ndarray], target, *, method: str = "align") -> np.ndarray:
     """Kernel weights from the centred alignment of each kernel with a target (Cortes et al. 2012).
 
@@ -376,9 +409,9 @@ def alignment_weights(kernels: Sequence[np.ndarray], target, *, method: str = "a
     a = np.array([centered_inner(K, target) for K in kernels])
     m = len(kernels)
     M = np.zeros((m, m))
+    cross_products = _ALIGNMENT_METHODS[method].cross_products
     for k in range(m):
-        # "align" reads the diagonal only.
-        for l in range(k, m if method == "alignf" else k + 1):
+        for l in range(k, m if cross_products else k + 1):
             M[k, l] = M[l, k] = centered_inner(kernels[k], kernels[l])
     return alignment_weights_from_products(M, a, method=method)
 
@@ -417,16 +450,7 @@ def alignment_weights_from_products(M, a, *, method: str = "align") -> np.ndarra
     """
     _check_alignment_method(method)
     M, a = np.asarray(M, dtype=np.float64), np.asarray(a, dtype=np.float64)
-    if method == "align":
-        weights = np.maximum(a / np.sqrt(np.diagonal(M)), 0.0)
-    else:
-        m = a.shape[0]
-        # v'Mv - 2v'a = ‖Bv - c‖² - c'c with M = B'B, B = S^½ U', c = S^-½ U'a (a lies in M's range).
-        s, U = np.linalg.eigh(M)
-        keep = s > s.max() * m * np.finfo(np.float64).eps
-        B = np.sqrt(s[keep])[:, None] * U[:, keep].T
-        c = (U[:, keep].T @ a) / np.sqrt(s[keep])
-        weights, _ = nnls(B, c)
+    weights = _ALIGNMENT_METHODS[method].weights(M, a)
     if not weights.any():
         raise DataError("no kernel aligns positively with the target: alignment gives every weight 0")
     return weights / weights.sum()
