@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numba import njit, prange
 
@@ -153,18 +155,18 @@ def intersection_validated(A: np.ndarray, B: np.ndarray | None, backend: str,
     For callers (such as :func:`kcca_desc.kernels.image.pyramid.pyramid_kernel`) that validate their own,
     differently shaped inputs and should not pay for a second pass over them.
     """
-    symmetric = B is None
-    if backend == "cupy":
-        from .._cupy_intersection import cupy_histogram_intersection
-        return cupy_histogram_intersection(A, B)
-    B = A if symmetric else B
-    if backend == "numpy":
-        return _intersection_numpy(A, B)
-    return _intersection_numba(A, B, symmetric, block_size)
+    return _BACKENDS[backend](A, B, block_size)
 
 
-def _intersection_numpy(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Broadcast min and sum over (rows, cols, features) chunks of at most ~256 MiB."""
+def _intersection_cupy(A: np.ndarray, B: np.ndarray | None, block_size: int) -> np.ndarray:
+    """The shared-memory tiled CUDA kernel; CuPy (optional) is imported only when it is asked for."""
+    from .._cupy_intersection import cupy_histogram_intersection
+    return cupy_histogram_intersection(A, B)
+
+
+def _intersection_numpy(A: np.ndarray, B: np.ndarray | None, block_size: int) -> np.ndarray:
+    """Broadcast min and sum over (rows, cols, features) chunks of at most ~256 MiB (no tiles)."""
+    B = A if B is None else B
     n, d = A.shape
     m = B.shape[0]
     K = np.zeros((n, m), dtype=A.dtype)
@@ -184,7 +186,10 @@ def _tile_pairs(n_row_tiles: int, n_col_tiles: int, symmetric: bool) -> np.ndarr
     return np.stack([rows[keep], cols[keep]], axis=1).astype(np.int64)
 
 
-def _intersection_numba(A: np.ndarray, B: np.ndarray, symmetric: bool, block_size: int) -> np.ndarray:
+def _intersection_numba(A: np.ndarray, B: np.ndarray | None, block_size: int) -> np.ndarray:
+    """Multi-threaded (block_size x block_size) tiles; without B, the upper triangle mirrored."""
+    symmetric = B is None
+    B = A if symmetric else B
     n, m = A.shape[0], B.shape[0]
     K = np.zeros((n, m), dtype=A.dtype)
     if n == 0 or m == 0 or A.shape[1] == 0:
@@ -194,6 +199,12 @@ def _intersection_numba(A: np.ndarray, B: np.ndarray, symmetric: bool, block_siz
     if symmetric:
         _mirror_upper(K)
     return K
+
+
+#: The computation of each concrete backend (:func:`~kcca_desc.kernels._backend.resolve_backend`'s
+#: results): ``(A, B or None for the Gram matrix of A, block_size) -> K``.
+_BACKENDS: dict[str, Callable[[np.ndarray, np.ndarray | None, int], np.ndarray]] = {
+    "numba": _intersection_numba, "cupy": _intersection_cupy, "numpy": _intersection_numpy}
 
 
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)

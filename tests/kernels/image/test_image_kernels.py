@@ -237,6 +237,11 @@ def test_explicit_cpu_backends_are_kept():
     assert resolve_backend("numba") == "numba" and resolve_backend("numpy") == "numpy"
 
 
+def test_every_concrete_backend_computes_the_intersection():
+    from kcca_desc.kernels.image.intersection import _BACKENDS
+    assert set(_BACKENDS) == set(_backend.BACKENDS) - {"auto"}
+
+
 def emulate_cuda_intersection(A, B, symmetric):
     """NumPy emulation of the CUDA kernel's grid, staging loop, thread mapping and mirroring."""
     from kcca_desc.kernels._cupy_intersection import DEPTH, THREADS, TILE
