@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kcca_desc.data import ArrayImages, RenderedImages, make_synthetic
 from kcca_desc._core.errors import ParameterError
 from kcca_desc.data.synthetic_captions import describe_scene
-from kcca_desc.data.synthetic_render import render_scene, shape_mask, texture_layer
+from kcca_desc.data.synthetic_render import SHAPE_MASKS, TEXTURE_LAYERS, render_scene, shape_mask, texture_layer
 from kcca_desc.data.synthetic_scenes import (
     COLOURS,
     POSITIONS,
@@ -187,6 +187,16 @@ def test_rendered_colours_follow_the_scene():
     outside = image[:6, :6].reshape(-1, 3).mean(axis=0)
     assert np.abs(inside - COLOURS["blue"][0]).max() < 40
     assert np.abs(outside - COLOURS["yellow"][0]).max() < 40
+
+
+def test_every_shape_and_texture_is_drawn_and_others_are_refused():
+    assert list(SHAPE_MASKS) == list(SHAPES) and list(TEXTURE_LAYERS) == list(TEXTURES)
+    grid = tuple(np.indices((8, 8), dtype=np.float32))
+    obj = SceneObject("hexagon", "red", "plain", "large", "centre", centre=(0.5, 0.5), radius=0.3, angle=0.0)
+    with pytest.raises(ParameterError, match="^unknown shape 'hexagon'$"):
+        shape_mask(obj, grid, 8)
+    with pytest.raises(ParameterError, match="^unknown texture 'wavy'$"):
+        texture_layer("wavy", np.zeros(3, np.float32), grid, np.random.default_rng(0), scale=4.0)
 
 
 # ------------------------------------------------------------------ captions
