@@ -26,8 +26,37 @@ from .torchvision_compat import import_torch_library, library_installed
 
 __all__ = ["HFEncoder", "HF_POOLINGS"]
 
+
+# Poolings of a single-modality model's output: (output, the tokenizer's inputs of a text batch or
+# None for images, model name) -> (batch, width) tensor.
+def _mean_pooling(out, inputs: dict | None, model_name: str):
+    """The mean of the last hidden states: over a text's unmasked tokens, an image's tokens or map."""
+    hidden = out.last_hidden_state
+    if hidden.dim() == 4:  # a convolutional map (B, C, H, W): its spatial mean
+        return hidden.flatten(2).mean(dim=2)
+    if inputs is None:
+        return hidden.mean(dim=1)
+    mask = inputs["attention_mask"][:, :, None].to(hidden.dtype)
+    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+
+
+def _cls_pooling(out, inputs: dict | None, model_name: str):
+    """The first token's last hidden state (the class token)."""
+    hidden = out.last_hidden_state
+    if hidden.dim() == 4:
+        raise ParameterError(f"HFEncoder: {model_name!r} is convolutional; it has no class token "
+                             "(use pooling='mean' or 'pooler')")
+    return hidden[:, 0]
+
+
+def _pooler_pooling(out, inputs: dict | None, model_name: str):
+    """The model's own ``pooler_output``, flattened (a convolutional model's is (B, C, 1, 1))."""
+    return out.pooler_output.flatten(1)
+
+
+_POOLINGS = {"mean": _mean_pooling, "cls": _cls_pooling, "pooler": _pooler_pooling}
 #: Poolings of a single-modality model's last hidden states.
-HF_POOLINGS = ("mean", "cls", "pooler")
+HF_POOLINGS = tuple(_POOLINGS)
 
 
 class HFEncoder(TorchEncoder):
@@ -160,15 +189,7 @@ class HFEncoder(TorchEncoder):
                 return l2_normalize(self.to_numpy(pooled_features(
                     bundle["model"].get_image_features(pixel_values=pixels))))
             out = bundle["model"](pixel_values=pixels)
-            if self._pooling == "pooler":
-                return self.to_numpy(out.pooler_output.flatten(1))
-            hidden = out.last_hidden_state
-            if hidden.dim() == 4:  # a convolutional map (B, C, H, W): its spatial mean
-                if self._pooling == "cls":
-                    raise ParameterError(f"HFEncoder: {self.model_name!r} is convolutional; it has no class token "
-                                     "(use pooling='mean' or 'pooler')")
-                return self.to_numpy(hidden.flatten(2).mean(dim=2))
-            return self.to_numpy(hidden[:, 0] if self._pooling == "cls" else hidden.mean(dim=1))
+            return self.to_numpy(_POOLINGS[self._pooling](out, None, self.model_name))
 
     def _encode_text_batch(self, texts: list[str]) -> np.ndarray:
         bundle = self.loaded
@@ -177,10 +198,4 @@ class HFEncoder(TorchEncoder):
             if bundle["kind"] == "dual":
                 return l2_normalize(self.to_numpy(pooled_features(bundle["model"].get_text_features(**inputs))))
             out = bundle["model"](**inputs)
-            if self._pooling == "pooler":
-                return self.to_numpy(out.pooler_output)
-            hidden = out.last_hidden_state
-            if self._pooling == "cls":
-                return self.to_numpy(hidden[:, 0])
-            mask = inputs["attention_mask"][:, :, None].to(hidden.dtype)
-            return self.to_numpy((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1))
+            return self.to_numpy(_POOLINGS[self._pooling](out, inputs, self.model_name))
