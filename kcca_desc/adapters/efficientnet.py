@@ -57,7 +57,7 @@ class EfficientNetLiteImageEncoder(Encoder):
     input_size = 224
     resize_to = 256
 
-    def __init__(self, batch_size: int = 16, n_threads: int | None = None, cache: bool = True):
+    def __init__(self, *, batch_size: int = 16, n_threads: int | None = None, cache: bool = True):
         super().__init__(batch_size=batch_size, cache=cache)
         self.n_threads = n_threads
 

@@ -154,7 +154,7 @@ class MiniLMTextEncoder(Encoder):
     name = "minilm"
     modalities = ("text",)
 
-    def __init__(self, max_length: int = 256, batch_size: int = 64,
+    def __init__(self, *, max_length: int = 256, batch_size: int = 64,
                  n_threads: int | None = None, cache: bool = True):
         super().__init__(batch_size=batch_size, cache=cache)
         self.max_length = max_length
@@ -260,7 +260,7 @@ class ViTImageEncoder(Encoder):
     std = np.array([0.229, 0.224, 0.225], dtype=np.float32)
     poolings = tuple(_VIT_POOLINGS)
 
-    def __init__(self, pooling: str = "cls+mean_patch", batch_size: int = 16,
+    def __init__(self, *, pooling: str = "cls+mean_patch", batch_size: int = 16,
                  n_threads: int | None = None, cache: bool = True):
         super().__init__(batch_size=batch_size, cache=cache)
         self.pooling = pooling

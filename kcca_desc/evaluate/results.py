@@ -421,15 +421,31 @@ def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0
     return "\n".join(lines) + "\n"
 
 
-def to_csv(results: Sequence[Result], ci: bool = False) -> str:
+def to_csv(results: Sequence[Result], *, ci: bool = False) -> str:
     """CSV, one row per result, ``task_metric`` columns, figures rounded as the tables print them.
 
     Each figure has the precision of :meth:`Metric.format <kcca_desc.evaluate.metrics.Metric.format>`
     (one decimal; a whole median rank without one), so a spreadsheet shows what the paper's table
-    shows; the full precision stays in the results JSON (:func:`save_results`). With ``ci``,
-    ``task_metric_ci_low`` / ``_ci_high`` columns follow each metric (empty where no interval was
-    computed). The other tasks' figures follow as ``task_figure`` columns (three significant
-    digits, :func:`format_task_figure`), with their intervals under ``ci``.
+    shows; the full precision stays in the results JSON (:func:`save_results`). The other tasks'
+    figures (``extras["tasks"]``) follow as ``task_figure`` columns (three significant digits,
+    :func:`format_task_figure`).
+
+    Parameters
+    ----------
+    results : sequence of Result
+    ci : bool, default=False
+        Add ``task_metric_ci_low`` / ``_ci_high`` columns after each metric and each other task's
+        figure (empty where no interval was computed).
+
+    Returns
+    -------
+    str
+        The CSV text, a header row first, lines ending with a newline.
+
+    Raises
+    ------
+    DataError
+        If ``results`` is empty.
     """
     if not results:
         raise DataError("a results table needs at least one result")

@@ -30,11 +30,28 @@ from .metrics import average_precision, leave_one_out_threshold_accuracy, precis
 __all__ = ["off_topic_pairs", "mean_sentence_scores", "off_topic_metrics", "evaluate_off_topic"]
 
 
-def off_topic_pairs(n_items: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def off_topic_pairs(n_items: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Image index, text index and off-topic label of every evaluation pair.
 
     Pair k < n is (k, k, on-topic); pair n + k is (π_k, k, off-topic), π_k a
     seeded uniformly random image other than k.
+
+    Parameters
+    ----------
+    n_items : int
+        The number n of image–text items, at least 2.
+    seed : int, default=0
+        Seed of the off-topic images π.
+
+    Returns
+    -------
+    images, texts, labels : ndarray of int of shape (2 n,)
+        The image and text index of each pair, and its label (1: off-topic).
+
+    Raises
+    ------
+    DataError
+        If ``n_items`` is below 2.
     """
     if n_items < 2:
         raise DataError(f"off-topic detection needs at least 2 items, got {n_items}")
@@ -90,5 +107,5 @@ def evaluate_off_topic(method: Scorer, images: ImageSource,
     if isinstance(scores, DirectionalScores):
         scores = scores.annotation  # the text is judged given the image prompt
     per_text = mean_sentence_scores(np.asarray(scores), sentence_text, len(texts))
-    image_idx, text_idx, labels = off_topic_pairs(len(texts), seed)
+    image_idx, text_idx, labels = off_topic_pairs(len(texts), seed=seed)
     return off_topic_metrics(per_text[image_idx, text_idx], labels, k=k, seed=seed)
