@@ -73,7 +73,9 @@ _PROFILE_STAGES = {"text_preprocess": "preprocessing", "image_codebooks": "codeb
 
 def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -> dict:
     """What a fitted text kernel's Gram matrices depend on: the key of their on-disk cache entries."""
-    params = text_kernel.get_params()
+    # Shallow: the kernel's preprocessor is left out below, and so are its settings (the
+    # ``preprocessor__*`` entries a deep get_params adds for a Preprocessor).
+    params = text_kernel.get_params(deep=False)
     # Neither changes the values: the corpus's preprocessing is that of the captions (keyed below).
     params.pop("preprocessor")
     params.pop("cache")

@@ -29,10 +29,12 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from kcca_desc._core.cache import PickleCache
 from kcca_desc._core.errors import ParameterError, import_optional, warn_user
+from kcca_desc._core.validation import ValidatedParams
 
 
 __all__ = ["Preprocessor", "COMPOUNDS", "KEPT_WORDS", "STOP_WORDS"]
@@ -128,8 +130,12 @@ def _warn_empty(texts: list[str], tokens: list[list[str]]) -> None:
                   f"words, punctuation or symbols: {shown}); they are kept, but match no other caption")
 
 
-class Preprocessor:
+class Preprocessor(ValidatedParams, BaseEstimator):
     """Deterministic caption preprocessing, one switch per step (Hodosh et al. 2013, Section 4.1.1).
+
+    A scikit-learn estimator as far as its settings go (``get_params``, ``set_params``,
+    ``clone``), so that a system's preprocessing can be tuned or copied with it; the settings
+    are checked by :meth:`process`, not at construction.
 
     Parameters
     ----------
@@ -163,8 +169,13 @@ class Preprocessor:
     [['NN', 'JJ', 'NN', 'VBG']]
     """
 
+    _parameter_constraints = {name: ["boolean"] for name in (
+        "lowercase", "strip_punctuation", "split_hyphens", "normalise_compounds", "spelling", "stop_words",
+        "lemmatise", "pos_tags", "cache")}
+
     def __init__(
         self,
+        *,
         lowercase: bool = True,
         strip_punctuation: bool = True,
         split_hyphens: bool = True,
@@ -184,9 +195,10 @@ class Preprocessor:
         self.lemmatise = lemmatise
         self.pos_tags = pos_tags
         self.cache = cache
-        self._memo: dict[tuple, dict[str, tuple[list[str], list[str] | None]]] = {}
 
     def _switches(self) -> dict[str, bool]:
+        # The key of the on-disk and in-memory caches (and of cache_params): keep it as it is, or
+        # every cached preprocessing and the text Grams keyed by it are computed anew.
         return {name: bool(getattr(self, name)) for name in (
             "lowercase", "strip_punctuation", "split_hyphens", "normalise_compounds", "spelling",
             "stop_words", "lemmatise", "pos_tags")}
@@ -203,7 +215,15 @@ class Preprocessor:
         tokens : list of list of str
         tags : list of list of str, or None
             ``tags[i][j]`` is the tag of ``tokens[i][j]``; None when ``pos_tags=False``.
+
+        Raises
+        ------
+        InvalidParameterError
+            If a setting is not a bool, naming it (before any text is processed).
+        ParameterError
+            If ``texts`` is one string rather than a sequence of them, or holds a non-string.
         """
+        self._validate_params()
         if isinstance(texts, str):
             raise ParameterError("Preprocessor.process: texts must be a sequence of strings, not one string")
         for i, text in enumerate(texts):
@@ -258,8 +278,9 @@ class Preprocessor:
         return f"Preprocessor({', '.join(f'{k}={v}' for k, v in self._switches().items())})"
 
     def _process_all(self, texts: list[str]) -> list[tuple[list[str], list[str] | None]]:
-        # Keyed by the switches too: set after construction, they must not serve stale results.
-        memo = self._memo.setdefault(tuple(self._switches().items()), {})
+        # Created on first use (construction only stores the settings) and keyed by the switches
+        # too: changed by set_params, they must not serve stale results.
+        memo = self.__dict__.setdefault("_memo", {}).setdefault(tuple(self._switches().items()), {})
         for text in dict.fromkeys(texts):
             if text not in memo:
                 memo[text] = self._process_one(text)

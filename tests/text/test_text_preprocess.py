@@ -6,7 +6,9 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 
+from kcca_desc._core.validation import InvalidParameterError
 from kcca_desc.text.preprocess import COMPOUNDS, KEPT_WORDS, STOP_WORDS, Preprocessor, _normalise_compounds
 
 CAPTION = "Two Dogs run in FRONT of a snow-covered T-shirt stand ."
@@ -105,6 +107,23 @@ def test_bad_input_is_named():
         Preprocessor().process("a dog")
     with pytest.raises(TypeError, match=r"texts\[1\]"):
         Preprocessor().process(["a dog", 3])
+
+
+def test_settings_make_a_scikit_learn_estimator():
+    pre = Preprocessor(cache=False, stop_words=False)
+    copied = clone(pre)
+    assert copied is not pre and copied.get_params() == pre.get_params()
+    assert copied.set_params(stop_words=True) is copied
+    assert copied.process([CAPTION])[0][0] == run(CAPTION)[0]
+    assert repr(pre).startswith("Preprocessor(lowercase=True,")
+    with pytest.raises(TypeError):
+        Preprocessor(False)  # keyword-only
+
+
+def test_a_bad_setting_is_named_before_any_work(monkeypatch):
+    monkeypatch.setattr(Preprocessor, "_process_all", lambda self, texts: pytest.fail("work started"))
+    with pytest.raises(InvalidParameterError, match=r"^The 'lemmatise' parameter of Preprocessor must be"):
+        Preprocessor(lemmatise="yes").process(["a dog"])
 
 
 # Every entry of COMPOUNDS: spellings with a space and a hyphen -> (singular, a suffixed form).
