@@ -91,6 +91,8 @@ def evaluate_pool_folds(method, dataset: Dataset, pool: EvaluationPool, *, name:
         The run's label in the results; default ``method.name``.
     params : mapping, optional
         Recorded hyperparameters.
+    ks : sequence of int, default=(1, 5, 10)
+        Recall cut-offs; the results format needs 1, 5 and 10 among them.
 
     Returns
     -------

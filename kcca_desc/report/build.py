@@ -182,6 +182,15 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
         The data set of the runs; else loaded from ``data``/``data_root``/``image_root`` or the
         ``data_source`` the results record (see :func:`gallery.resolve_dataset`). Without one,
         the page says why it has no gallery.
+    data : str, optional
+        Name of the data set to load when ``dataset`` is None (a name of
+        :data:`~kcca_desc.data.registry.DATASETS`); default the one the results record.
+    data_root : str, optional
+        Its root (the Flickr8K directory, or the JSON / TSV file); default the one the results
+        record when ``data`` is None, else the loader's default.
+    image_root : str, optional
+        Folder of its images (the ``image_root`` option of the json and tsv data sets); default
+        the one the results record when ``data`` is None.
     reference : str, optional
         The run the others are tested against (:func:`kcca_desc.report.compare.compare_runs`).
     n_gallery, n_worst : int

@@ -42,6 +42,11 @@ def map_chunks(engine, compute: Callable[..., dict], payloads: Sequence[Any], n_
         Picklable; returns arrays whose first axis holds the chunk's rows.
     payloads : sequence
         One per chunk of ``chunk_rows`` rows (the last may be shorter).
+    n_rows : int
+        Rows of the result, summed over the chunks: the length of each array of the store.
+    chunk_rows : int
+        Rows per chunk (the last may have fewer): the store's chunk length along the first axis,
+        so that each chunk is written and resumed as a whole.
     store : ChunkStore, optional
         Where the chunks are written and resumed from; None: computed and concatenated in memory.
     **shared

@@ -164,6 +164,17 @@ def off_topic_intervals(off_topic_score: np.ndarray, labels: np.ndarray, *, k: i
         1 for an off-topic pair.
     k : int
         The cutoff of P@k.
+    n_resamples : int, default=2000
+        Bootstrap draws.
+    confidence : float, default=0.95
+        Coverage of each percentile interval.
+    seed : int, default=0
+        Seed of the draws.
+
+    Returns
+    -------
+    dict
+        ``{"ci": {"AP", "P@k", "accuracy": [low, high]}, "ci_settings": {...}}``.
     """
     x = np.asarray(off_topic_score, dtype=np.float64)
     y = np.asarray(labels).astype(np.int64)
