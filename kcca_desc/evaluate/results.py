@@ -411,6 +411,18 @@ def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0
         Appended to a figure whose ``extras["significance"]`` p-value is below
         ``alpha``.
 
+    Returns
+    -------
+    str
+        The table, ending with a newline.
+
+    Raises
+    ------
+    DataError
+        If ``results`` is empty.
+
+    Notes
+    -----
     Results with other tasks' figures (``extras["tasks"]``) get a second table below, one
     row per result, with their intervals under ``ci``.
     """

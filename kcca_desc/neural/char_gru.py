@@ -116,6 +116,8 @@ class CharGRUEncoder(JointEmbeddingModel):
     length_window, max_train_seconds, n_threads, checkpoint, device, random_state
         As :class:`~.vse.VSEEncoder`.
 
+    Notes
+    -----
     The defaults are the paper's size; the CPU size chosen by measurement is the ``cpu``
     configuration of :data:`kcca_desc.methods.trainable_systems.TRAINABLE`.
 

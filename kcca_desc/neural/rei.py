@@ -138,6 +138,8 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     length_window, max_train_seconds, n_threads, checkpoint, device, random_state
         As :class:`~.vse.VSEEncoder`.
 
+    Notes
+    -----
     :data:`REI_ABLATION` lists the paper's ablation steps as parameter settings.
 
     References

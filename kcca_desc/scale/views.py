@@ -126,6 +126,8 @@ class KernelView:
         ``landmarks`` choice: a view whose kernel has its columns against them cached
         (:class:`~kcca_desc.scale.BaseColumns`).  None: the solver chooses.
 
+    Notes
+    -----
     A kernel with a ``diagonal(items)`` method gives :meth:`diagonal` directly (no kernel blocks).
     """
 
