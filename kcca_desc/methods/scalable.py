@@ -59,10 +59,20 @@ def _features_part(images: ImageSource, *, image_kernel: ImageKernel) -> dict:
 class ScalableRanker(ImageSentenceRanker):
     """Image–sentence ranking by landmark KCCA, for training sets too large for n x n kernels.
 
-    Parameters are those of :class:`ImageSentenceRanker` (``diag`` must stay 1: a diagonal
-    added to the training kernel has no landmark approximation; ``kcca_params`` go to
-    :class:`~kcca_desc.scale.LandmarkKCCA`), and:
-
+    Parameters
+    ----------
+    image_kernel, text_kernel, power
+        As in :class:`ImageSentenceRanker`.
+    diag : float, default=1.0
+        Must stay 1: a diagonal added to the training kernel has no landmark approximation.
+    n_components, regs, n_select, weight_power
+        As in :class:`ImageSentenceRanker`.
+    kcca_params : dict, optional
+        Further :class:`~kcca_desc.scale.LandmarkKCCA` parameters.  Unless given,
+        ``solve_dtype=numpy.float32`` (as for :class:`ImageSentenceRanker`) and
+        ``clip_to_rank=True``.
+    image_kernel_params, preprocessor, random_state, cache
+        As in :class:`ImageSentenceRanker`.
     rank : int, default=DEFAULT_RANK
         Landmarks per view.
     landmarks : {"pivots", "uniform"}, default="pivots"

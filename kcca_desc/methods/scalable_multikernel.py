@@ -60,9 +60,24 @@ __all__ = ["ScalableMultipleKernelRanker"]
 class ScalableMultipleKernelRanker(MultipleKernelRanker, ScalableRanker):
     """Multiple-kernel KCCA through landmark columns, for training sets too large for n x n kernels.
 
-    Parameters are those of :class:`MultipleKernelRanker` (``normalization`` "trace" or "none",
-    ``diag`` 1; ``kcca_params`` go to :class:`~kcca_desc.scale.LandmarkKCCA`), and:
-
+    Parameters
+    ----------
+    text_kernel, image_kernel, kernel_weights
+        As in :class:`MultipleKernelRanker`.
+    normalization : {"trace", "none"}, default="trace"
+        Of each centred base kernel, as in :class:`MultipleKernelRanker`; its ``"diagonal"``
+        needs each item's kernel row against every training item, which landmarks do not give.
+    greedy_weights, text_encoder, image_encoder, encoder_options, gamma_scale, power
+        As in :class:`MultipleKernelRanker`.
+    diag : float, default=1.0
+        Must stay 1: a diagonal added to the text kernel has no landmark approximation.
+    n_components, regs, n_select, weight_power
+        As in :class:`MultipleKernelRanker`; no value of ``n_components`` above ``rank``.
+    kcca_params : dict, optional
+        Further :class:`~kcca_desc.scale.LandmarkKCCA` parameters (defaults as in
+        :class:`~.scalable.ScalableRanker`).
+    image_kernel_params, preprocessor, random_state, cache
+        As in :class:`MultipleKernelRanker`.
     rank : int, default=DEFAULT_RANK
         Landmarks per view, shared by the view's base kernels.
     landmarks : {"pivots", "uniform"}, default="pivots"
