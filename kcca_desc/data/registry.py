@@ -109,15 +109,15 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, *, seed: int 
         TSV file; must be None for ``synthetic``.
     seed : int, default=0
         Seed of the synthetic data set; the others are not random.
+    problems : ProblemLog, optional
+        Where a loader that :attr:`~DataSetLoader.reports_problems` records every problem of
+        the data, leaving the bad items out; the caller then raises or drops them
+        (:func:`kcca_desc.data.checks.check_dataset`).  Without it the loader raises them.
     **options
         Passed to the loader: ``n_images``, ``image_size``, ``n_captions``,
         ``split_fractions``, ``vocabulary`` (synthetic); ``captions`` (flickr8k);
         ``image_root`` (json, required; tsv, optional).  Options set to None
         are dropped, so a command line can pass all of its flags.
-    problems : ProblemLog, optional
-        Where a loader that :attr:`~DataSetLoader.reports_problems` records every problem of
-        the data, leaving the bad items out; the caller then raises or drops them
-        (:func:`kcca_desc.data.checks.check_dataset`).  Without it the loader raises them.
 
     Raises
     ------

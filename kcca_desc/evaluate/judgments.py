@@ -325,10 +325,12 @@ def judgment_metrics(scores, view: RetrievalView,
 
     Parameters
     ----------
-    scores, view, ks
+    scores, view
         As for :func:`crowd_metrics`.
     crowd, expert, references : optional
         As for :func:`crowd_metrics` and :func:`first_caption_metrics`.
+    ks : sequence of int, default=(1, 5, 10)
+        The cut-offs K of S@K (:func:`crowd_metrics`).
 
     Returns
     -------

@@ -109,11 +109,13 @@ class CharGRUEncoder(JointEmbeddingModel):
         Dropout rate on the character embeddings and the image features while training (0: the
         paper's model; VSE on Flickr8K's 30,000 pairs gained from it).
     batch_size : int, default=32
+    length_window : int or None, default=None
+        As :class:`~.vse.VSEEncoder`.
     max_epochs : int, default=32
     patience : int or None, default=None
         The paper trains all epochs.
     grad_clip : float or None, default=None
-    length_window, max_train_seconds, n_threads, checkpoint, device, random_state
+    max_train_seconds, n_threads, checkpoint, device, random_state
         As :class:`~.vse.VSEEncoder`.
 
     Notes

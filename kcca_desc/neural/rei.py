@@ -129,13 +129,15 @@ class ReiRelevanceScorer(PretrainedWordEmbeddings, TrainableModel, PairScorer):
     init_std : float, default=0.1
     lr : float, default=1e-3
     batch_size : int, default=32
+    length_window : int or None, default=None
+        As :class:`~.vse.VSEEncoder`.
     max_epochs : int, default=30
         The paper trains 300 epochs and keeps the dev-best; we stop on dev ``patience``.
     patience : int or None, default=5
     grad_clip : float or None, default=None
     max_block_elements : int, default=2**23
         Largest (images × texts × dimension) block held while scoring.
-    length_window, max_train_seconds, n_threads, checkpoint, device, random_state
+    max_train_seconds, n_threads, checkpoint, device, random_state
         As :class:`~.vse.VSEEncoder`.
 
     Notes
