@@ -119,6 +119,10 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, *, seed: int 
         ``image_root`` (json, required; tsv, optional).  Options set to None
         are dropped, so a command line can pass all of its flags.
 
+    Returns
+    -------
+    Dataset
+
     Raises
     ------
     UnknownNameError

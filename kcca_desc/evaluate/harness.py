@@ -146,6 +146,22 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, *, name: str | 
     ``timings_s`` records ``fit``, ``score`` and ``evaluate`` seconds, plus
     any stage timings the method reports in a ``timings_s_`` attribute.
 
+    Parameters
+    ----------
+    method : RetrievalMethod
+        ``method.fit(train)`` is called once, then ``method.score(view.images, view.captions)``.
+    train : Dataset
+        The training data.
+    view : RetrievalView
+        Pools and gold items (hodosh or karpathy protocol).
+    name, params, ks, judgments, references
+        As for :func:`evaluate_fitted`, which scores the fitted method.
+
+    Returns
+    -------
+    Result
+        With the per-query ranks in ``result.ranks``.
+
     See Also
     --------
     evaluate_fitted : the same for a method that is already fitted.

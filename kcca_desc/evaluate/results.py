@@ -533,7 +533,29 @@ def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05
 
 
 def format_table(results: Iterable[Result], *, ci: bool = False, alpha: float = 0.05) -> str:
-    """A plain-text table for the terminal (aligned columns), as the CLI prints it."""
+    """A plain-text table for the terminal (aligned columns), as the CLI prints it.
+
+    Parameters
+    ----------
+    results : iterable of Result
+    ci : bool, default=False
+        Append ``[low, high]`` where ``extras["ci"]`` has an interval.
+    alpha : float, default=0.05
+        Significance level of the ``*`` marking a figure whose ``extras["significance"]``
+        p-value is below it.
+
+    Returns
+    -------
+    str
+        The table: a header, a rule and one line per result, identity columns left-aligned and
+        figures right-aligned; results with other tasks' figures (``extras["tasks"]``) add a
+        second table below.
+
+    Raises
+    ------
+    DataError
+        If ``results`` is empty.
+    """
     results = list(results)
     text = _aligned(*_rows(results, ci, alpha, "*"), n_ident=1 + len(_varying(results)))
     tasks = _task_rows(results, ci)

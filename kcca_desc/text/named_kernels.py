@@ -539,7 +539,32 @@ class TextKernel(ValidatedParams, BaseEstimator):
 
 
 def make_text_kernel(name: str, **params) -> TextKernel:
-    """A :class:`TextKernel` by name; unknown names raise ValueError listing the available ones."""
+    """A :class:`TextKernel` by name, the name checked at once.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`TEXT_KERNELS` (``"bow5"``, ``"tri5"``, ``"tri_sem"``...).
+    **params
+        The other parameters of :class:`TextKernel` (``lam``, ``max_len``, ``random_state``,
+        ``corpus``, ``preprocessor``, ``cache``), checked by its ``fit``.
+
+    Returns
+    -------
+    TextKernel
+        Unfitted.
+
+    Raises
+    ------
+    UnknownNameError
+        If ``name`` is not registered, listing the available names (a ``ValueError`` and a
+        ``KeyError``).
+
+    Examples
+    --------
+    >>> make_text_kernel("tri_sem", lam=0.3)
+    TextKernel(lam=0.3, name='tri_sem')
+    """
     TEXT_KERNELS[name]  # an unknown name raises, listing the known ones
     settings = set(TextKernel._get_param_names()) - {"name"}
     if set(params) - settings:
