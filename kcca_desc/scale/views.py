@@ -187,10 +187,6 @@ class KernelView:
             out[start:start + block_size] = np.diagonal(self._checked_kernel(part, part))
         return out
 
-    def with_rows(self, index: np.ndarray, key: str | None = None) -> "KernelView":
-        """The view restricted to (or repeated over) ``index`` rows, sharing the items."""
-        return KernelView(self.items, self.kernel, self.item_numbers(index), key)
-
 
 @dataclass(frozen=True)
 class HistogramIntersection:
