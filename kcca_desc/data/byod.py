@@ -26,12 +26,19 @@ SPLIT_ALIASES = {"train": "train", "restval": "train", "dev": "dev", "val": "dev
 TSV_HEADER = ("image_path", "caption", "split")
 
 
-def _is_file(path: Path) -> bool:
-    """Whether ``path`` is a file; False, not an error, for a name the file system rejects (too long...)."""
+def _image_file_problem(path: Path) -> str | None:
+    """Why ``path`` is no image file, or None when it is a file.
+
+    A name the file system rejects (too long...) is a file not found, not an error of its own.
+    """
     try:
-        return path.is_file()
+        if path.is_file():
+            return None
+        if path.is_dir():
+            return f"image path is a directory, not a file: {path}"
     except (OSError, ValueError):
-        return False
+        pass
+    return f"image file not found: {path}"
 
 
 def _make_dataset(path: Path, image_root: Path, name: str, items: dict[str, tuple[Path, list[str], str]],
@@ -149,8 +156,8 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
                 else:
                     texts.append(raw.strip())
         image_path = image_root / image_id
-        if not _is_file(image_path):
-            log.add(path, None, f"{where}image file not found: {image_path}", item=image_id)
+        if problem := _image_file_problem(image_path):
+            log.add(path, None, f"{where}{problem}", item=image_id)
         if len(log) == found:
             items[image_id] = (image_path, texts, SPLIT_ALIASES[split])
     name = data.get("dataset") if isinstance(data.get("dataset"), str) else path.stem
@@ -225,8 +232,8 @@ def load_tsv(path: str | os.PathLike, *, image_root: str | os.PathLike | None = 
                                   "images in between; the lines of one image must be consecutive", item=image_id)
         else:
             image_path = base / image_id
-            if not _is_file(image_path):
-                log.add(path, number, f"image file not found: {image_path}", item=image_id)
+            if problem := _image_file_problem(image_path):
+                log.add(path, number, problem, item=image_id)
             first_line[image_id] = number
             items[image_id] = (image_path, [], split)
         previous = image_id

@@ -159,6 +159,7 @@ def test_tsv_image_root_and_absolute_paths(tmp_path):
     ("pics/c.jpg\tok\ttrain", r"'pics/c.jpg' is in split 'train' here but 'test' on line 6"),
     ("pics/a.jpg\tagain\ttrain", r"'pics/a.jpg' first appeared on line 2 with other images in between"),
     ("pics/zz.jpg\tno file\ttest", "image file not found: .*zz.jpg"),
+    ("pics\ta folder\ttest", "image path is a directory, not a file: .*pics$"),
 ])
 def test_tsv_bad_line_names_file_and_line(tmp_path, bad_line, message):
     touch_images(tmp_path, "pics/a.jpg", "pics/b.jpg", "pics/c.jpg")
