@@ -43,3 +43,9 @@ def test_every_command_has_version(command, capsys):
     with pytest.raises(SystemExit) as exc:
         PARSERS[command]().parse_args(["--version"])
     assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"kcca_desc {kcca_desc.__version__}"
+
+
+def test_the_tsv_example_states_the_format_the_loader_reads():
+    # The loader wants a split on every line: "image<TAB>caption" lines are refused.
+    text = " ".join(fit_parser().format_help().split())
+    assert "a TSV of image<TAB>caption<TAB>split" in text

@@ -88,3 +88,21 @@ def test_a_tsv_data_root_that_is_a_directory_says_so(tmp_path, capsys):
     message = _refused(capsys, ["--data", "tsv", "--data-root", str(tmp_path)], MissingDataFileError.exit_code)
     assert message == (f"TSV data file {tmp_path} is a directory, not a file: name the file itself "
                        f"(it holds {tsv.name})")
+
+
+@pytest.mark.parametrize("out", ["y.md", "y.csv", "y.tex", "results", ""])
+def test_an_out_that_is_not_a_json_file_is_refused_before_any_work(tmp_path, capsys, out):
+    # A .md name was overwritten by its own Markdown table, and the JSON results were lost.
+    message = _refused(capsys, ["--n-images", "40", "--method", "nn", "--out", str(tmp_path / out) if out else ""],
+                       ParameterError.exit_code)
+    assert message.startswith("--out ") and "ending in .json" in message
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_empty_item_of_a_grid_is_refused(capsys):
+    # "8,,16" is a number left out by mistake, not the grid 8,16.
+    with pytest.raises(SystemExit) as exit_:
+        main(["--n-images", "40", "--n-components", "8,,16"])
+    assert exit_.value.code == ParameterError.exit_code
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: argument --n-components: an empty item in '8,,16'") and "\n" not in err

@@ -43,6 +43,8 @@ def test_comma_separated_numbers():
         comma_separated(float)("1,a")
     with pytest.raises(ParameterError, match="the list is empty"):
         comma_separated(int)(" , ")
+    with pytest.raises(ParameterError, match=r"an empty item in '8,,16'"):
+        comma_separated(int)("8,,16")
 
 
 def test_an_encoder_spec_is_checked_and_kept_as_text():

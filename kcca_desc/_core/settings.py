@@ -121,7 +121,8 @@ def setting_defaults(settings: Iterable[Setting]) -> dict[str, Any]:
 def comma_separated(cast: Callable[[str], Any]) -> Callable[[str], list]:
     """A parser of a comma-separated list of numbers, each read by ``cast`` (``int``, ``float``).
 
-    Empty items are skipped (``"4,8,"`` is ``[4, 8]``); a list with no item is an error.
+    A trailing comma is allowed (``"4,8,"`` is ``[4, 8]``); an empty item between two others
+(``"8,,16"``, a number left out by mistake) and a list with no item are errors.
 
     Examples
     --------
@@ -129,11 +130,15 @@ def comma_separated(cast: Callable[[str], Any]) -> Callable[[str], list]:
     [0.1, 1.0]
     """
     def parse(text: str) -> list:
+        items = [item.strip() for item in text.split(",")]
+        if items[-1] == "":
+            items.pop()
+        if not items or items == [""]:
+            raise ParameterError("the list is empty")
+        if "" in items:
+            raise ParameterError(f"an empty item in {text!r}: separate the numbers by single commas")
         try:
-            items = [cast(item) for item in text.split(",") if item.strip()]
+            return [cast(item) for item in items]
         except ValueError:
             raise ParameterError(f"expected a comma-separated list of numbers, got {text!r}") from None
-        if not items:
-            raise ParameterError("the list is empty")
-        return items
     return parse

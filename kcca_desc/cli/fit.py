@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "# Flickr8K, both protocols, the nearest-neighbour baseline, results kept for compare/report",
                                  "python -m kcca_desc.fit --data flickr8k --data-root /data/flickr8k --method nn "
                                  "--protocol both --out nn.json",
-                                 "# your own images and captions (a TSV of image<TAB>caption), a named run",
+                                 "# your own images and captions (a TSV of image<TAB>caption<TAB>split, one caption a line), a named run",
                                  "python -m kcca_desc.fit --data tsv --data-root captions.tsv --image-root images/ "
                                  "--name 'KCCA on my data'",
                                  "# multiple-kernel KCCA: sums of base kernels, weights aligned on train",
@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"evaluation tasks, comma-separated; {RETRIEVAL} makes the table and always runs, "
                         "the others' metrics, with bootstrap intervals, are printed as a second table and written "
                         "under 'tasks' in --out: " + TASKS.describe())
-    g.add_argument("--out", default=None,
+    g.add_argument("--out", default=None, metavar="FILE.json",
                    help="write results as JSON to this file, plus .md, .csv and .tex tables beside it")
     g.add_argument("--top-k", type=int, default=10,
                    help="retrieved items kept per query in --out (for galleries and later comparisons)")
@@ -197,6 +197,18 @@ def _check_report_option(parser: argparse.ArgumentParser, directory: Path) -> No
         parser.error(f"--report {directory}: exists and is not a directory")
 
 
+def _check_out(out: str | None) -> None:
+    """Refuse an ``--out`` that is not a ``.json`` file before any work.
+
+    The tables are written beside the results file under the suffixes .md, .csv and .tex: a
+    results file named with one of them would be overwritten by its own table, and any other name
+    would leave a JSON file that does not say what it is.  An empty name would write nothing.
+    """
+    if out is not None and Path(out).suffix != ".json":
+        raise ParameterError(f"--out {out!r}: name the results file, ending in .json (e.g. runs/nn.json); "
+                             "its .md, .csv and .tex tables are written beside it")
+
+
 def _check_n_select(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Refuse an ``--n-select`` given above the number of (n, reg) settings: each metric would keep them all."""
     n_settings = len(args.n_components) * len(args.regs)
@@ -212,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     set_quiet(args.quiet)
+    _check_out(args.out)
     if args.report:
         _check_report_option(parser, Path(args.report))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
