@@ -50,6 +50,22 @@ def test_an_option_of_another_method_is_refused(capsys, argv, message):
     assert _refused(capsys, ["--n-images", "40", *argv], ParameterError.exit_code).startswith(message)
 
 
+KERNEL_SYSTEMS = "systems over the paper's kernels (kcca, nn, kcca_scalable, mkl, mkl_scalable, without an encoder)"
+
+
+@pytest.mark.parametrize("argv, message", [
+    # Silently ignored before: the figures and the label were those of the run without the option.
+    (["--method", "kcca", "--text-encoder", "onnx:minilm", "--text-kernel", "bow5"],
+     f"--text-kernel: an option of the {KERNEL_SYSTEMS}, not of --method kcca with an encoder: drop it"),
+    (["--method", "nn", "--image-encoder", "onnx:vit", "--image-kernel", "histo", "--levels", "1"],
+     f"--image-kernel, --levels: options of the {KERNEL_SYSTEMS}, not of --method nn with an encoder: drop them"),
+    (["--method", "cca", "--sift-words", "8", "--pixel-step", "1"],
+     f"--sift-words, --pixel-step: options of the {KERNEL_SYSTEMS}, not of --method cca: drop them"),
+])
+def test_a_kernel_option_of_a_system_over_an_encoder_is_refused(capsys, argv, message):
+    assert _refused(capsys, ["--n-images", "40", *argv], ParameterError.exit_code) == message
+
+
 def test_the_options_of_the_method_and_its_defaults_are_accepted():
     from kcca_desc.cli.options import check_applicable
     from kcca_desc.methods.registry import SYSTEMS

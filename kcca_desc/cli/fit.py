@@ -38,7 +38,7 @@ from ..image.kernel import IMAGE_KERNELS
 from .._core.profile import format_profile, profiled, recording
 from .._core.progress import set_stage, watched_stage
 from .interrupts import run_command
-from .options import add_system_options, check_applicable, command_parser
+from .options import add_system_options, check_applicable, command_parser, method_form
 from .outputs import write_or_keep
 from ..methods.base_kernels import base_kernel_names
 from ..methods.multikernel import parse_kernel_sum
@@ -98,6 +98,29 @@ def _check_kernel_sums(args: argparse.Namespace, system) -> None:
         if value not in named:
             raise ParameterError(f"{option} {value}: sums of base kernels and feature kernels are for "
                                  f"--method mkl or mkl_scalable; --method {args.method} takes one of {', '.join(named)}")
+
+
+# The options of the paper's kernels, by the shared setting of System.build they make up.
+_KERNEL_OPTIONS = {"text_kernel": ("text_kernel",), "image_kernel": ("image_kernel",),
+                   "image_kernel_params": ("levels", *(f"{name}_words" for name in FEATURE_TYPES),
+                                           "pixel_step", "sift_step")}
+
+
+def _check_kernel_options(args: argparse.Namespace, parser: argparse.ArgumentParser, system) -> None:
+    """Refuse the options of the paper's kernels for a system over none of them: they would be ignored.
+
+    Such a system (``cca``, ``encoder``, ``kcca`` or ``nn`` with an encoder named, a trainable one)
+    works on an encoder's features; an option counts as given when its value differs from its default.
+    """
+    if any(system.takes(setting) for setting in _KERNEL_OPTIONS):
+        return
+    given = [f"--{dest.replace('_', '-')}" for dests in _KERNEL_OPTIONS.values() for dest in dests
+             if getattr(args, dest) != parser.get_default(dest)]
+    if given:
+        kernel_systems = [name for name, entry in SYSTEMS.items() if any(map(entry.takes, _KERNEL_OPTIONS))]
+        raise ParameterError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the systems "
+                             f"over the paper's kernels ({', '.join(kernel_systems)}, without an encoder), not of "
+                             f"{method_form(vars(args), args.method, SYSTEMS)}: drop {'them' if len(given) > 1 else 'it'}")
 
 
 def _task_list(value: str) -> list[str]:
@@ -202,9 +225,10 @@ def _check_out(out: str | None) -> None:
 
     The tables are written beside the results file under the suffixes .md, .csv and .tex: a
     results file named with one of them would be overwritten by its own table, and any other name
-    would leave a JSON file that does not say what it is.  An empty name would write nothing.
+    would leave a JSON file that does not say what it is.  An empty name would write nothing.  An
+    existing directory is left to :func:`~.preflight.check_writable`, which says that it is one.
     """
-    if out is not None and Path(out).suffix != ".json":
+    if out is not None and Path(out).suffix != ".json" and not (out and Path(out).is_dir()):
         raise ParameterError(f"--out {out!r}: name the results file, ending in .json (e.g. runs/nn.json); "
                              "its .md, .csv and .tex tables are written beside it")
 
@@ -233,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_applicable(vars(args), args.method, SYSTEMS)
     system = SYSTEMS[args.method].resolve(vars(args))
     _check_kernel_sums(args, system)
+    _check_kernel_options(args, parser, system)
     if any(setting.name == "n_select" for setting in system.settings):
         _check_n_select(args, parser)
     start = time.perf_counter()

@@ -22,8 +22,8 @@ from .._core.errors import ParameterError
 from .._core.settings import Setting
 from ..methods.registry import System
 
-__all__ = ["CommandParser", "command_parser", "add_system_options", "check_applicable", "HelpFormatter", "cli_value",
-           "positive_int", "non_negative_int"]
+__all__ = ["CommandParser", "command_parser", "add_system_options", "check_applicable", "method_form", "HelpFormatter",
+           "cli_value", "positive_int", "non_negative_int"]
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -175,5 +175,10 @@ def check_applicable(values: Mapping[str, Any], method: str, systems: Mapping[st
     ignored = [f"{setting.option} is an option of {', '.join(labels)}" for name, (setting, labels) in owners.items()
                if name not in own and values.get(name, setting.default) != setting.default]
     if ignored:
-        form = f"--method {method}" + (" with an encoder" if chosen is not systems[method] else "")
-        raise ParameterError(f"{'; '.join(ignored)}, not of {form}: drop it, or choose a --method it is for")
+        raise ParameterError(f"{'; '.join(ignored)}, not of {method_form(values, method, systems)}: drop it, "
+                             "or choose a --method it is for")
+
+
+def method_form(values: Mapping[str, Any], method: str, systems: Mapping[str, System]) -> str:
+    """``--method NAME``, and ``with an encoder`` when ``values`` run its form over an encoder's features."""
+    return f"--method {method}" + (" with an encoder" if systems[method].resolve(values) is not systems[method] else "")

@@ -131,6 +131,11 @@ class System:
         return {**setting_defaults(self.settings),
                 **{setting.name: settings[setting.name] for setting in self.settings if setting.name in settings}}
 
+    def takes(self, name: str) -> bool:
+        """Whether :meth:`build` passes the shared setting ``name`` (``image_kernel``...) to :attr:`factory`."""
+        accepted = inspect.signature(self.factory).parameters
+        return name in accepted or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+
     def build(self, settings: Mapping[str, Any], shared: Mapping[str, Any]) -> RetrievalMethod:
         """``factory(**shared, **params(...))``, keeping of ``shared`` what ``factory`` takes.
 
@@ -144,9 +149,7 @@ class System:
             ``text_kernel``, ``image_kernel_params``, ``random_state``, ``cache``); a system
             whose factory has no such parameter does not get it, but :attr:`params` sees them all.
         """
-        accepted = inspect.signature(self.factory).parameters
-        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
-        kwargs = {key: value for key, value in shared.items() if takes_any or key in accepted}
+        kwargs = {key: value for key, value in shared.items() if self.takes(key)}
         values = {**setting_defaults(self.settings), **shared, **settings}
         return self.factory(**{**kwargs, **self.params(values)})
 
