@@ -102,6 +102,11 @@ ENCODERS = ["--text-encoder", "onnx:minilm", "--image-encoder", "onnx:vit"]
     (["--method", "char_gru", "--train-device", "tpu"], "--train-device: The 'device' parameter of CharGRUEncoder"),
     (["--method", "vse", "--image-encoder", "onnx:minilm"],
      "--image-encoder: The 'image_encoder' parameter of VSEEncoder must be an encoder of images"),
+    # A text model for the images: found at the first embedding before, after the data were read.
+    (["--method", "cca", "--image-encoder", "onnx:minilm"],
+     "--image-encoder: The 'image_encoder' parameter of PairedEncoder must be an encoder of images. Got 'minilm'"),
+    (["--method", "kcca", "--text-encoder", "onnx:vit"],
+     "--text-encoder: The 'text_encoder' parameter of PairedEncoder must be an encoder of texts. Got 'vit_s14'"),
 ])
 def test_a_setting_names_its_own_option_before_the_data_is_read(capsys, tmp_path, argv, message):
     if argv[1] in ("vse", "rei", "char_gru") or "--encoder-device" in argv:
@@ -268,3 +273,19 @@ def test_a_missing_corpus_extra_is_named_before_any_feature(capsys, no_features,
     code, err = run_cli(capsys, ["--n-images", "40", "--text-kernel", text_kernel])
     assert code == MissingDependencyError.exit_code == 69
     assert err.startswith("error: ") and "extra 'corpus'" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--data", "flickr8k", "--n-images", "60"],
+     "--n-images: not an option of --data flickr8k, which takes none of --n-images, --image-root: drop it"),
+    (["--data", "flickr8k", "--n-images", "60", "--image-root", "images"],
+     "--n-images, --image-root: not options of --data flickr8k, which takes none of --n-images, --image-root: "
+     "drop them"),
+    (["--image-root", "images"], "--image-root: not an option of --data synthetic, which takes --n-images: drop it"),
+])
+def test_a_data_option_the_data_set_does_not_take_is_named_as_an_option(capsys, tmp_path, no_features, argv,
+                                                                        message):
+    # The loader's own error named the parameters (n_images, image_root) and listed 'captions'.
+    code, err = run_cli(capsys, [*argv, "--data-root", str(tmp_path)] if "flickr8k" in argv else argv)
+    assert code == ParameterError.exit_code
+    assert err.strip() == f"error: {message}"

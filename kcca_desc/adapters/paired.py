@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._core.validation import raise_together, validation_errors
+from .._core.validation import invalid_parameter, raise_together, validation_errors
 from ..data.images import ImageSource
 from .base import Encoder
 
@@ -31,8 +31,20 @@ class PairedEncoder(Encoder):
         self.text_encoder = text_encoder
 
     def _validate_params(self) -> None:
-        """Check both encoders' settings, all reported together."""
-        raise_together(validation_errors(self.image_encoder) + validation_errors(self.text_encoder))
+        """Check that each side embeds its modality, and both encoders' settings, all reported together.
+
+        A side of the wrong modality would fail only when the fit first embeds it, after the data
+        were loaded.
+        """
+        errors = []
+        for parameter, modality in (("image_encoder", "image"), ("text_encoder", "text")):
+            encoder = getattr(self, parameter)
+            if modality in getattr(encoder, "modalities", (modality,)):
+                errors += validation_errors(encoder)
+            else:
+                errors.append(invalid_parameter(self, parameter, f"an encoder of {modality}s",
+                                                getattr(encoder, "name", encoder)))
+        raise_together(errors)
 
     @property
     def name(self) -> str:

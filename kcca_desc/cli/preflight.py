@@ -33,7 +33,7 @@ from .._core.cache import CacheWarning, cache_root
 from ..data.checks import check_dataset, settle_problems
 from ..data.dataset import Dataset
 from ..data.problems import ProblemLog
-from ..data.registry import load_dataset
+from ..data.registry import DATASETS, load_dataset
 from .._core.errors import ParameterError, UnwritableOutputError, warn_user
 from .._core.settings import Setting
 from ..methods.base import RetrievalMethod
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the systems' registry is not imported by the commands that 
     from ..methods.registry import System
 
 __all__ = ["add_options", "prepare_run", "check_settings", "settings_error", "with_option", "check_writable",
-           "check_cache", "load_checked", "CommandLine"]
+           "check_cache", "check_data_options", "load_checked", "CommandLine", "DATA_OPTIONS"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -233,6 +233,30 @@ def check_cache(args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------------- data
+#: The commands' options that the data set's loader takes as options of the same name.
+DATA_OPTIONS = ("n_images", "image_root")
+
+
+def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Refuse the data options (``--n-images``, ``--image-root``) that ``--data`` does not take, before any work.
+
+    :func:`~kcca_desc.data.registry.load_dataset` refuses them too, but by their parameter names.
+
+    Raises
+    ------
+    ParameterError
+        One line naming the options given and those the data set takes.
+    """
+    taken = DATASETS[args.data].options
+    options = {name: _options_of(parser, name) for name in DATA_OPTIONS}
+    given = [options[name] for name in DATA_OPTIONS if getattr(args, name, None) is not None and name not in taken]
+    if given:
+        own = [options[name] for name in DATA_OPTIONS if name in taken]
+        takes = f"which takes {', '.join(own)}" if own else f"which takes none of {', '.join(options.values())}"
+        raise ParameterError(f"{', '.join(given)}: not {'options' if len(given) > 1 else 'an option'} of "
+                             f"--data {args.data}, {takes}: drop {'them' if len(given) > 1 else 'it'}")
+
+
 def load_checked(args: argparse.Namespace, needs: dict[str, str],
                  views: Sequence[tuple[str, str]]) -> Dataset:
     """Load ``args.data`` and check it; every problem in one error, or the bad items dropped.
@@ -248,7 +272,7 @@ def load_checked(args: argparse.Namespace, needs: dict[str, str],
     """
     problems = ProblemLog()
     dataset = load_dataset(args.data, root=args.data_root, seed=args.seed, problems=problems,
-                           n_images=args.n_images, image_root=args.image_root)
+                           **{name: getattr(args, name) for name in DATA_OPTIONS})
     check_dataset(dataset, problems, splits=needs, views=views, cache=not args.no_cache)
     return settle_problems(dataset, problems, skip_bad_items=args.skip_bad_items)
 
@@ -281,6 +305,7 @@ def prepare_run(args: argparse.Namespace, parser: argparse.ArgumentParser,
     check_cache(args)
     method = build(args)
     check_settings(method, args, parser, settings=system.settings)
+    check_data_options(args, parser)
     for path, is_directory in ((args.out, False), (getattr(args, "report", None), True)):
         if path:
             check_writable(path, directory=is_directory)

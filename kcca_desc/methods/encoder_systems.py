@@ -141,21 +141,25 @@ def encoder_from_settings(settings: Mapping[str, Any]) -> Encoder:
     text = settings["text_encoder"] or settings["encoder"] or DEFAULT_TEXT_ENCODER
     image = settings["image_encoder"] or settings["encoder"] or DEFAULT_IMAGE_ENCODER
     if text == image:
-        if settings["text_pooling"] or settings["image_pooling"]:
-            raise ParameterError(f"--text-pooling and --image-pooling apply to single-modality encoders; {text} "
-                                 "embeds both sides with its own heads")
-        return build_encoder(text, **options)
-    sides = {image: {**options, "pooling": settings["image_pooling"]},
-             text: {**options, "pooling": settings["text_pooling"]}}
+        encoder = build_encoder(text, **options)
+        # One model of one modality named for both sides (--image-encoder a text model, the text
+        # side its default) is paired with itself, so that the pair's check names the wrong side.
+        if {"image", "text"} <= set(getattr(encoder, "modalities", ("image", "text"))):
+            if settings["text_pooling"] or settings["image_pooling"]:
+                raise ParameterError(f"--text-pooling and --image-pooling apply to single-modality encoders; "
+                                     f"{text} embeds both sides with its own heads")
+            return encoder
+    sides = [(image, {**options, "pooling": settings["image_pooling"]}),
+             (text, {**options, "pooling": settings["text_pooling"]})]
     # An option goes to the sides whose family takes it (--encoder-device cuda moves the PyTorch side
     # of a pair with an ONNX one); one that no side takes is an error, raised by build_encoder.
-    accepted = [family_options(spec) for spec in sides]
+    accepted = [family_options(spec) for spec, _ in sides]
     for name, value in options.items():
         if value is not None and any(a is None or name in a for a in accepted):
-            for spec, a in zip(sides, accepted):
+            for (_, side), a in zip(sides, accepted):
                 if a is not None and name not in a:
-                    sides[spec][name] = None
-    return PairedEncoder(build_encoder(image, **sides[image]), build_encoder(text, **sides[text]))
+                    side[name] = None
+    return PairedEncoder(*(build_encoder(spec, **side) for spec, side in sides))
 
 
 def encoder_params(settings: Mapping[str, Any]) -> dict:
