@@ -151,6 +151,35 @@ def test_report_refuses_a_missing_data_root_before_any_work(capsys, tmp_path, ru
     assert not (tmp_path / "out").exists()
 
 
+def test_report_refuses_a_data_root_the_data_set_cannot_take(capsys, tmp_path, runs):
+    # An existing folder as the root of the synthetic data set was a warning, and a report without gallery.
+    files = [make_run(tmp_path / "s.json", "S", data_source={"name": "synthetic", "root": None, "seed": 0})]
+    assert report_main([*files, "--data-root", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert one_error_line(capsys) == (f"error: the synthetic data set is generated from the seed and takes no root "
+                                      f"(got {str(tmp_path)!r})")
+    assert not (tmp_path / "out").exists()
+
+
+def test_report_refuses_an_image_root_without_the_images_as_fit_does(capsys, tmp_path):
+    from bad_inputs import write_tsv_dataset
+
+    tsv = write_tsv_dataset(tmp_path / "ds", n_images=5, splits=(0.0, 0.0, 1.0))
+    (tmp_path / "elsewhere").mkdir()
+    files = [make_run(tmp_path / "t.json", "T", data_source={"name": "tsv", "root": str(tsv), "seed": 0})]
+    argv = [*files, "--data", "tsv", "--data-root", str(tsv), "--out", str(tmp_path / "out")]
+    # One warning per image before, and a report without gallery (exit 0).
+    assert report_main([*argv, "--image-root", str(tmp_path / "elsewhere")]) == DataError.exit_code
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "image file not found" in err and "warning" not in err
+    assert report_main([*argv, "--image-root", str(tmp_path / "nowhere")]) == MissingDataFileError.exit_code
+    assert one_error_line(capsys) == f"error: --image-root {tmp_path / 'nowhere'}: no such file or directory"
+    assert report_main([*argv[:1], "--data", "flickr8k", "--image-root", str(tmp_path / "elsewhere"),
+                        "--out", str(tmp_path / "out")]) == 2
+    assert one_error_line(capsys) == ("error: --image-root: not an option of --data flickr8k, which takes none of "
+                                      "--image-root: drop it")
+    assert not (tmp_path / "out").exists()
+
+
 def test_report_without_the_recorded_data_set_warns_and_keeps_the_tables(capsys, tmp_path):
     """The data set a results file records is gone: the report is still useful, and says what it lacks."""
     source = {"name": "tsv", "root": str(tmp_path / "moved.tsv"), "seed": 0, "n_images": None, "image_root": None}

@@ -237,24 +237,27 @@ def check_cache(args: argparse.Namespace) -> None:
 DATA_OPTIONS = ("n_images", "image_root")
 
 
-def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser, data: str | None = None) -> None:
     """Refuse the data options (``--n-images``, ``--image-root``) that ``--data`` does not take, before any work.
 
     :func:`~kcca_desc.data.registry.load_dataset` refuses them too, but by their parameter names.
+    ``data`` is the data set's name when ``--data`` leaves it to a results file (``report``).
 
     Raises
     ------
     ParameterError
         One line naming the options given and those the data set takes.
     """
-    taken = DATASETS[args.data].options
-    options = {name: _options_of(parser, name) for name in DATA_OPTIONS}
-    given = [options[name] for name in DATA_OPTIONS if getattr(args, name, None) is not None and name not in taken]
+    data = data or args.data
+    taken = DATASETS[data].options
+    # The command's own data options (report has no --n-images).
+    options = {name: option for name in DATA_OPTIONS if (option := _options_of(parser, name))}
+    given = [option for name, option in options.items() if getattr(args, name) is not None and name not in taken]
     if given:
-        own = [options[name] for name in DATA_OPTIONS if name in taken]
+        own = [option for name, option in options.items() if name in taken]
         takes = f"which takes {', '.join(own)}" if own else f"which takes none of {', '.join(options.values())}"
         raise ParameterError(f"{', '.join(given)}: not {'options' if len(given) > 1 else 'an option'} of "
-                             f"--data {args.data}, {takes}: drop {'them' if len(given) > 1 else 'it'}")
+                             f"--data {data}, {takes}: drop {'them' if len(given) > 1 else 'it'}")
 
 
 def load_checked(args: argparse.Namespace, needs: dict[str, str],

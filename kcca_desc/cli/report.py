@@ -1,9 +1,10 @@
 """Command line: ``python -m kcca_desc.report RESULTS.json [...] --out report/``.
 
 The report needs the data set of the runs only for its retrieval gallery.  A data set named on
-the command line (``--data``, ``--data-root``) that cannot be found is an error before any work;
-one recorded in the results file that cannot be loaded any more (moved, on another machine)
-leaves a report without its gallery and a warning on standard error that says why.
+the command line (``--data``, ``--data-root``, ``--image-root``) is loaded before any work, and
+one that cannot be (a missing file or image, an option it does not take) is an error, as in
+``fit``; one recorded in the results file that cannot be loaded any more (moved, on another
+machine) leaves a report without its gallery and a warning on standard error that says why.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from pathlib import Path
 
 from .._core.errors import MissingDataFileError
 from .._core.progress import set_quiet
-from ..data.registry import DATASETS
+from ..data.dataset import Dataset
+from ..data.registry import DATASETS, load_dataset
 from ..report import build_report
+from ..report.compare import Run
+from ..report.gallery import dataset_source, gallery_run
 from .errors import exits_cleanly
 from .outputs import write_or_keep
-from .preflight import check_settings, check_writable
+from .preflight import check_data_options, check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
 __all__ = ["build_parser", "main"]
@@ -56,6 +60,20 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise MissingDataFileError(f"--{option.replace('_', '-')} {path}: no such file or directory")
 
 
+def _named_dataset(args: argparse.Namespace, parser: argparse.ArgumentParser, runs: Sequence[Run]) -> Dataset | None:
+    """The gallery's data set when the command line names it, loaded before any work; else None.
+
+    Its problems are errors here, as in ``fit``: the user named it (a data set only recorded in
+    the results file is loaded later, and a problem of it is a warning).
+    """
+    if args.data is None and args.data_root is None and args.image_root is None:
+        return None
+    source = dataset_source(gallery_run(runs, args.gallery).result, data=args.data, data_root=args.data_root,
+                            image_root=args.image_root)
+    check_data_options(args, parser, data=source["name"])
+    return load_dataset(**source)
+
+
 @exits_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a problem exits with the code :mod:`kcca_desc._core.errors` documents."""
@@ -67,8 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_paths(args)
     check_writable(args.out, directory=True)
     runs = selected_runs(args)
+    dataset = _named_dataset(args, parser, runs)
     page = write_or_keep(args.out, lambda out: build_report(
-        runs, out, data=args.data, data_root=args.data_root, image_root=args.image_root, reference=args.reference,
+        runs, out, dataset=dataset, data=args.data, data_root=args.data_root, image_root=args.image_root, reference=args.reference,
         n_gallery=args.n_gallery, n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
         n_permutations=args.n_permutations, title=args.title, gallery=args.gallery))
     print(f"report: {page}")

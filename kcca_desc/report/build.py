@@ -23,6 +23,7 @@ from ..evaluate.results import Result, format_task_figure
 from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
 from .._core.progress import stage
 from . import figures, gallery
+from .gallery import gallery_run
 
 __all__ = ["build_report"]
 
@@ -79,16 +80,6 @@ def _figures(runs: Sequence[Run], comparison: Comparison, directory: Path) -> li
         out.append({"name": name, "caption": caption, "uri": uri,
                     "files": [f"figures/{name}.png", f"figures/{name}.pdf"]})
     return out
-
-
-def _gallery_run(runs: Sequence[Run], name: str | None) -> Run:
-    """The run the gallery shows: the one ``name`` names, else the first run."""
-    if name is None:
-        return runs[0]
-    matches = [run for run in runs if run.matches(name)]
-    if not matches:
-        raise ParameterError(f"gallery: {name!r} is none of the runs: {', '.join(run.label for run in runs)}")
-    return matches[0]
 
 
 def _error_analysis(runs: Sequence[Run], comparison: Comparison, shown: Run, dataset: Dataset | None,
@@ -216,7 +207,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
     runs = [r if isinstance(r, Run) else Run(r, "") for r in results]
     if not runs:
         raise ParameterError("build_report: no result to report")
-    shown = _gallery_run(runs, gallery)
+    shown = gallery_run(runs, gallery)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with stage(f"report: comparing {len(runs)} runs"):

@@ -23,15 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from .._core.errors import DataError
+from .._core.errors import DataError, ParameterError
 from .compare import Run
 from ..data.dataset import Dataset, RetrievalView
 from ..data.judgments import load_flickr8k_judgments
 from ..data.problems import data_warnings_to_debug
 from ..data.registry import load_dataset
 
-__all__ = ["ReportDataError", "resolve_dataset", "result_view", "Thumbnails", "thumbnail", "caption_gallery",
-           "image_gallery", "worst_queries", "disagreements", "load_judgments", "judged"]
+__all__ = ["ReportDataError", "gallery_run", "dataset_source", "resolve_dataset", "result_view", "Thumbnails",
+           "thumbnail", "caption_gallery", "image_gallery", "worst_queries", "disagreements", "load_judgments", "judged"]
 
 #: Largest thumbnail, in pixels (width, height); twice the displayed size, for sharp screens.
 THUMBNAIL_SIZE = (240, 180)
@@ -41,13 +41,38 @@ class ReportDataError(DataError):
     """The data set of a result cannot be found or does not match the result's queries."""
 
 
+def gallery_run(runs: Sequence[Run], name: str | None) -> Run:
+    """The run the gallery shows: the one ``name`` names, else the first run."""
+    if name is None:
+        return runs[0]
+    matches = [run for run in runs if run.matches(name)]
+    if not matches:
+        raise ParameterError(f"gallery: {name!r} is none of the runs: {', '.join(run.label for run in runs)}")
+    return matches[0]
+
+
+def dataset_source(result, *, data: str | None = None, data_root: str | None = None,
+                   image_root: str | None = None) -> dict[str, Any]:
+    """The arguments of :func:`~kcca_desc.data.registry.load_dataset` that load the data set of ``result``.
+
+    ``data``/``data_root``/``image_root`` when given, else the ``data_source`` the results file
+    records, else the result's data set name with no root (the loader's default, e.g.
+    ``$KCCA_DESC_FLICKR8K``).
+    """
+    source = dict(result.extras.get("data_source") or {})
+    options = {}
+    if data is None:
+        options = {k: source[k] for k in ("n_images", "image_root") if source.get(k) is not None}
+    if image_root is not None:
+        options["image_root"] = image_root
+    root = data_root if data_root is not None else (source.get("root") if data is None else None)
+    return {"name": data or source.get("name") or result.dataset.split(":")[0], "root": root,
+            "seed": int(source.get("seed", 0)), **options}
+
+
 def resolve_dataset(result, *, dataset: Dataset | None = None, data: str | None = None,
                     data_root: str | None = None, image_root: str | None = None) -> Dataset:
-    """The data set a result was measured on.
-
-    Taken from ``dataset`` if given, else loaded by name: ``data``/``data_root`` when given,
-    else the ``data_source`` the results file records, else the result's data set name with no
-    root (the loader's default, e.g. ``$KCCA_DESC_FLICKR8K``).
+    """The data set a result was measured on: ``dataset`` if given, else loaded (see :func:`dataset_source`).
 
     Raises
     ------
@@ -56,21 +81,14 @@ def resolve_dataset(result, *, dataset: Dataset | None = None, data: str | None 
     """
     if dataset is not None:
         return dataset
-    source = dict(result.extras.get("data_source") or {})
-    name = data or source.get("name") or result.dataset.split(":")[0]
-    options = {}
-    if data is None:
-        options = {k: source[k] for k in ("n_images", "image_root") if source.get(k) is not None}
-    if image_root is not None:
-        options["image_root"] = image_root
-    root = data_root if data_root is not None else (source.get("root") if data is None else None)
+    source = dataset_source(result, data=data, data_root=data_root, image_root=image_root)
     try:
         # The command that measured the run has warned about the data set's problems already.
         with data_warnings_to_debug():
-            return load_dataset(name, root=root, seed=int(source.get("seed", 0)), **options)
+            return load_dataset(**source)
     except (OSError, KeyError, ValueError) as exc:
-        raise ReportDataError(f"cannot load data set {name!r} of {result.system!r} (give --data and --data-root): "
-                              f"{exc}") from None
+        raise ReportDataError(f"cannot load data set {source['name']!r} of {result.system!r} (give --data and "
+                              f"--data-root): {exc}") from None
 
 
 def result_view(result, dataset: Dataset) -> RetrievalView:
