@@ -223,3 +223,33 @@ def test_task_figures_are_listed_with_their_stored_intervals_in_every_format(tmp
     assert "hodosh,forced_choice,mean_positive,A,0.41,0.3,0.52,,,," in comparison.to_csv()
     assert r"forced\_choice & mean\_positive & A & 0.41 & [0.3, 0.52] \\" in comparison.to_latex()
     assert json.loads(comparison.to_json())["task_rows"] == comparison.task_rows
+
+
+GRID = "KCCA bow5 (pyramid) n=8,16 κ=0.1,1"  # a default run name: it holds commas
+
+
+@pytest.mark.parametrize("systems", [[f"NN,{GRID}"], [f"NN, {GRID}"], ["NN", GRID], [GRID, "NN"]])
+def test_systems_selects_names_that_hold_commas(tmp_path, capsys, systems):
+    files = [tmp_path / "nn.json", tmp_path / "grid.json", tmp_path / "other.json"]
+    for path, name, ranks in zip(files, ("NN", GRID, "Other"), ([1, 5, 3, 9], [2, 1, 4, 4], [3, 3, 3, 3])):
+        make_result(ranks, ranks, name).save(path, include_ranks=True)
+    argv = [*map(str, files), "--n-resamples", "20", "--n-permutations", "20"]
+    assert main([*argv, *(arg for name in systems for arg in ("--systems", name))]) == 0
+    printed = capsys.readouterr().out
+    assert f"| {GRID} |" in printed and "| NN" in printed and "Other" not in printed
+
+
+def test_systems_names_the_absent_ones(tmp_path, capsys):
+    path = tmp_path / "nn.json"
+    make_result([1, 2, 3], [1, 2, 3], "NN").save(path, include_ranks=True)
+    assert main([str(path), "--systems", "NN,KCCA n=8"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: no result of system(s) KCCA n=8 in {path}")
+
+
+def test_one_file_given_twice_is_named(tmp_path, capsys):
+    # It was refused as "two runs of one system under one protocol in one file".
+    path = tmp_path / "nn.json"
+    make_result([1, 2, 3], [1, 2, 3], "NN").save(path, include_ranks=True)
+    assert main([str(path), str(tmp_path / ".." / tmp_path.name / "nn.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nn.json is given twice: name each results file once" in err

@@ -52,7 +52,7 @@ from ..evaluate.results import Result, format_task_figure, task_figures
 from ..evaluate.statistics import CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, metric_cis, paired_tests
 
 __all__ = [
-    "ComparisonError", "Run", "Comparison", "load_runs", "check_comparable", "cluster_groups",
+    "ComparisonError", "Run", "Comparison", "load_runs", "system_names", "check_comparable", "cluster_groups",
     "caption_image", "compare_runs", "significance_marker", "format_p",
 ]
 
@@ -106,6 +106,33 @@ def _result_dicts(data: Any) -> list[Mapping]:
     return []
 
 
+def _read_results(path: Path) -> list[Result]:
+    """The results in the file ``path`` (raises :class:`ComparisonError` naming it)."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise ComparisonError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:  # malformed JSON, or bytes that are not UTF-8 text
+        raise ComparisonError(f"{path}: not a JSON results file ({exc})") from None
+    found = _result_dicts(data)
+    if not found:
+        raise ComparisonError(f"{path}: holds no result record")
+    return [_parsed_result(path, i, item) for i, item in enumerate(found)]
+
+
+def _parsed_result(path: Path, i: int, item: Mapping) -> Result:
+    """Result ``i`` of the file ``path`` from its record ``item`` (raises :class:`ComparisonError` naming both)."""
+    try:
+        return Result.from_dict(item)
+    except (TypeError, ValueError) as exc:
+        raise ComparisonError(f"{path}: result {i}: {exc}") from None
+
+
+def system_names(paths: Sequence[str | os.PathLike]) -> set[str]:
+    """The system names of the results in ``paths`` (raises :class:`ComparisonError` for a bad file)."""
+    return {result.system for path in map(Path, paths) for result in _read_results(path)}
+
+
 def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | None = None,
               protocol: str | None = None) -> list[Run]:
     """The results in ``paths`` (results files or benchmark tables), optionally filtered.
@@ -115,25 +142,18 @@ def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | No
     Raises
     ------
     ComparisonError
-        If a file holds no result, a result lacks per-query ranks, or a name of ``systems``
-        matches none.
+        If a file is given twice, holds no result, a result lacks per-query ranks, or a name of
+        ``systems`` matches none.
     """
+    seen = set()
+    for path in map(Path, paths):
+        # Each of its runs would clash with itself as "two runs of one system in one file".
+        if path.resolve() in seen:
+            raise ComparisonError(f"{path} is given twice: name each results file once")
+        seen.add(path.resolve())
     runs = []
     for path in map(Path, paths):
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise ComparisonError(f"{path}: cannot read ({exc.strerror})") from None
-        except ValueError as exc:  # malformed JSON, or bytes that are not UTF-8 text
-            raise ComparisonError(f"{path}: not a JSON results file ({exc})") from None
-        found = _result_dicts(data)
-        if not found:
-            raise ComparisonError(f"{path}: holds no result record")
-        for i, item in enumerate(found):
-            try:
-                result = Result.from_dict(item)
-            except (TypeError, ValueError) as exc:
-                raise ComparisonError(f"{path}: result {i}: {exc}") from None
+        for result in _read_results(path):
             if systems is not None and result.system not in systems:
                 continue
             if protocol is not None and result.protocol != protocol:
