@@ -237,7 +237,7 @@ def check_cache(args: argparse.Namespace) -> None:
 DATA_OPTIONS = ("n_images", "image_root")
 
 
-def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser, data: str | None = None) -> None:
+def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser, *, data: str | None = None) -> None:
     """Refuse the data options (``--n-images``, ``--image-root``) that ``--data`` does not take, before any work.
 
     :func:`~kcca_desc.data.registry.load_dataset` refuses them too, but by their parameter names.
