@@ -120,3 +120,17 @@ def test_the_results_file_holds_the_per_query_ranks_and_every_figure_follows_fro
         for task in ("annotation", "search"):
             np.testing.assert_array_equal(result.ranks[task], ran.ranks[task])
             assert retrieval_metrics(result.ranks[task]) == getattr(result, task)
+
+
+def test_the_results_file_records_the_grid_the_fit_used(tmp_path, capsys):
+    out = tmp_path / "cut.json"
+    # bow5 over 60 images: a low-rank text kernel supports only the smallest n of the grid.
+    assert main(["--n-images", "60", "--text-kernel", "bow5", "--n-components", "16,32,64,128", "--regs", "1",
+                 "--levels", "1", "--out", str(out), "--quiet"]) == 0
+    assert "n_components" in capsys.readouterr().err
+    (result,) = load_results(out)
+    used = result.params["chosen"]["n_components"]
+    assert used and set(used) < {16, 32, 64, 128}
+    # What was asked for stays where it was; what was used is beside it.
+    assert result.params["n_components"] == result.extras["command"]["settings"]["n_components"] == [16, 32, 64, 128]
+    assert result.extras["command"]["resolved"] == {"n_components": used}

@@ -288,7 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result = evaluate_fitted(method, view, name=label,
                                          timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
             result.extras["command"] = {"argv": list(sys.argv[1:] if argv is None else argv),
-                                        "method": args.method, "settings": system.applied(vars(args))}
+                                        "method": args.method, "settings": system.applied(vars(args)),
+                                        "resolved": _resolved(system, method)}
             # What reloads the data set, so that a report drawn from the results file can show the images.
             result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
                                             "n_images": args.n_images, "image_root": args.image_root,
@@ -306,6 +307,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     _LOGGER.info("stage profile of the run:\n%s",
                  format_profile(run_profile.table(), total_s=time.perf_counter() - start))
     return 0
+
+
+def _resolved(system, method) -> dict:
+    """The values the fit used for the system's settings it resolves from the data, by setting name.
+
+    A grid of ``--n-components`` is cut to what the training set supports: the results file keeps
+    the grid asked for under ``settings`` and the one used here (``method.chosen_params_``).
+    """
+    chosen = getattr(method, "chosen_params_", None) or {}
+    return {setting.name: chosen[setting.sets] for setting in system.settings if setting.sets in chosen}
 
 
 def _write_outputs(args: argparse.Namespace, results: list, dataset) -> None:

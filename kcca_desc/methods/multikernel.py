@@ -177,8 +177,8 @@ preprocessor, random_state, cache
         The dev metrics of every (n, κ) setting of every weight setting tried, each with its
         ``"weights"``.
     chosen_params_ : dict
-        ``{"kernel_weights": weights_, "dev_curve": [...]}``: what a results file records under
-        ``params["chosen"]`` (:func:`kcca_desc.evaluate.evaluate_fitted`).
+        ``{"n_components": [...], "kernel_weights": weights_, "dev_curve": [...]}``: what a
+        results file records under ``params["chosen"]`` (:func:`kcca_desc.evaluate.evaluate_fitted`).
     base_kernels_ : dict
         ``{"text": [BaseKernel, ...], "image": [...]}``, fitted.
     selected_, kcca_, models_, n_components_, timings_s_
@@ -342,7 +342,8 @@ preprocessor, random_state, cache
             dev_results = dev_results[:len(dev_results) - len(self.dev_results_)]
         self.dev_results_ = dev_results
         self.timings_s_ = timings
-        self.chosen_params_ = {"kernel_weights": self.weights_,
+        # Beside the grid of the last fit, that of the chosen weights (ImageSentenceRanker.fit).
+        self.chosen_params_ = {**self.chosen_params_, "kernel_weights": self.weights_,
                                "dev_curve": [{"weights": e["weights"], "dev_objective": e["dev_objective"]}
                                              for e in self.weight_curve_]}
         return self

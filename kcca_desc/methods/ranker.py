@@ -141,6 +141,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         the number of canonical pairs, the smaller numerical rank of the two centred training
         kernels (a small vocabulary or repeated captions make a low-rank text kernel).  The others
         are dropped with one warning each, see ``docs/design.md``.
+    chosen_params_ : dict
+        ``{"n_components": [...]}``, ``n_components_`` as a list: the grid the fit used, which a
+        results file records under ``params["chosen"]`` beside the one asked for
+        (:func:`kcca_desc.evaluate.evaluate_fitted`).
     kcca_ : KCCA
         The fitted decomposition (largest n of the grid).
     models_ : dict of float to KCCA
@@ -245,6 +249,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         X, Y = self._training_views(train, image_kernel, text_kernel)
         self.kcca_ = self._timed("kcca_fit", kcca.fit, X, Y)
         self._keep_components_within_rank()
+        self.chosen_params_ = {"n_components": list(self.n_components_)}
         self.models_ = {grid[0][1]: self.kcca_}
         if dev is None:
             self.selected_ = {"annotation": grid, "search": grid}
