@@ -277,3 +277,14 @@ def test_a_benchmark_refuses_an_out_it_cannot_write_before_its_work(capsys, tmp_
         run_main(main)
     assert exit_.value.code == UnwritableOutputError.exit_code
     assert one_error_line(capsys) == f"error: cannot write {disk / 'record.json'}: Read-only file system"
+
+
+@pytest.mark.parametrize("command, option", [(compare_main, "--out"), (report_main, "--out"), (fit_main, "--report")])
+def test_an_empty_output_is_refused(capsys, tmp_path, monkeypatch, runs, command, option):
+    # compare and fit wrote nothing without a word; report wrote into the working directory.
+    monkeypatch.chdir(tmp_path)
+    argv = ["--n-images", "40"] if command is fit_main else runs
+    with pytest.raises(SystemExit) as exit_:
+        command([*argv, option, ""])
+    assert exit_.value.code == ParameterError.exit_code
+    assert one_error_line(capsys).startswith(f"error: argument {option}: must name a file or folder, got ''")

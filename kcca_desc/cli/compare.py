@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ..evaluate.statistics import CONFIDENCE
 from ..report.compare import compare_runs
 from .errors import exits_cleanly
+from .options import output_path
 from .outputs import write_or_keep
 from .preflight import check_settings, check_writable
 from .runs import runs_parser, selected_runs
@@ -26,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "# one protocol of runs made with --protocol both",
                               "python -m kcca_desc.compare nn.json kcca.json --protocol karpathy"])
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help="confidence level of the intervals")
-    p.add_argument("--out", default=None, help="write the table to this path with suffixes .json, .md, .csv, .tex")
+    p.add_argument("--out", type=output_path, default=None, help="write the table to this path with suffixes .json, .md, .csv, .tex")
     return p
 
 

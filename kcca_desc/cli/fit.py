@@ -38,7 +38,7 @@ from ..image.kernel import IMAGE_KERNELS
 from .._core.profile import format_profile, profiled, recording
 from .._core.progress import set_stage, watched_stage
 from .interrupts import run_command
-from .options import add_system_options, check_applicable, command_parser, method_form
+from .options import add_system_options, check_applicable, command_parser, method_form, output_path
 from .outputs import write_or_keep
 from ..methods.base_kernels import base_kernel_names
 from ..methods.multikernel import parse_kernel_sum
@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write results as JSON to this file, plus .md, .csv and .tex tables beside it")
     g.add_argument("--top-k", type=int, default=10,
                    help="retrieved items kept per query in --out (for galleries and later comparisons)")
-    g.add_argument("--report", default=None, metavar="DIR",
+    g.add_argument("--report", type=output_path, default=None, metavar="DIR",
                    help="write an HTML report (figures, retrieval gallery) to this directory")
     verbosity = g.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true", help="log progress")

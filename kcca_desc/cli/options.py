@@ -23,7 +23,7 @@ from .._core.settings import Setting
 from ..methods.registry import System
 
 __all__ = ["CommandParser", "command_parser", "add_system_options", "check_applicable", "method_form", "HelpFormatter",
-           "cli_value", "positive_int", "non_negative_int"]
+           "cli_value", "positive_int", "non_negative_int", "output_path"]
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -97,6 +97,17 @@ def _int_at_least(minimum: int, name: str) -> Callable[[str], int]:
 #: argparse types of a count (``--repeats``) and of a seed or an optional count.
 positive_int = _int_at_least(1, "positive_int")
 non_negative_int = _int_at_least(0, "non_negative_int")
+
+
+def output_path(text: str) -> str:
+    """argparse type of an output (``--out``, ``--report``): a path, not the empty string.
+
+    An empty value (an unset shell variable, ``--out ""``) would otherwise write nothing, or into
+    the working directory, without a word.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a file or folder, got {text!r}")
+    return text
 
 
 def _argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:

@@ -22,6 +22,7 @@ from ..report import build_report
 from ..report.compare import Run
 from ..report.gallery import dataset_source, gallery_run
 from .errors import exits_cleanly
+from .options import output_path
 from .outputs import write_or_keep
 from .preflight import check_data_options, check_settings, check_writable
 from .runs import runs_parser, selected_runs
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "python -m kcca_desc.report nn.json kcca.json --reference nn.json --gallery kcca.json --out report",
                               "# a Flickr8K run whose images live elsewhere than the results file says",
                               "python -m kcca_desc.report run.json --data flickr8k --data-root /data/flickr8k"])
-    p.add_argument("--out", default="report", help="output directory")
+    p.add_argument("--out", type=output_path, default="report", help="output directory")
     p.add_argument("--data", default=None, choices=list(DATASETS),
                    help="data set of the runs, for the gallery (none: the one the results file records)")
     p.add_argument("--data-root", default=None, help="its directory or file (none: as recorded)")
