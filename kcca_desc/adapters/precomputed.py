@@ -17,6 +17,8 @@ released.  :func:`save_image_features` writes one from any image encoder.
 from __future__ import annotations
 
 import os
+import zipfile
+import zlib
 from functools import cached_property
 from pathlib import Path
 
@@ -24,7 +26,7 @@ import numpy as np
 
 from .._core.cache import atomic_write_bytes
 from ..data.images import ImageSource, require_image_source
-from .._core.errors import DataError, MissingDataFileError
+from .._core.errors import DataError, MissingDataFileError, first_line
 from .base import Encoder
 from .onnx_models import _file_digest
 
@@ -44,7 +46,8 @@ class PrecomputedImageEncoder(Encoder):
     MissingDataFileError
         When the file does not exist (on first use).
     DataError
-        When it lacks ``ids`` or ``features``, their lengths differ, an id repeats, a feature is
+        When it is not a ``.npz`` archive (or a damaged one, or one holding object arrays), lacks
+        ``ids`` or ``features``, their lengths differ, an id repeats, a feature is
         not finite, or an image asked for has no row (naming the id and the file).
     """
 
@@ -60,12 +63,7 @@ class PrecomputedImageEncoder(Encoder):
         path = Path(self.path)
         if not path.is_file():
             raise MissingDataFileError(f"image features file not found: {path}")
-        with np.load(path, allow_pickle=False) as archive:
-            missing = {"ids", "features"} - set(archive.files)
-            if missing:
-                raise DataError(f"{path}: lacks {', '.join(sorted(missing))} (has {', '.join(archive.files)})")
-            ids, features = archive["ids"].astype(str).tolist(), archive["features"]
-            name = str(archive["name"]) if "name" in archive.files else path.stem
+        ids, features, name = _read_features_file(path)
         if features.ndim != 2 or len(features) != len(ids):
             raise DataError(f"{path}: features of shape {features.shape} for {len(ids)} ids; "
                             "expected one row per id")
@@ -107,6 +105,40 @@ class PrecomputedImageEncoder(Encoder):
         if absent:
             raise DataError(f"{self.path}: no features for {len(absent)} images, e.g. {absent[0]!r}")
         return features[[rows[image_id] for image_id in images.ids]]
+
+# What a features file must be, said in every error about one that cannot be read as such.
+_LAYOUT = "a NumPy .npz archive of 'ids' and 'features' arrays, as save_image_features writes"
+
+
+def _read_features_file(path: Path) -> tuple[list[str], np.ndarray, str]:
+    """The ids, features and name stored in ``path``; a file that is no such archive is a DataError.
+
+    NumPy reports an unreadable file in many ways (a zip error for a damaged or truncated archive,
+    a ValueError for one that is not an archive or holds object arrays, an EOFError or zlib error
+    for a compressed one cut short), and a plain ``.npy`` file loads as one array, not an archive:
+    each becomes one error naming the file, rather than a traceback from inside NumPy.
+    """
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise DataError(f"{path}: not a features file ({_LAYOUT}): a .npy file of one array")
+        with loaded as archive:
+            missing = {"ids", "features"} - set(archive.files)
+            if missing:
+                raise DataError(f"{path}: lacks {', '.join(sorted(missing))} (has {', '.join(archive.files)})")
+            ids, features = archive["ids"], archive["features"]
+            name = archive["name"] if "name" in archive.files else path.stem
+    except DataError:
+        raise
+    except OSError as exc:  # the file exists (checked by the caller) but cannot be read
+        raise DataError(f"{path}: cannot read the features file ({exc.strerror or first_line(exc)})") from None
+    except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        # NumPy's first sentence says what it found; the rest advises allow_pickle, not for users here.
+        raise DataError(f"{path}: not a features file ({_LAYOUT}): {first_line(exc).split('. ')[0]}") from None
+    if ids.ndim != 1 or features.dtype.kind not in "biuf":
+        raise DataError(f"{path}: 'ids' must be a list and 'features' numbers ({_LAYOUT}); "
+                        f"found ids of shape {ids.shape}, features of type {features.dtype}")
+    return ids.astype(str).tolist(), features, str(name)
 
 
 def save_image_features(path: str | os.PathLike, encoder: Encoder, images: ImageSource,

@@ -68,3 +68,40 @@ def test_missing_file_and_missing_images_are_named(tmp_path):
     path = _write(tmp_path / "f.npz", ids=np.array(["img0.jpg"]), features=np.ones((1, 2)))
     with pytest.raises(DataError, match="no features for 1 images, e.g. 'img1.jpg'"):
         PrecomputedImageEncoder(path).embed_images(_images(2))
+
+
+def _object_ids(path):
+    return _write(path, ids=np.array(["a", "b"], dtype=object), features=np.zeros((2, 2)))
+
+
+def _truncated(path):
+    _write(path, ids=np.array(["a", "b"]), features=np.zeros((2, 2)))
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+
+
+def _damaged(path):
+    np.savez_compressed(path, ids=np.array(["a", "b"]), features=np.ones((50, 40)))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("make", [
+    lambda path: path.write_text("bad\n"),
+    lambda path: path.write_bytes(b"\xff\xd8\xff\xe0" + bytes(100)),  # a JPEG renamed .npz
+    _truncated, _damaged, _object_ids,
+    lambda path: np.save(path.with_suffix(".npy"), np.zeros(3)) or path.with_suffix(".npy").rename(path),
+], ids=["text", "jpeg", "truncated", "damaged", "object-array", "npy"])
+def test_a_file_that_is_no_features_archive_is_one_data_error_naming_it(tmp_path, make):
+    # NumPy's own errors (zip, pickle, zlib) must not escape: one DataError naming the file.
+    path = tmp_path / "bad.npz"
+    make(path)
+    with pytest.raises(DataError, match=f"{path}: not a features file"):
+        PrecomputedImageEncoder(path).embed_images(_images(2))
+
+
+def test_ids_that_are_no_list_are_a_data_error(tmp_path):
+    path = _write(tmp_path / "f.npz", ids=np.array([["a", "b"]]), features=np.zeros((2, 2)))
+    with pytest.raises(DataError, match="'ids' must be a list"):
+        PrecomputedImageEncoder(path).embed_images(_images(2))
