@@ -16,16 +16,19 @@ the same code.
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Sequence
 
 import numpy as np
 
-from .._core.validation import ValidatedParams, parameter_errors, raise_together, validation_errors
+from .._core.errors import warn_user
+from .._core.validation import (ValidatedParams, invalid_parameter, parameter_errors, raise_together,
+                                validation_errors)
 from ..data.dataset import Dataset
 from ..data.images import ImageSource
 from ..evaluate.scores import DirectionalScores, cosine_scores
 
-__all__ = ["RetrievalMethod", "TwoTowerMethod"]
+__all__ = ["RetrievalMethod", "TwoTowerMethod", "keep_supported_components"]
 
 
 class RetrievalMethod:
@@ -84,3 +87,43 @@ class WrapsModel(ValidatedParams):
         if self._model_attribute not in {error.parameter for error in errors}:
             errors += validation_errors(getattr(self, self._model_attribute))
         raise_together(errors)
+
+
+def keep_supported_components(owner, grid: Sequence[int], limit: int, requirement: str, why: str, *,
+                              default: int | Sequence[int]) -> tuple[int, ...]:
+    """The values of ``grid`` up to ``limit``, the canonical pairs there can be.
+
+    So that small data run on the defaults: values above ``limit`` are dropped with one warning
+    (``why``, then the values used).  When none is left, the default ``n_components`` of ``owner``
+    falls back to ``limit``, and a value the user chose is an error naming the parameter and its
+    ``requirement`` (replacing every value asked for would fit another model than the one asked for).
+
+    Parameters
+    ----------
+    owner : estimator
+        Its ``n_components`` (one int or a grid) is the parameter checked and named.
+    grid : sequence of int
+        The values still in use (``n_components``, or what an earlier limit kept of it).
+    limit : int
+        The most canonical pairs there can be.
+    requirement, why : str
+        What ``n_components`` must be (for the error), and why (for the warning).
+    default : int or sequence of int
+        ``owner``'s default ``n_components``.
+
+    Returns
+    -------
+    tuple of int
+    """
+    kept = tuple(n for n in grid if n <= limit)
+    if len(kept) == len(grid):
+        return kept
+    chosen = owner.n_components
+    single = isinstance(chosen, Integral)
+    if not kept and (chosen != default if single else tuple(chosen) != tuple(default)):
+        raise invalid_parameter(owner, "n_components", requirement, chosen)
+    kept = kept or (limit,)
+    used = (f"n_components={kept[0]} is used instead of {grid[0]}" if single
+            else f"the grid of n_components uses {list(kept)} instead of {list(grid)}")
+    warn_user(f"{why}: {used}")
+    return kept

@@ -38,10 +38,13 @@ from ..adapters.base import Encoder
 from ..kcca.linear import LinearCCA
 from ..evaluate.scores import DirectionalScores, cosine_scores
 from .._core.validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions
-from .base import RetrievalMethod, WrapsModel
+from .base import RetrievalMethod, WrapsModel, keep_supported_components
 from .nn import nearest_neighbour_scores
 
 __all__ = ["FeatureBridgeMethod", "median_gamma", "training_pairs"]
+
+#: The canonical dimensions a CCA bridge keeps unless told otherwise (cut on small data).
+DEFAULT_N_COMPONENTS = 128
 
 
 def median_gamma(X: np.ndarray, *, n_sample: int = 1000, random_state: int = 0) -> float:
@@ -78,7 +81,10 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     kernel : {"linear", "rbf"}, default="linear"
         Kernel of both views for ``model="cca"``.
     n_components : int, default=128
-        Canonical dimensions kept.
+        Canonical dimensions kept.  With the RBF kernel, the default is cut, with a warning, to the
+        canonical pairs KCCA can find (fewer than the training images, at most ``rank``, at most the
+        numerical rank of the training kernels), so that small data run on the defaults; a value
+        the user chose above them is an error.
     reg : float, default=1e-2
         Relative ridge of :class:`~kcca_desc.kcca.linear.LinearCCA` (linear
         kernel) or KCCA's κ (RBF kernel).
@@ -93,6 +99,9 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
 
     Attributes
     ----------
+    n_components_ : int
+        Canonical dimensions used (``model="cca"``): ``n_components``, or fewer where the training
+        data support fewer (see ``n_components``).
     timings_s_ : dict
         Seconds spent embedding the training items (``"embed"``) and fitting the model
         (``"model"``).
@@ -120,7 +129,7 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     _model_attribute = "encoder"
 
     def __init__(self, encoder: Encoder, *, model: str = "cca", kernel: str = "linear",
-                 n_components: int = 128, reg: float = 1e-2, weight_power: float = 1.0,
+                 n_components: int = DEFAULT_N_COMPONENTS, reg: float = 1e-2, weight_power: float = 1.0,
                  rank: int = 2000, gamma_scale: float = 1.0, random_state: int = 0):
         self.encoder = encoder
         self.model = model
@@ -142,16 +151,33 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     def fit(self, train: Dataset) -> "FeatureBridgeMethod":
         self._validate_params()
         require_dataset(train, f"{type(self).__name__}.fit")
+        # Known before any feature is computed, so that a value the user chose fails at once.
+        rbf = self.model == "cca" and self.kernel == "rbf"
+        n_components = self._supported_n_components(len(train)) if rbf else self.n_components
         start = time.perf_counter()
         image_of, texts = training_pairs(train)
         X = self.encoder.embed_images(train.images).astype(np.float64)
         Y = self.encoder.embed_texts(texts).astype(np.float64)
         embedded = time.perf_counter()
-        self._fit_model(X, Y, image_of)
+        self._fit_model(X, Y, image_of, n_components)
         self.timings_s_ = {"embed": embedded - start, "model": time.perf_counter() - embedded}
         return self
 
-    def _fit_model(self, X: np.ndarray, Y: np.ndarray, image_of: np.ndarray) -> None:
+    def _supported_n_components(self, n_train: int) -> int:
+        """``n_components``, or fewer where ``n_train`` training images or ``rank`` support fewer.
+
+        The centred kernel of the training pairs' images has rank n_train - 1 at most (each
+        image repeats once per caption), and the incomplete Cholesky factors rank ``rank``.
+        """
+        kept = keep_supported_components(
+            self, (self.n_components,), n_train - 1, f"below the number of training images ({n_train})",
+            f"{n_train} training images support at most {n_train - 1} KCCA dimensions", default=DEFAULT_N_COMPONENTS)
+        return keep_supported_components(
+            self, kept, self.rank, f"at most rank={self.rank} (the incomplete Cholesky factors' rank)",
+            f"KCCA factors of rank {self.rank} give at most {self.rank} canonical pairs",
+            default=DEFAULT_N_COMPONENTS)[0]
+
+    def _fit_model(self, X: np.ndarray, Y: np.ndarray, image_of: np.ndarray, n_components: int) -> None:
         if self.model == "nn":
             self.train_images_ = X
             self.train_texts_ = Y
@@ -162,12 +188,13 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
             np.add.at(self.train_documents_, image_of, Y)
             self.train_documents_ /= counts
         elif self.kernel == "rbf":
-            self._fit_kcca(X[image_of], Y)
+            self._fit_kcca(X[image_of], Y, n_components)
         else:
             self.cca_ = LinearCCA(n_components=self.n_components, reg=self.reg).fit(X[image_of], Y)
+            self.n_components_ = self.n_components
             self.dimension_weights_ = self.cca_.correlations_ ** self.weight_power
 
-    def _fit_kcca(self, X: np.ndarray, Y: np.ndarray) -> None:
+    def _fit_kcca(self, X: np.ndarray, Y: np.ndarray, n_components: int) -> None:
         self.gammas_ = tuple(self.gamma_scale * median_gamma(V, random_state=self.random_state)
                              for V in (X, Y))
         self.kcca_train_ = (X, Y)
@@ -177,9 +204,17 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
                 columns_fn=lambda idx, V=V, g=g: rbf_kernel(V, V[idx], gamma=g),
                 diagonal_fn=lambda V=V: np.ones(len(V)))
             for V, g in zip((X, Y), self.gammas_)]
-        self.kcca_ = KCCA(n_components=self.n_components, reg=self.reg, kernel_x="precomputed",
+        # Clipped to the kernels' numerical rank, known only once they are factored (repeated or
+        # alike items lower it), and then cut like the limits known before.
+        self.kcca_ = KCCA(n_components=n_components, reg=self.reg, kernel_x="precomputed",
                           kernel_y="precomputed", method="lowrank", rank=self.rank,
-                          weight_power=self.weight_power).fit(*columns)
+                          weight_power=self.weight_power, clip_to_rank=True).fit(*columns)
+        pairs = self.kcca_.n_components_
+        keep_supported_components(
+            self, (n_components,), pairs, f"at most {pairs}, the rank of the training kernels",
+            f"the training kernels have numerical rank {pairs}, so KCCA finds at most {pairs} canonical pairs",
+            default=DEFAULT_N_COMPONENTS)
+        self.n_components_ = pairs
 
     def with_params(self, **params) -> "FeatureBridgeMethod":
         """A fitted copy with another ``weight_power`` and, for the RBF kernel, another ``reg``.
@@ -231,7 +266,7 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
             return transform(V) * self.dimension_weights_
         train, gamma = self.kcca_train_[side], self.gammas_[side]
         if len(V) == 0:
-            return np.zeros((0, self.n_components))
+            return np.zeros((0, self.n_components_))
         # Kernel rows against the training items, a chunk at a time (30,000 columns each).
         view = "XY"[side]
         return np.concatenate([self.kcca_.transform(**{view: rbf_kernel(V[s:s + chunk], train, gamma=gamma)})

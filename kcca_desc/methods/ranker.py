@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator
 from .._core.cache import NpzCache, cache_dir
 from ..data.dataset import Dataset, RetrievalView, require_dataset, require_view
 from ..data.images import ImageSource
-from .._core.errors import DataError, ParameterError, warn_user
+from .._core.errors import DataError, ParameterError
 from ..image.kernel import IMAGE_KERNELS, ImageKernel
 from .._core.profile import profiled
 from .._core.progress import progress
@@ -48,12 +48,11 @@ from .._core.validation import (
     SequenceOf,
     ValidatedParams,
     check_is_fitted,
-    invalid_parameter,
     parameter_errors,
     raise_together,
     validation_errors,
 )
-from .base import RetrievalMethod
+from .base import RetrievalMethod, keep_supported_components
 from .fusion import borda_fuse
 from .selection import dev_metrics, select_per_task
 
@@ -328,34 +327,19 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
         KCCA finds at most n_train - 1 canonical pairs (the centred kernels have rank n_train - 1
         at most), and at most ``kcca_params["rank"]`` with the low-rank solver's factors of that
-        rank: both known before any work, see :meth:`_keep_supported`.
+        rank: both known before any work, see :func:`~.base.keep_supported_components`.
         """
         if n_train < 2:
             raise DataError(f"ImageSentenceRanker needs at least 2 training images, got {n_train}")
-        kept = self._keep_supported(self.n_components, n_train - 1,
-                                    f"below the number of training images ({n_train})",
-                                    f"{n_train} training images support at most {n_train - 1} KCCA dimensions")
+        kept = keep_supported_components(
+            self, self.n_components, n_train - 1, f"below the number of training images ({n_train})",
+            f"{n_train} training images support at most {n_train - 1} KCCA dimensions", default=DEFAULT_N_COMPONENTS)
         rank = (self.kcca_params or {}).get("rank")
         if rank is None:
             return kept
-        return self._keep_supported(kept, rank, f"at most the solver's rank (kcca_params rank={rank})",
-                                    f"KCCA factors of rank {rank} (kcca_params) give at most {rank} canonical pairs")
-
-    def _keep_supported(self, grid: Sequence[int], limit: int, requirement: str, why: str) -> tuple[int, ...]:
-        """The values of ``grid`` up to ``limit``, the canonical pairs there can be.
-
-        Values above are dropped with one warning (``why``, then the grid used); when none is left,
-        the default grid falls back to ``limit``, and a grid the user chose is an error naming the
-        parameter and its ``requirement``.
-        """
-        kept = tuple(n for n in grid if n <= limit)
-        if len(kept) == len(grid):
-            return kept
-        if not kept and tuple(self.n_components) != DEFAULT_N_COMPONENTS:
-            raise invalid_parameter(self, "n_components", requirement, self.n_components)
-        kept = kept or (limit,)
-        warn_user(f"{why}: the grid of n_components uses {list(kept)} instead of {list(grid)}")
-        return kept
+        return keep_supported_components(
+            self, kept, rank, f"at most the solver's rank (kcca_params rank={rank})",
+            f"KCCA factors of rank {rank} (kcca_params) give at most {rank} canonical pairs", default=DEFAULT_N_COMPONENTS)
 
     def _keep_components_within_rank(self) -> None:
         """Drop the values of the grid above the canonical pairs the fitted KCCA found.
@@ -366,10 +350,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         pairs = self.kcca_.n_components_
         ranks = (self.kcca_.rank_x_, self.kcca_.rank_y_)
         view = self._view_names()[int(ranks[1] < ranks[0])]
-        kept = self._keep_supported(
-            self.n_components_, pairs, f"at most {pairs}, the rank of the training kernel of {view}",
+        kept = keep_supported_components(
+            self, self.n_components_, pairs, f"at most {pairs}, the rank of the training kernel of {view}",
             f"the training kernel of {view} has numerical rank {pairs}, so KCCA finds at most {pairs} "
-            "canonical pairs")
+            "canonical pairs", default=DEFAULT_N_COMPONENTS)
         if kept != self.n_components_:
             self.n_components_ = kept
             self.kcca_ = self.kcca_.with_params(n_components=max(kept))

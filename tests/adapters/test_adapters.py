@@ -232,6 +232,25 @@ def test_bridge_with_params_matches_a_fresh_fit(kernel):
         np.testing.assert_allclose(plain, base.cca_.transform_y(LatentEncoder(latents).embed_texts(view.captions)))
 
 
+def test_an_rbf_bridge_cuts_its_default_n_components_to_what_small_data_support():
+    # 40 training images: KCCA finds at most 39 pairs, and rank=10 factors at most 10.
+    latents = np.random.default_rng(0).normal(size=(80, 4))
+    train, view = latent_dataset().subset("train"), latent_dataset().view("test", "hodosh")
+    with pytest.warns(UserWarning, match="40 training images support at most 39 KCCA dimensions: "
+                                         "n_components=39 is used instead of 128"):
+        method = FeatureBridgeMethod(LatentEncoder(latents), kernel="rbf").fit(train)
+    assert method.n_components_ == 39 and method.project_images(view.images).shape == (40, 39)
+    with pytest.warns(UserWarning, match="KCCA factors of rank 10 give at most 10 canonical pairs"):
+        assert FeatureBridgeMethod(LatentEncoder(latents), kernel="rbf", rank=10).fit(train).n_components_ == 10
+    # A value the user chose is kept to, and one the data cannot support is an error, before any work.
+    assert FeatureBridgeMethod(LatentEncoder(latents), kernel="rbf", n_components=5).fit(train).n_components_ == 5
+    encoder = LatentEncoder(latents)
+    encoder.embed_images = lambda images: pytest.fail("images embedded before the check")
+    with pytest.raises(InvalidParameterError, match="'n_components' parameter of FeatureBridgeMethod must be below "
+                                                    r"the number of training images \(40\). Got 100"):
+        FeatureBridgeMethod(encoder, kernel="rbf", n_components=100).fit(train)
+
+
 def test_bridge_with_params_rejects_what_needs_a_refit():
     data = latent_dataset()
     enc = LatentEncoder(np.random.default_rng(2).normal(size=(80, 4)))
