@@ -25,6 +25,7 @@ from kcca_desc.adapters.base import PairScorer
 from kcca_desc.methods import (EncoderMethod, FeatureBridgeMethod, MultipleKernelRanker, PairScorerMethod,
                                ScalableMultipleKernelRanker)
 from kcca_desc.methods.nn import nearest_neighbour_scores
+from kcca_desc._core.errors import DataError, ParameterError
 
 from toys import LatentEncoder, latent_dataset
 
@@ -185,9 +186,21 @@ def fitted_and_view(name, synthetic):
 ALL = list(kernel_systems()) + list(neural_systems())
 
 
+@pytest.fixture(scope="module")
+def fitted(synthetic):
+    """``fitted(name)``: the system fitted once for this module, and its test view."""
+    memo = {}
+
+    def get(name):
+        if name not in memo:
+            memo[name] = fitted_and_view(name, synthetic)
+        return memo[name]
+    return get
+
+
 @pytest.mark.parametrize("name", ALL)
-def test_score_leaves_the_fitted_system_unchanged(name, synthetic):
-    system, view = fitted_and_view(name, synthetic)
+def test_score_leaves_the_fitted_system_unchanged(name, fitted):
+    system, view = fitted(name)
     before = copy.deepcopy(system)
     first = system.score(view.images, view.captions)
     assert_same_state(before, system)
@@ -196,6 +209,24 @@ def test_score_leaves_the_fitted_system_unchanged(name, synthetic):
     for a, b in zip(np.atleast_3d(first) if isinstance(first, np.ndarray) else first,
                     np.atleast_3d(again) if isinstance(again, np.ndarray) else again):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_score_refuses_inputs_of_the_wrong_type_or_empty_before_any_work(name, fitted):
+    # One string would be scored as one caption per character; arrays or paths in a list fail
+    # deep inside feature extraction; an empty side, deep inside scikit-learn.
+    system, view = fitted(name)
+    with pytest.raises(ParameterError, match="captions must be a sequence of strings, not a single string"):
+        system.score(view.images, "a red square")
+    with pytest.raises(ParameterError, match=r"captions\[1\] is a int"):
+        system.score(view.images, ["a red square", 3])
+    for images in ([np.zeros((32, 32, 3), np.uint8)], ["a.jpg"]):
+        with pytest.raises(ParameterError, match="images must be an ImageSource"):
+            system.score(images, ["a red square"])
+    with pytest.raises(DataError, match="captions is empty"):
+        system.score(view.images, [])
+    with pytest.raises(DataError, match="images is empty"):
+        system.score(view.images.subset([]), ["a red square"])
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -31,14 +31,34 @@ from .store import EmbeddingStore
 __all__ = ["Encoder", "PairScorer", "check_texts"]
 
 
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """Validate a list of texts: each must be a ``str`` (an empty one is allowed)."""
+def check_texts(texts: Sequence[str], name: str = "texts") -> list[str]:
+    """Validate a list of texts: each must be a ``str`` (an empty one is allowed).
+
+    Parameters
+    ----------
+    texts : sequence of str
+    name : str, default="texts"
+        The argument's name, for the error ("captions" for a method's ``score``).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ParameterError
+        If ``texts`` is one string (it would be scored as one text per character), is not a
+        sequence, or holds an item that is not a string.
+    """
     if isinstance(texts, str):
-        raise ParameterError("texts must be a sequence of strings, not a single string")
-    texts = list(texts)
+        raise ParameterError(f"{name} must be a sequence of strings, not a single string (put one in a list)")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise ParameterError(f"{name} must be a sequence of strings, got {type(texts).__name__}") from None
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise ParameterError(f"text {i} is a {type(t).__name__}, expected str")
+            raise ParameterError(f"{name}[{i}] is a {type(t).__name__}, expected str")
     return texts
 
 

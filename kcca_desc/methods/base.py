@@ -16,29 +16,67 @@ the same code.
 
 from __future__ import annotations
 
+import functools
 from numbers import Integral
 from typing import Sequence
 
 import numpy as np
 
-from .._core.errors import warn_user
+from .._core.errors import DataError, warn_user
 from .._core.validation import (ValidatedParams, invalid_parameter, parameter_errors, raise_together,
                                 validation_errors)
 from ..data.dataset import Dataset
-from ..data.images import ImageSource
+from ..adapters.base import check_texts
+from ..data.images import ImageSource, require_image_source
 from ..evaluate.scores import DirectionalScores, cosine_scores
 
-__all__ = ["RetrievalMethod", "TwoTowerMethod", "keep_supported_components"]
+__all__ = ["RetrievalMethod", "TwoTowerMethod", "check_score_inputs", "keep_supported_components"]
+
+
+def check_score_inputs(images: ImageSource, captions: Sequence[str]) -> tuple[ImageSource, list[str]]:
+    """``images`` and ``captions`` as a method's ``score`` takes them, or one error naming the bad one.
+
+    Checked before any work: one string would otherwise be scored as one caption per character,
+    a list of arrays or paths fails deep inside feature extraction, and an empty side as a
+    scikit-learn error about "0 sample(s)".  An empty side is an error rather than an empty score
+    matrix: no system is evaluated on it, and a caller passing none has lost its data.
+
+    Returns
+    -------
+    images : ImageSource
+    captions : list of str
+
+    Raises
+    ------
+    ParameterError
+        If ``images`` is not an :class:`~kcca_desc.data.ImageSource` or ``captions`` not a
+        sequence of strings.
+    DataError
+        If either is empty.
+    """
+    require_image_source(images)
+    captions = check_texts(captions, "captions")
+    for name, size in (("images", len(images)), ("captions", len(captions))):
+        if size == 0:
+            raise DataError(f"{name} is empty: score needs at least one image and one caption")
+    return images, captions
 
 
 class RetrievalMethod:
     """Base class of retrieval systems.
 
     Subclasses override :meth:`fit` and :meth:`score`.  ``name`` is the system
-    name written into results.
+    name written into results.  Every subclass's ``score`` checks its inputs first
+    (:func:`check_score_inputs`), so that no system can forget to.
     """
 
     name: str = "method"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # The template of every score: wrapped here, once, rather than repeated in each system.
+        if "score" in cls.__dict__:
+            cls.score = _checking_inputs(cls.__dict__["score"])
 
     def fit(self, train: Dataset) -> "RetrievalMethod":
         """Learn from the images and captions of ``train``; return ``self``."""
@@ -53,8 +91,29 @@ class RetrievalMethod:
             Higher means more related.  Must be finite.  A method whose two
             tasks use different scores returns
             :class:`~kcca_desc.evaluate.scores.DirectionalScores`.
+
+        Raises
+        ------
+        ParameterError
+            If ``images`` is not an ImageSource or ``captions`` not a sequence of strings (one
+            string is refused, not scored as one caption per character).
+        DataError
+            If ``images`` or ``captions`` is empty.
         """
         raise NotImplementedError
+
+
+def _checking_inputs(score):
+    """``score`` with its inputs checked first (:func:`check_score_inputs`)."""
+    if getattr(score, "_checks_inputs", False):
+        return score
+
+    @functools.wraps(score)
+    def checked(self, images, captions, *args, **kwargs):
+        return score(self, *check_score_inputs(images, captions), *args, **kwargs)
+
+    checked._checks_inputs = True
+    return checked
 
 
 class TwoTowerMethod(RetrievalMethod):
