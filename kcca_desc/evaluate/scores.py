@@ -52,7 +52,12 @@ class Scorer(Protocol):
 def cosine_scores(a: np.ndarray, b: np.ndarray, *, eps: float = 1e-12) -> np.ndarray:
     """Cosine similarity between the rows of ``a`` (n, d) and ``b`` (m, d).
 
-    Zero rows get similarity 0 rather than NaN.
+    Zero rows get similarity 0 rather than NaN, and so do rows of norm at most ``eps`` times the
+    largest row norm of ``a`` and ``b`` (or ``eps`` when that is below 1): such a row is rounding
+    noise of a zero row, not a direction.  (A caption without a word projects to zero in exact
+    arithmetic, but to about 1e-17 when its centred kernel row is -column means + grand mean of a
+    combined kernel; scaled up to unit length, that noise ranked every image in one fixed order
+    instead of tying them.)  Other rows are divided by their norm exactly.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -60,7 +65,10 @@ def cosine_scores(a: np.ndarray, b: np.ndarray, *, eps: float = 1e-12) -> np.nda
         raise DataError(f"cosine_scores: incompatible shapes {a.shape} and {b.shape}")
     na = np.linalg.norm(a, axis=1, keepdims=True)
     nb = np.linalg.norm(b, axis=1, keepdims=True)
-    return (a / np.maximum(na, eps)) @ (b / np.maximum(nb, eps)).T
+    largest = max((float(n.max()) for n in (na, nb) if n.size), default=0.0)
+    tiny = eps * max(1.0, largest)
+    # Dividing by infinity makes a negligible row exactly zero, so its scores tie exactly.
+    return (a / np.where(na > tiny, na, np.inf)) @ (b / np.where(nb > tiny, nb, np.inf)).T
 
 
 def _tied_rows(ordered: np.ndarray, order: np.ndarray) -> np.ndarray:

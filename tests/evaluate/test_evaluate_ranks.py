@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.ranks import evaluate_scores, gold_ranks, retrieval_metrics
-from kcca_desc.evaluate.scores import DirectionalScores
+from kcca_desc.evaluate.scores import DirectionalScores, cosine_scores
 
 
 def reference_rank(row, gold):
@@ -141,3 +141,20 @@ def test_random_scores_on_1000_pool_give_chance_recall():
         assert 0.0 <= out[task]["R@10"] <= 2.5
         # Median of 1000 uniform ranks in 1..1000: sd about 9.
         assert 440 <= out[task]["median_rank"] <= 560
+
+
+def test_cosines_of_a_row_that_is_rounding_noise_of_zero_are_exact_zeros():
+    # A caption without a word projects to ~1e-17 rather than 0: it must tie, not rank images.
+    rng = np.random.default_rng(0)
+    images, captions = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    captions[1] = rng.normal(size=3) * 1e-17
+    captions[2] = 0.0
+    scores = cosine_scores(images, captions)
+    assert not scores[:, 1].any() and not scores[:, 2].any()
+    # Every other row is divided by its norm exactly, as before.
+    unit = lambda m: m / np.linalg.norm(m, axis=1, keepdims=True)
+    assert np.array_equal(scores[:, [0, 3]], unit(images) @ unit(captions[[0, 3]]).T)
+    # The floor follows the scale of the data: large rows leave noise larger than 1e-12.
+    big = cosine_scores(images * 1e6, np.vstack([captions[0] * 1e6, captions[1] * 1e11]))
+    assert not big[:, 1].any()
+    np.testing.assert_allclose(big[:, 0], scores[:, 0], rtol=1e-12)

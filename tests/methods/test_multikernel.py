@@ -12,7 +12,8 @@ import pytest
 from kcca_desc import ImageSentenceRanker, load_dataset
 from kcca_desc._core.errors import ParameterError
 from kcca_desc.cli.fit import main
-from kcca_desc.data import make_synthetic
+from kcca_desc.data import Dataset, make_synthetic
+from kcca_desc.evaluate.ranks import evaluate_scores
 from kcca_desc.methods import SYSTEMS, MultipleKernelRanker
 from kcca_desc.methods.base_kernels import FeatureKernel
 
@@ -181,3 +182,20 @@ _FITS_ON_ARRAYS = (
                              _FITS_ON_ARRAYS, "fits on a Dataset of images and captions, not on arrays"))
 def test_the_system_follows_the_scikit_learn_checks_that_apply(estimator, check):
     check(estimator)
+
+
+def test_captions_without_a_word_tie_exactly_and_get_the_worst_rank():
+    # Captions of stop words only have zero kernel rows; their centred rows are zero up to the
+    # rounding of the combined kernel's column means (about 1e-17), which must not rank images.
+    data = make_synthetic(n_images=40, image_size=48, seed=0)  # 30 images happen to round to exact zeros
+    words = ("the a of", "a the", "of the a", "and the", "the of")
+    empty = Dataset("stop_words", data.images, tuple(tuple(words[:len(c)]) for c in data.captions), data.splits)
+    ranker = MultipleKernelRanker(text_kernel="bow5+bow5_idf", n_components=(8,), regs=(0.1,),
+                                  image_kernel_params=IMAGE_PARAMS)
+    with pytest.warns(UserWarning, match="no word left"):
+        ranker.fit(empty.subset("train"))
+    view = empty.view("test")
+    scores = ranker.score(view.images, view.captions)
+    assert not scores.search.any() and not scores.annotation.any()
+    metrics = evaluate_scores(scores, view)
+    assert metrics["search"]["R@1"] == metrics["annotation"]["R@1"] == 0.0
