@@ -406,8 +406,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         # One solve per κ serves every n, in selection and in scoring alike.
         solves = "KCCA solves (one per κ)"
         with profiled("grid", desc=solves):
-            for reg in progress(sorted({r for _, r in grid} - set(self.models_)), desc=solves, unit="κ"):
-                self.models_[reg] = self.kcca_.with_params(reg=reg)
+            # Every κ is counted, those fit solved already (the first) too, so that the count is one per κ.
+            for reg in progress(sorted({r for _, r in grid}), desc=solves, unit="κ"):
+                if reg not in self.models_:
+                    self.models_[reg] = self.kcca_.with_params(reg=reg)
         inputs = self._new_inputs(dev.images, dev.captions)
         measured = {setting: dev_metrics(scores, dev) for setting, scores in
                     progress(self._projections(*inputs, grid), total=len(grid), desc="KCCA (n, κ) grid on dev",

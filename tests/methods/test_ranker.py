@@ -10,6 +10,7 @@ from kcca_desc.kernels.text.bow import bow_kernel
 from kcca_desc.methods import idf_f1_similarity
 from kcca_desc.methods.fusion import borda_fuse
 from kcca_desc.evaluate.scores import DirectionalScores
+from kcca_desc._core.progress import is_quiet, set_quiet
 
 IMAGE_PARAMS = {"progress": False, "n_words": {"colour": 16, "texture": 16, "sift": 16}, "levels": 1}
 
@@ -214,3 +215,15 @@ def test_systems_sharing_the_image_view_decompose_it_once(data, monkeypatch):
     # kernels may already be in the session's cache.
     images = [name for name in decomposed if "images" in name]
     assert len(images) == 1, decomposed
+
+
+@pytest.mark.parametrize("regs, count", [((1.0,), "1 κ"), ((0.1, 1.0), "2 κs")])
+def test_the_progress_line_counts_one_kcca_solve_per_kappa(data, regs, count, capsys):
+    # fit solves the first κ; selection solves the others, and counts them all.
+    before = is_quiet()
+    set_quiet(False)
+    try:
+        small_ranker(regs=regs).fit(data.subset("train"), dev=data.view("dev"))
+    finally:
+        set_quiet(before)
+    assert f"KCCA solves (one per κ): started ({count})" in capsys.readouterr().err
