@@ -7,6 +7,8 @@ import pytest
 
 from kcca_desc._core import progress as progress_module
 from kcca_desc._core.progress import is_quiet, progress, progress_bar, set_quiet, stage
+from kcca_desc.data.problems import ProblemLog
+from kcca_desc.methods.trainable_systems import TRAINING_SETTINGS
 
 
 @pytest.fixture
@@ -87,4 +89,13 @@ def test_progress_lines_go_through_their_own_logger(loud):
     (1, "epoch", None, "1 epoch"), (3, "epoch", None, "3 epochs"), (2, "batch", None, "2 batches"),
     (0, "image", None, "0 images"), (1, "epoch", 5, "1/5 epochs"), (1, "pass", 1, "1/1 pass")])
 def test_counts_read_as_english(count, unit, of, text):
-    assert progress_module._counted(count, unit, of) == text
+    assert progress_module.counted(count, unit, of) == text
+
+
+def test_messages_that_count_one_thing_use_the_singular():
+    log = ProblemLog()
+    log.add("data.tsv", 3, "empty caption", item="a.jpg")
+    log.add("data.tsv", 4, "empty caption", item="a.jpg")
+    assert "2 problems, spoiling 1 image;" in str(log.error("data.tsv"))
+    epochs = next(s for s in TRAINING_SETTINGS if s.name == "train_epochs")
+    assert (epochs.label(1), epochs.label(3)) == ("1 epoch", "3 epochs")

@@ -60,7 +60,7 @@ from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 __all__ = ["progress", "progress_bar", "stage", "watched_stage", "set_stage", "report_stages_to", "set_quiet",
-           "is_quiet", "LOGGER"]
+           "is_quiet", "counted", "LOGGER"]
 
 T = TypeVar("T")
 
@@ -131,15 +131,19 @@ def _on_terminal() -> bool:
 _PLURALS = {"batch": "batches", "pass": "passes"}
 
 
-def _counted(count: int, unit: str, of: int | None = None) -> str:
-    """``"1 epoch"``, ``"3 batches"``, ``"3/5 epochs"``: a count and its unit, in English."""
+def counted(count: int, unit: str, of: int | None = None) -> str:
+    """``"1 epoch"``, ``"3 batches"``, ``"3/5 epochs"``: a count and its unit, in English.
+
+    For every message that counts something (progress lines, warnings, errors), so that none
+    reads "1 images".
+    """
     plural = _PLURALS.get(unit, unit + "s")
     return f"{count}{'' if of is None else f'/{of}'} {unit if (of or count) == 1 else plural}"
 
 
 def _format_rate(count: int, seconds: float, unit: str) -> str:
     rate = count / seconds if seconds > 0 else float("inf")
-    return f"{_counted(count, unit)} in {seconds:.1f} s ({rate:.3g} {unit}/s)"
+    return f"{counted(count, unit)} in {seconds:.1f} s ({rate:.3g} {unit}/s)"
 
 
 # Our bars while they exist: a bar speaks for its stage (a line at most every _LOG_INTERVAL
@@ -178,7 +182,7 @@ class _LoggedBar:
         self.count, self.closed = 0, False
         self.start = self.last = self.touched = time.perf_counter()
         _logged_bars.add(self)
-        LOGGER.info("%s: started%s", desc, f" ({_counted(total, unit)})" if total is not None else "")
+        LOGGER.info("%s: started%s", desc, f" ({counted(total, unit)})" if total is not None else "")
 
     def update(self, n: int = 1) -> None:
         self.count += n
@@ -188,7 +192,7 @@ class _LoggedBar:
             eta = ""
             if self.total:
                 eta = f", about {(now - self.start) / self.count * (self.total - self.count):.0f} s left"
-            LOGGER.info("%s: %s%s", self.desc, _counted(self.count, self.unit, self.total), eta)
+            LOGGER.info("%s: %s%s", self.desc, counted(self.count, self.unit, self.total), eta)
 
     def close(self) -> None:
         if not self.closed:

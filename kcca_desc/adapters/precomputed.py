@@ -27,6 +27,7 @@ import numpy as np
 from .._core.cache import atomic_write_bytes
 from ..data.images import ImageSource, require_image_source
 from .._core.errors import DataError, MissingDataFileError, first_line
+from .._core.progress import counted
 from .base import Encoder
 from .onnx_models import _file_digest
 
@@ -103,7 +104,7 @@ class PrecomputedImageEncoder(Encoder):
         rows, features, _ = self._table
         absent = [image_id for image_id in images.ids if image_id not in rows]
         if absent:
-            raise DataError(f"{self.path}: no features for {len(absent)} images, e.g. {absent[0]!r}")
+            raise DataError(f"{self.path}: no features for {counted(len(absent), 'image')}, e.g. {absent[0]!r}")
         return features[[rows[image_id] for image_id in images.ids]]
 
 # What a features file must be, said in every error about one that cannot be read as such.

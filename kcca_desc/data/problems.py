@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._core.errors import DataError, warn_user
+from .._core.progress import counted
 
 __all__ = ["DataFormatError", "Problem", "ProblemLog", "file_fingerprint", "warn_data_once",
            "forget_data_warnings", "data_warnings_to_debug"]
@@ -178,7 +179,7 @@ class ProblemLog:
             p = self._problems[0]
             return DataFormatError(p.path, p.line, p.message)
         items = len(self.bad_items)
-        summary = f"{len(self._problems)} problems" + (f", spoiling {items} images" if items else "")
+        summary = f"{len(self._problems)} problems" + (f", spoiling {counted(items, 'image')}" if items else "")
         hint = "" if self.fatal else "; fix them, or drop the bad items with --skip-bad-items"
         return DataFormatError(source, None, summary + hint, problems=[str(p) for p in self._problems])
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.progress import counted
 from .._core.registry import Registry
 from .._core.settings import Setting, unlabelled
 from ..neural import REI_ABLATION, CharGRUEncoder, ReiRelevanceScorer, TrainableModel, VSEEncoder
@@ -134,7 +135,7 @@ TRAINING_SETTINGS = (
     Setting("train_config", choices=CONFIGURATIONS, default="cpu",
             help="size and schedule of a trainable system: cpu (chosen by measurement on one "
                  "thread) or paper (the paper's size, for a GPU)", label=lambda config: f"{config} config"),
-    Setting("train_epochs", int, help="override the configuration's max epochs", label=lambda n: f"{n} epochs",
+    Setting("train_epochs", int, help="override the configuration's max epochs", label=lambda n: counted(n, "epoch"),
             parameter="max_epochs"),
     Setting("train_threads", int, 1, help="torch threads while training", label=unlabelled, parameter="n_threads"),
     Setting("train_device", default="cpu", help="torch device of a trainable system (cpu, cuda, cuda:N)",

@@ -66,7 +66,7 @@ def test_missing_file_and_missing_images_are_named(tmp_path):
     with pytest.raises(MissingDataFileError, match="not found"):
         PrecomputedImageEncoder(tmp_path / "none.npz").embed_images(_images(2))
     path = _write(tmp_path / "f.npz", ids=np.array(["img0.jpg"]), features=np.ones((1, 2)))
-    with pytest.raises(DataError, match="no features for 1 images, e.g. 'img1.jpg'"):
+    with pytest.raises(DataError, match="no features for 1 image, e.g. 'img1.jpg'"):
         PrecomputedImageEncoder(path).embed_images(_images(2))
 
 
