@@ -231,6 +231,8 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "Result":
+        if not isinstance(data, Mapping):  # a results file's list may hold anything JSON can
+            raise DataError(f"a result must be a JSON object, got {type(data).__name__}")
         missing = [k for k in _FIXED_KEYS if k not in data]
         if missing:
             raise DataError(f"result {data.get('system', '?')!r} lacks {', '.join(missing)}")
@@ -278,7 +280,7 @@ def load_results(path: str | os.PathLike) -> list[Result]:
     path = Path(path)
     try:
         data = json.loads(path.read_text())
-    except ValueError as exc:  # malformed JSON, or bytes that are not UTF-8 text
+    except (ValueError, RecursionError) as exc:  # malformed JSON, bytes that are not UTF-8, nesting too deep
         raise DataError(f"{path}: not a JSON results file ({exc})") from None
     items = data if isinstance(data, list) else [data]
     results = []

@@ -112,7 +112,7 @@ def _read_results(path: Path) -> list[Result]:
         data = json.loads(path.read_text())
     except OSError as exc:
         raise ComparisonError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:  # malformed JSON, or bytes that are not UTF-8 text
+    except (ValueError, RecursionError) as exc:  # malformed JSON, bytes that are not UTF-8, nesting too deep
         raise ComparisonError(f"{path}: not a JSON results file ({exc})") from None
     found = _result_dicts(data)
     if not found:

@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kcca_desc._core.errors import DataError, KccaDescError
 from kcca_desc.evaluate.latex import LATEX_HEADER
+from kcca_desc.report.compare import load_runs
 from kcca_desc.evaluate.results import (
     Result,
     format_table,
@@ -68,6 +70,21 @@ def test_validation_names_the_problem(tmp_path):
     (tmp_path / "short.json").write_text('[{"system": "s"}]')
     with pytest.raises(ValueError, match="short.json: result 0: .*lacks dataset"):
         load_results(tmp_path / "short.json")
+
+
+
+@pytest.mark.parametrize("text, message", [
+    ('["x"]', "result 0: a result must be a JSON object, got str"),
+    ('"x"', "result 0: a result must be a JSON object, got str"),
+    ("[" * 100_000 + "]" * 100_000, "not a JSON results file .*recursion"),
+])
+def test_a_results_file_of_other_json_values_is_one_data_error_naming_it(tmp_path, text, message):
+    # Not an AttributeError or RecursionError from inside the reader.
+    (tmp_path / "odd.json").write_text(text)
+    with pytest.raises(DataError, match=f"odd.json: {message}"):
+        load_results(tmp_path / "odd.json")
+    with pytest.raises(KccaDescError, match="odd.json: (holds no result record|not a JSON results file)"):
+        load_runs([tmp_path / "odd.json"])
 
 
 def test_markdown_rows_columns_markers_and_cis():
