@@ -30,7 +30,8 @@ from ..adapters.base import check_texts
 from ..data.images import ImageSource, require_image_source
 from ..evaluate.scores import DirectionalScores, cosine_scores
 
-__all__ = ["RetrievalMethod", "TwoTowerMethod", "check_score_inputs", "keep_supported_components"]
+__all__ = ["RetrievalMethod", "TwoTowerMethod", "check_score_inputs", "keep_supported_components",
+           "keep_below_training_size"]
 
 
 def check_score_inputs(images: ImageSource, captions: Sequence[str]) -> tuple[ImageSource, list[str]]:
@@ -186,3 +187,15 @@ def keep_supported_components(owner, grid: Sequence[int], limit: int, requiremen
             else f"the grid of n_components uses {list(kept)} instead of {list(grid)}")
     warn_user(f"{why}: {used}")
     return kept
+
+
+def keep_below_training_size(owner, grid: Sequence[int], n_train: int, *,
+                             default: int | Sequence[int]) -> tuple[int, ...]:
+    """:func:`keep_supported_components` for the n_train - 1 canonical pairs of ``n_train`` training images.
+
+    Known before any work: the centred kernels of ``n_train`` images have rank n_train - 1 at
+    most (also when each image repeats once per caption).
+    """
+    return keep_supported_components(
+        owner, grid, n_train - 1, f"below the number of training images ({n_train})",
+        f"{n_train} training images support at most {n_train - 1} KCCA dimensions", default=default)

@@ -38,7 +38,7 @@ from ..adapters.base import Encoder
 from ..kcca.linear import LinearCCA
 from ..evaluate.scores import DirectionalScores, cosine_scores
 from .._core.validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions
-from .base import RetrievalMethod, WrapsModel, keep_supported_components
+from .base import RetrievalMethod, WrapsModel, keep_below_training_size, keep_supported_components
 from .nn import nearest_neighbour_scores
 
 __all__ = ["FeatureBridgeMethod", "median_gamma", "training_pairs"]
@@ -166,12 +166,10 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     def _supported_n_components(self, n_train: int) -> int:
         """``n_components``, or fewer where ``n_train`` training images or ``rank`` support fewer.
 
-        The centred kernel of the training pairs' images has rank n_train - 1 at most (each
-        image repeats once per caption), and the incomplete Cholesky factors rank ``rank``.
+        Both limits are known before any work: n_train - 1 (:func:`~.base.keep_below_training_size`)
+        and the rank ``rank`` of the incomplete Cholesky factors.
         """
-        kept = keep_supported_components(
-            self, (self.n_components,), n_train - 1, f"below the number of training images ({n_train})",
-            f"{n_train} training images support at most {n_train - 1} KCCA dimensions", default=DEFAULT_N_COMPONENTS)
+        kept = keep_below_training_size(self, (self.n_components,), n_train, default=DEFAULT_N_COMPONENTS)
         return keep_supported_components(
             self, kept, self.rank, f"at most rank={self.rank} (the incomplete Cholesky factors' rank)",
             f"KCCA factors of rank {self.rank} give at most {self.rank} canonical pairs",

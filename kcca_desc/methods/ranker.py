@@ -52,7 +52,7 @@ from .._core.validation import (
     raise_together,
     validation_errors,
 )
-from .base import RetrievalMethod, keep_supported_components
+from .base import RetrievalMethod, keep_below_training_size, keep_supported_components
 from .fusion import borda_fuse
 from .selection import dev_metrics, select_per_task
 
@@ -331,9 +331,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         """
         if n_train < 2:
             raise DataError(f"ImageSentenceRanker needs at least 2 training images, got {n_train}")
-        kept = keep_supported_components(
-            self, self.n_components, n_train - 1, f"below the number of training images ({n_train})",
-            f"{n_train} training images support at most {n_train - 1} KCCA dimensions", default=DEFAULT_N_COMPONENTS)
+        kept = keep_below_training_size(self, self.n_components, n_train, default=DEFAULT_N_COMPONENTS)
         rank = (self.kcca_params or {}).get("rank")
         if rank is None:
             return kept
