@@ -380,6 +380,18 @@ def neural_table(results: ResultsFiles) -> str:
     ) + "\n\n" + table(["system", "trained on"] + [f"{p} {t}" for p in PROTOCOLS for t in TASKS], rows)
 
 
+def vse_hardest_training(results: ResultsFiles) -> str:
+    """The training time of the `cpu` VSE++ model on Flickr8K, for the kernels page's example."""
+    result = _neural(results)[("vse_hardest", "karpathy")]
+    if result["params"]["config"] != "cpu":
+        raise ValueError(f"neural.json: vse_hardest was trained in the {result['params']['config']!r} "
+                         "configuration, not 'cpu'")
+    return paragraph(
+        "A small model on the synthetic data (the `cpu` configuration of `TRAINABLE_VARIANTS[\"vse_hardest\"]` "
+        f"trained in {duration(result['params']['train_s'])} on Flickr8K ({_trained_on(result)}); what every "
+        "model cost to train is in the [benchmark notes](../benchmark_notes.md)):")
+
+
 def neural_notes(results: ResultsFiles) -> str:
     found = _neural(results)
     gpu = _neural(results, "neural_gpu")
@@ -1116,6 +1128,7 @@ REGIONS: dict[str, Callable[[ResultsFiles], str]] = {
     "neural_table": neural_table,
     "neural_notes": neural_notes,
     "trainable_models": trainable_models,
+    "vse_hardest_training": vse_hardest_training,
     "rei_ablation": rei_ablation,
     "solve_dtype": solve_dtype,
     "blas": blas,
@@ -1136,6 +1149,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "docs/user_guide/neural.md": ("neural_table", "neural_notes", "rei_ablation", "image_encoders",
                                   "offline_encoders"),
     "docs/user_guide/solvers.md": ("solve_dtype",),
+    "docs/user_guide/kernels.md": ("vse_hardest_training",),
     "docs/user_guide/reliability.md": ("reliability",),
     "docs/benchmark_notes.md": ("hodosh_time", "stage_floors", "trainable_models", "report", "scale", "blas",
                                 "cupy"),
