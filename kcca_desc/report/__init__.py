@@ -12,8 +12,11 @@ benchmark's records) and writes into one directory:
 The page holds the results table with bootstrap intervals, the comparison against the
 reference run when several are given, recall@K curves (K = 1..100), the distribution of the
 gold ranks, a forest plot of the intervals, training curves of runs that record them, a gallery
-of what the first run retrieves for a seeded sample of queries (the gold item marked), its worst
-queries, and the queries on which the first two runs disagree most.
+of what one run retrieves for a seeded sample of queries (the gold item marked), its worst
+queries, and the queries on which it and its protocol's reference run (or, when it is the
+reference, the next run) disagree most.  The gallery's run is chosen by ``gallery=`` (``--gallery``)
+and the reference by ``reference=`` (``--reference``); both default to the first run, so by default
+the gallery shows the first run and its disagreements with the second.
 
 Command line::
 
