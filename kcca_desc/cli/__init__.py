@@ -9,5 +9,7 @@
 * :mod:`.interrupts` — Ctrl-C and SIGTERM stop a run at once, keeping what it finished;
 * :mod:`.errors` — a problem the user can fix is one ``error:`` line and an exit code.
 
-Nothing else of the toolkit imports this package.
+Nothing else of the toolkit imports this package, except the ``python -m`` shims
+(``kcca_desc/fit.py``, ``kcca_desc/compare.py``, ``kcca_desc/report/__main__.py``; the last is
+whitelisted under ``ignore_imports`` of the layers contract in ``pyproject.toml``).
 """
