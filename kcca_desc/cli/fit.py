@@ -147,8 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--data", type=_choice("data set", DATASETS), default="synthetic",
                    help="data set: " + DATASETS.describe())
     g.add_argument("--data-root", default=None,
-                   help="Flickr8K directory (else $KCCA_DESC_FLICKR8K), or the JSON/TSV file for json/tsv")
-    g.add_argument("--image-root", default=None, help="image directory for --data json/tsv")
+                   help="Flickr8K directory (else $KCCA_DESC_FLICKR8K), or the JSON/TSV file for json/tsv, "
+                        "or Karpathy's split file for flickr30k/coco")
+    g.add_argument("--image-root", default=None,
+                   help="image directory for --data json, flickr30k and coco (required) or tsv (optional)")
     g.add_argument("--n-images", type=int, default=None,
                    help="synthetic data set size (default: the generator's, 1000 images)")
     g.add_argument("--protocol", type=_choice("protocol", PROTOCOLS + ("both",)), default="hodosh",

@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=None, choices=list(DATASETS),
                    help="data set of the runs, for the gallery (none: the one the results file records)")
     p.add_argument("--data-root", default=None, help="its directory or file (none: as recorded)")
-    p.add_argument("--image-root", default=None, help="image directory for --data json/tsv")
+    p.add_argument("--image-root", default=None,
+                   help="image directory for --data json, flickr30k and coco (required) or tsv (optional)")
     p.add_argument("--gallery", default=None, metavar="RUN",
                    help="the run whose retrievals the gallery shows: a label, system or file (default: the first run)")
     p.add_argument("--n-gallery", type=int, default=6, help="sampled queries per gallery")

@@ -105,8 +105,8 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, *, seed: int 
         A name in :data:`DATASETS`: "synthetic", "flickr8k", "json", "tsv" (see the module
         docstring) or any data set registered there.
     root : path-like, optional
-        The Flickr8K directory (default ``$KCCA_DESC_FLICKR8K``) or the JSON /
-        TSV file; must be None for ``synthetic``.
+        The Flickr8K directory (default ``$KCCA_DESC_FLICKR8K``), the JSON / TSV file, or
+        Karpathy's split file of ``flickr30k`` / ``coco``; must be None for ``synthetic``.
     seed : int, default=0
         Seed of the synthetic data set; the others are not random.
     problems : ProblemLog, optional
@@ -116,8 +116,8 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, *, seed: int 
     **options
         Passed to the loader: ``n_images``, ``image_size``, ``n_captions``,
         ``split_fractions``, ``vocabulary`` (synthetic); ``captions`` (flickr8k);
-        ``image_root`` (json, required; tsv, optional).  Options set to None
-        are dropped, so a command line can pass all of its flags.
+        ``image_root`` (json, flickr30k and coco, required; tsv,
+        optional).  Options set to None are dropped, so a command line can pass all of its flags.
 
     Returns
     -------
