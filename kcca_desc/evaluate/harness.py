@@ -32,7 +32,8 @@ def _method_params(method, params: Mapping | None) -> dict:
         return dict(params)
     get_params = getattr(method, "get_params", None)
     recorded = dict(get_params()) if callable(get_params) else {}
-    # What fitting chose on train and dev (a multiple-kernel system's weights) beside what was set.
+    # What fitting chose on train and dev (the grid of components used, a multiple-kernel system's
+    # weights) beside what was set.
     chosen = getattr(method, "chosen_params_", None)
     if chosen:
         recorded["chosen"] = dict(chosen)
