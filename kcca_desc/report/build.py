@@ -16,7 +16,7 @@ from .. import __version__
 from .._core.cache import atomic_write_text
 from .compare import Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
-from .._core.errors import ParameterError, warn_user
+from .._core.errors import DataError, ParameterError, warn_user
 from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result, format_task_figure
@@ -201,12 +201,27 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
     -------
     Path
         ``out/report.html``.
+
+    Raises
+    ------
+    DataError
+        Before any work, if a result lacks its per-query ranks (saved by
+        :func:`~kcca_desc.evaluate.results.save_results` without ``include_ranks=True``).
     """
     if int(n_gallery) < 0 or int(n_worst) < 0:
         raise ParameterError(f"n_gallery and n_worst must be >= 0, got {n_gallery} and {n_worst}")
     runs = [r if isinstance(r, Run) else Run(r, "") for r in results]
     if not runs:
         raise ParameterError("build_report: no result to report")
+    for run in runs:
+        # Every table, interval and test is recomputed from the per-query ranks, which
+        # save_results leaves out unless asked: say so before any work.
+        missing = [task for task in TASKS if task not in run.result.ranks]
+        if missing:
+            where = f" ({run.source})" if run.source else ""
+            raise DataError(f"build_report: per-query {' and '.join(missing)} ranks are missing from result "
+                            f"{run.result.system!r} ({run.result.protocol}){where}; save it with "
+                            "save_results(..., include_ranks=True) to report it")
     shown = gallery_run(runs, gallery)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

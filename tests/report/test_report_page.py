@@ -206,3 +206,16 @@ def test_cli_names_an_unknown_gallery_run_before_any_work(tmp_path, run_files, c
     assert report_main([*map(str, run_files), "--out", str(tmp_path / "r"), "--gallery", "nope", "--quiet"]) == 2
     assert "gallery: 'nope' is none of the runs" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_results_saved_without_ranks_are_refused_before_any_work(tmp_path, run_files):
+    # save_results leaves the per-query ranks out by default; the report needs them.
+    from kcca_desc._core.errors import DataError
+    from kcca_desc.evaluate import load_results, save_results
+    path = tmp_path / "out.json"
+    save_results([run.result for run in load_runs(run_files[:1])], path)
+    out = tmp_path / "report"
+    with pytest.raises(DataError, match=r"per-query annotation and search ranks are missing from result "
+                                        r"'.+'.*include_ranks=True"):
+        build_report(load_results(path), out)
+    assert not out.exists()
