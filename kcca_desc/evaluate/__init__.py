@@ -20,6 +20,7 @@ from .statistics import (
     add_confidence_intervals,
     add_significance,
     bootstrap_ci,
+    bootstrap_groups,
     bootstrap_intervals,
     cohens_kappa,
     interval_settings,
@@ -39,5 +40,5 @@ __all__ = [
     "simple_tokenize", "EXPERT_THRESHOLDS",
     "mcnemar_test", "paired_randomization_test", "bootstrap_ci", "metric_cis", "bootstrap_intervals",
     "interval_settings", "spearman_rho",
-    "kendall_tau", "cohens_kappa", "add_confidence_intervals", "add_significance",
+    "kendall_tau", "cohens_kappa", "add_confidence_intervals", "add_significance", "bootstrap_groups",
 ]

@@ -41,7 +41,7 @@ __all__ = [
     "McNemarResult", "RandomizationResult", "mcnemar_test", "paired_randomization_test",
     "bootstrap_ci", "metric_cis", "bootstrap_intervals", "interval_settings", "spearman_rho", "kendall_tau",
     "cohens_kappa",
-    "add_confidence_intervals", "add_significance", "paired_tests",
+    "add_confidence_intervals", "add_significance", "paired_tests", "bootstrap_groups",
     "N_RESAMPLES", "N_PERMUTATIONS", "CONFIDENCE",
 ]
 
@@ -515,18 +515,65 @@ def cohens_kappa(a, b) -> float:
     return float(cohen_kappa_score(a, b))
 
 
+def caption_images(result: Result) -> np.ndarray | None:
+    """The pool image of each search query (caption), where ``result`` records it.
+
+    From ``result.queries["caption_image"]`` (:func:`~kcca_desc.evaluate.evaluate_fitted` keeps
+    it), else ``result.extras["caption_image"]`` (a benchmark's records); None without either.
+    """
+    found = result.queries.get("caption_image", result.extras.get("caption_image"))
+    return None if found is None else np.asarray(found, dtype=np.int64)
+
+
+def bootstrap_groups(result: Result) -> dict[str, np.ndarray]:
+    """The bootstrap clusters of each task of ``result``: the karpathy captions of one image are one.
+
+    Under the hodosh protocol every query is its own cluster (the ordinary bootstrap: ``{}``);
+    under the karpathy protocol the search queries are grouped by their image
+    (``{"search": caption_images(result)}``), so that the five captions of an image are resampled
+    together. :func:`add_confidence_intervals` uses it by default, and
+    :func:`kcca_desc.report.compare.compare_runs` always.
+
+    Raises
+    ------
+    DataError
+        If a karpathy result does not record the image of each caption, or records one for
+        another number of search queries.
+    """
+    if result.protocol != "karpathy":
+        return {}
+    groups = caption_images(result)
+    if groups is None:
+        raise DataError(f"karpathy result {result.system!r} does not record the image of each caption "
+                        "(caption_image), which the cluster bootstrap needs")
+    if "search" in result.ranks and groups.size != len(result.ranks["search"]):
+        raise DataError(f"result {result.system!r}: {groups.size} caption images for "
+                        f"{len(result.ranks['search'])} search queries")
+    return {"search": groups}
+
+
 def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
                              seed: int = 0, groups: Mapping[str, Sequence] | None = None) -> Result:
     """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``).
 
-    ``groups`` maps a task to a cluster label per query (see :func:`metric_cis`),
-    e.g. ``{"search": view.caption_image}`` so that the five captions of an
-    image under the karpathy protocol are resampled together.
+    ``groups`` maps a task to a cluster label per query (see :func:`metric_cis`). By default
+    (None) they are :func:`bootstrap_groups`: under the karpathy protocol the five captions of
+    an image are resampled together (search queries clustered by the image the result records
+    in ``queries["caption_image"]``), as ``python -m kcca_desc.compare`` and the report do;
+    under hodosh every query is resampled on its own. ``groups={}`` resamples every query on
+    its own under either protocol. ``extras["ci_settings"]["resampled"]`` says which was done
+    (``"clusters"`` or ``"queries"`` per task).
+
+    Raises
+    ------
+    DataError
+        If ``result`` lacks per-query ranks, or, with the default groups, is a karpathy result
+        without the image of each caption (pass ``groups`` then).
     """
     missing = [t for t in TASKS if t not in result.ranks]
     if missing:
         raise DataError(f"result of {result.system!r} has no per-query ranks for {', '.join(missing)}")
-    groups = dict(groups or {})
+    groups = bootstrap_groups(result) if groups is None else dict(groups)
     unknown = set(groups) - set(TASKS)
     if unknown:
         raise ParameterError(f"groups: unknown task(s) {sorted(unknown)}; expected some of {list(TASKS)}")

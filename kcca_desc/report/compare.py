@@ -44,12 +44,13 @@ from typing import Any
 import numpy as np
 
 from .._core.cache import atomic_write_text
-from .._core.errors import KccaDescError
+from .._core.errors import DataError, KccaDescError
 from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound
 from ..evaluate.ranks import TASKS, retrieval_metrics
 from ..evaluate.results import Result, format_task_figure, task_figures
-from ..evaluate.statistics import CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, metric_cis, paired_tests
+from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, bootstrap_groups, caption_images, metric_cis,
+                                   paired_tests)
 
 __all__ = [
     "ComparisonError", "Run", "Comparison", "load_runs", "system_names", "check_comparable", "cluster_groups",
@@ -220,31 +221,26 @@ def _first_difference(a: list, b: list) -> int:
 
 def caption_image(result: Result) -> np.ndarray | None:
     """The pool image of each search query (caption), where the result records it."""
-    found = result.queries.get("caption_image", result.extras.get("caption_image"))
-    return None if found is None else np.asarray(found, dtype=np.int64)
+    return caption_images(result)
 
 
 def cluster_groups(result: Result) -> dict[str, np.ndarray]:
     """The bootstrap clusters of each task: the karpathy captions of one image are one cluster.
 
     Under the hodosh protocol every query is its own cluster (the ordinary bootstrap); under
-    the karpathy protocol the search queries are grouped by their image.
+    the karpathy protocol the search queries are grouped by their image
+    (:func:`~kcca_desc.evaluate.statistics.bootstrap_groups`, the default of
+    :func:`~kcca_desc.evaluate.statistics.add_confidence_intervals`).
 
     Raises
     ------
     ComparisonError
         If a karpathy result does not record the image of each caption.
     """
-    if result.protocol != "karpathy":
-        return {}
-    groups = caption_image(result)
-    if groups is None:
-        raise ComparisonError(f"karpathy result {result.system!r} does not record the image of each caption "
-                              "(caption_image), which the cluster bootstrap needs")
-    if groups.size != len(result.ranks["search"]):
-        raise ComparisonError(f"result {result.system!r}: {groups.size} caption images for "
-                              f"{len(result.ranks['search'])} search queries")
-    return {"search": groups}
+    try:
+        return bootstrap_groups(result)
+    except DataError as exc:
+        raise ComparisonError(str(exc)) from None
 
 
 @dataclass

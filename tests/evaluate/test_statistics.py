@@ -272,3 +272,31 @@ def test_cohens_kappa_three_labels_and_bad_input():
     assert cohens_kappa([1, 2], [2, 1]) == pytest.approx(-1.0)
     with pytest.raises(ValueError, match="one length"):
         cohens_kappa([1, 2], [1, 2, 3])
+
+
+def test_add_confidence_intervals_clusters_karpathy_search_by_image_by_default():
+    # As documented (user_guide/evaluation.md) and as compare does: under karpathy the five
+    # captions of an image are resampled together; under hodosh every query on its own.
+    from kcca_desc.data.registry import load_dataset
+    from kcca_desc.evaluate import bootstrap_groups, result_from_scores
+    from kcca_desc.report.compare import cluster_groups
+    view = load_dataset("synthetic", n_images=60, seed=0).view("test", "karpathy")
+    scores = np.random.default_rng(0).normal(size=(view.n_images, view.n_captions))
+    default = add_confidence_intervals(result_from_scores(scores, view, "random"), n_resamples=300)
+    clustered = add_confidence_intervals(result_from_scores(scores, view, "random"), n_resamples=300,
+                                         groups={"search": view.caption_image})
+    plain = add_confidence_intervals(result_from_scores(scores, view, "random"), n_resamples=300, groups={})
+    assert default.extras["ci_settings"]["resampled"] == {"annotation": "queries", "search": "clusters"}
+    assert default.extras["ci"] == clustered.extras["ci"]
+    assert plain.extras["ci_settings"]["resampled"] == {"annotation": "queries", "search": "queries"}
+    assert plain.extras["ci"]["search"] != default.extras["ci"]["search"]
+    assert np.array_equal(cluster_groups(default)["search"], bootstrap_groups(default)["search"])
+    hodosh = load_dataset("synthetic", n_images=60, seed=0).view("test", "hodosh")
+    h = add_confidence_intervals(result_from_scores(scores[:, :hodosh.n_captions][:hodosh.n_images], hodosh, "h"),
+                                 n_resamples=300)
+    assert h.extras["ci_settings"]["resampled"] == {"annotation": "queries", "search": "queries"}
+    bare = result_from_scores(scores, view, "bare")
+    bare.queries.pop("caption_image")
+    with pytest.raises(ValueError, match="caption_image"):
+        add_confidence_intervals(bare, n_resamples=50)
+    add_confidence_intervals(bare, n_resamples=50, groups={})  # the query bootstrap, asked for
