@@ -564,6 +564,12 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
     its own under either protocol. ``extras["ci_settings"]["resampled"]`` says which was done
     (``"clusters"`` or ``"queries"`` per task).
 
+    Returns
+    -------
+    Result
+        ``result`` itself, changed in place (returned for chaining; copy it first,
+        ``copy.deepcopy(result)``, to keep one without intervals).
+
     Raises
     ------
     DataError
@@ -633,6 +639,11 @@ def add_significance(result: Result, baseline: Result, *, n_permutations: int = 
     The p-values of :func:`paired_tests` (McNemar for R@K, paired randomisation for median
     and mean rank), by task and metric.  Both results must come from the same view (same
     queries in the same order).
+
+    Returns
+    -------
+    Result
+        ``result`` itself, changed in place (returned for chaining).
     """
     tests = paired_tests(result, baseline, n_permutations=n_permutations, seed=seed)
     result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in by_metric.items()}
