@@ -9,10 +9,12 @@ the statistics of :mod:`kcca_desc.evaluate.statistics`.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import asdict
 from typing import Mapping, Sequence
 
+from .._core.errors import ParameterError
 from .._core.profile import profiled
 from .._core.provenance import environment
 from ..data.dataset import Dataset, RetrievalView
@@ -139,10 +141,19 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
     return result
 
 
-def evaluate_method(method, train: Dataset, view: RetrievalView, *, name: str | None = None,
-                    params: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
-                    judgments=None, references=None) -> Result:
-    """Fit ``method`` on ``train``, score ``view`` and measure both tasks.
+def _fit_accepts_dev(method) -> bool:
+    """Whether ``method.fit`` takes a dev view (a ``dev`` parameter, as the rankers that select models)."""
+    try:
+        parameters = inspect.signature(method.fit).parameters
+    except (TypeError, ValueError):  # a fit without a signature Python can read (a builtin)
+        return False
+    return "dev" in parameters
+
+
+def evaluate_method(method, train: Dataset, view: RetrievalView, *, dev: RetrievalView | None = None,
+                    name: str | None = None, params: Mapping | None = None, timings: Mapping | None = None,
+                    ks: Sequence[int] = (1, 5, 10), judgments=None, references=None, top_k: int = 10) -> Result:
+    """Fit ``method`` on ``train`` (with ``dev`` if given), score ``view`` and measure both tasks.
 
     ``timings_s`` records ``fit``, ``score`` and ``evaluate`` seconds, plus
     any stage timings the method reports in a ``timings_s_`` attribute.
@@ -150,26 +161,43 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, *, name: str | 
     Parameters
     ----------
     method : RetrievalMethod
-        ``method.fit(train)`` is called once, then ``method.score(view.images, view.captions)``.
+        ``method.fit(train)`` (``method.fit(train, dev)`` with ``dev``) is called once, then
+        ``method.score(view.images, view.captions)``.
     train : Dataset
         The training data.
     view : RetrievalView
         Pools and gold items (hodosh or karpathy protocol).
-    name, params, ks, judgments, references
-        As for :func:`evaluate_fitted`, which scores the fitted method.
+    dev : RetrievalView, optional
+        The view a method that selects models on held-out data fits with (e.g.
+        ``data.view("dev", "hodosh")`` for :class:`~kcca_desc.methods.ranker.ImageSentenceRanker`
+        with a grid of settings); only for a method whose ``fit`` takes a ``dev`` argument.
+    name, params, timings, ks, judgments, references, top_k
+        As for :func:`evaluate_fitted`, which scores the fitted method; ``timings`` are recorded
+        beside those of the fit.
 
     Returns
     -------
     Result
         With the per-query ranks in ``result.ranks``.
 
+    Raises
+    ------
+    ParameterError
+        If ``dev`` is given to a method whose ``fit`` takes no dev view.
+
     See Also
     --------
     evaluate_fitted : the same for a method that is already fitted.
     """
+    if dev is not None and not _fit_accepts_dev(method):
+        raise ParameterError(f"dev: {_system_name(method, name)!r} fits on train alone "
+                             f"({type(method).__name__}.fit takes no dev view); leave dev=None")
     start = time.perf_counter()
-    method.fit(train)
+    if dev is None:
+        method.fit(train)
+    else:
+        method.fit(train, dev=dev)
     fit_s = time.perf_counter() - start
-    timings = {**getattr(method, "timings_s_", {}), "fit": fit_s}
+    timings = {**(timings or {}), **getattr(method, "timings_s_", {}), "fit": fit_s}
     return evaluate_fitted(method, view, name=name, params=params, timings=timings, ks=ks, judgments=judgments,
-                           references=references)
+                           references=references, top_k=top_k)

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from kcca_desc._core.errors import ParameterError
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.harness import evaluate_fitted, evaluate_method, result_from_scores
@@ -119,3 +120,32 @@ def test_judgments_are_added_on_hodosh_views_only():
     assert "per_query" not in result.to_json() and "r_precision" not in result.to_json()
     karpathy = evaluate_fitted(method, data.view("test", "karpathy"), judgments=judgments)
     assert "judgments" not in karpathy.extras
+
+
+class DevSelector(NumberMatcher):
+    """A matcher that, like the rankers with a grid, needs a dev view to choose its shift."""
+
+    def fit(self, train, dev=None):
+        super().fit(train)
+        if dev is None:
+            raise ValueError("a grid of 2 settings needs a dev view; pass dev=...")
+        self.dev_split_ = dev.split
+        return self
+
+
+def test_evaluate_method_fits_with_a_dev_view_and_passes_evaluate_fitted_settings():
+    data = toy_dataset()
+    method = DevSelector()
+    result = evaluate_method(method, data.subset("train"), data.view("test", "hodosh"),
+                             dev=data.view("train", "hodosh"), top_k=2, timings={"load": 1.5})
+    assert method.dev_split_ == "train"
+    assert result.queries["top"]["annotation"].shape == (6, 2)
+    assert result.timings_s["load"]["wall_s"] == 1.5 and {"fit", "score", "evaluate"} <= set(result.timings_s)
+
+
+def test_evaluate_method_refuses_a_dev_view_for_a_method_fitted_on_train_alone():
+    data = toy_dataset()
+    method = NumberMatcher()
+    with pytest.raises(ParameterError, match="dev: 'matcher' fits on train alone"):
+        evaluate_method(method, data.subset("train"), data.view("test", "hodosh"), dev=data.view("train", "hodosh"))
+    assert not hasattr(method, "n_fit_calls_")
