@@ -302,10 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for result in results:
             # The file records the run's profile up to here: the report stage is still to come.
             result.add_timings(run_profile.table())
-        # The other tasks' figures come as a second table, with their bootstrap intervals.
-        print(format_table(results, ci=True))
+        # The other tasks' figures come as a second table, with their bootstrap intervals (the
+        # retrieval figures have none here: the tables show intervals only when the tasks have some).
+        ci = any("ci" in figures for r in results for figures in r.extras.get("tasks", {}).values())
+        print(format_table(results, ci=ci))
         with profiled("report"):
-            _write_outputs(args, results, dataset)
+            _write_outputs(args, results, dataset, ci=ci)
     _LOGGER.info("stage profile of the run:\n%s",
                  format_profile(run_profile.table(), total_s=time.perf_counter() - start))
     return 0
@@ -321,15 +323,15 @@ def _resolved(system, method) -> dict:
     return {setting.name: chosen[setting.sets] for setting in system.settings if setting.sets in chosen}
 
 
-def _write_outputs(args: argparse.Namespace, results: list, dataset) -> None:
+def _write_outputs(args: argparse.Namespace, results: list, dataset, *, ci: bool) -> None:
     """The results file and its tables (``--out``) and the HTML report (``--report``)."""
     if args.out:
         def write(out: Path) -> Path:
             # The per-query ranks go in too, so every figure can be recomputed and tested from the file.
             save_results(results, out, include_ranks=True)
-            atomic_write_text(out.with_suffix(".md"), to_markdown(results, ci=True))
-            atomic_write_text(out.with_suffix(".csv"), to_csv(results, ci=True))
-            atomic_write_text(out.with_suffix(".tex"), to_latex(results, ci=True))
+            atomic_write_text(out.with_suffix(".md"), to_markdown(results, ci=ci))
+            atomic_write_text(out.with_suffix(".csv"), to_csv(results, ci=ci))
+            atomic_write_text(out.with_suffix(".tex"), to_latex(results, ci=ci))
             return out
 
         print(f"wrote {write_or_keep(args.out, write)} (+ .md, .csv, .tex)")

@@ -60,7 +60,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._core.cache import atomic_write_text
-from .._core.errors import DataError, ParameterError
+from .._core.errors import DataError, ParameterError, warn_user
 from .._core.profile import stage_entry
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
@@ -202,10 +202,21 @@ class Result:
         self.queries = _check_queries(dict(self.queries), self.ranks, self.system)
 
     def metric(self, task: str, name: str) -> float:
-        """One figure, e.g. ``result.metric("search", "R@5")``."""
+        """One figure, e.g. ``result.metric("search", "R@5")``.
+
+        Raises
+        ------
+        UnknownNameError
+            If ``task`` is not a task or ``name`` not one of its metrics (the message lists them);
+            a ``KeyError``.
+        """
         if task not in TASKS:
             raise UnknownNameError(f"unknown task {task!r}; available: {', '.join(TASKS)}")
-        return getattr(self, task)[name]
+        metrics = getattr(self, task)
+        if name not in metrics:
+            raise UnknownNameError(f"result of {self.system!r}: unknown {task} metric {name!r}; "
+                                   f"available: {', '.join(metrics)}")
+        return metrics[name]
 
     def add_timings(self, timings: Mapping) -> None:
         """Record stage timings (plain wall seconds or ``{"wall_s", "cpu_s"}`` entries), replacing same-named ones."""
@@ -293,6 +304,23 @@ def load_results(path: str | os.PathLike) -> list[Result]:
 
 
 # ----------------------------------------------------------------- tables
+def _table_results(results: Result | Iterable[Result], ci: bool) -> list[Result]:
+    """The results of a table as a list (one :class:`Result` is a table of one row).
+
+    With ``ci``, warns about the results that have no intervals at all: their rows would print
+    the plain figures, which is easily mistaken for a table with intervals.
+    """
+    results = [results] if isinstance(results, Result) else list(results)
+    if ci:
+        bare = [r.system for r in results
+                if "ci" not in r.extras and not any("ci" in m for m in r.extras.get("tasks", {}).values())]
+        if bare:
+            warn_user(f"ci=True, but {len(bare)} result(s) have no confidence intervals "
+                      f"({', '.join(map(repr, bare))}): their rows show the figures alone; add intervals "
+                      "with kcca_desc.evaluate.add_confidence_intervals(result) (needs the per-query ranks)")
+    return results
+
+
 def _varying(results: Sequence[Result]) -> list[str]:
     """Identity columns beside the system name: those that differ between rows."""
     return [key for key in ("dataset", "protocol", "split") if len({getattr(r, key) for r in results}) > 1]
@@ -399,14 +427,16 @@ def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
             *["| " + " | ".join(row) + " |" for row in rows]]
 
 
-def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
+def to_markdown(results: Result | Sequence[Result], *, ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
     """A Markdown table, one row per result.
 
     Parameters
     ----------
-    results : sequence of Result
+    results : Result or sequence of Result
+        One result is a table of one row.
     ci : bool, default=False
-        Append ``[low, high]`` where ``extras["ci"]`` has an interval.
+        Append ``[low, high]`` where ``extras["ci"]`` has an interval; warns about results with
+        none (:func:`~kcca_desc.evaluate.statistics.add_confidence_intervals` adds them).
     alpha : float, default=0.05
         Significance level of the markers.
     marker : str, default="*"
@@ -428,6 +458,7 @@ def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0
     Results with other tasks' figures (``extras["tasks"]``) get a second table below, one
     row per result, with their intervals under ``ci``.
     """
+    results = _table_results(results, ci)
     lines = _markdown(*_rows(results, ci, alpha, marker))
     tasks = _task_rows(results, ci)
     if tasks is not None:
@@ -435,7 +466,7 @@ def to_markdown(results: Sequence[Result], *, ci: bool = False, alpha: float = 0
     return "\n".join(lines) + "\n"
 
 
-def to_csv(results: Sequence[Result], *, ci: bool = False) -> str:
+def to_csv(results: Result | Sequence[Result], *, ci: bool = False) -> str:
     """CSV, one row per result, ``task_metric`` columns, figures rounded as the tables print them.
 
     Each figure has the precision of :meth:`Metric.format <kcca_desc.evaluate.metrics.Metric.format>`
@@ -446,10 +477,11 @@ def to_csv(results: Sequence[Result], *, ci: bool = False) -> str:
 
     Parameters
     ----------
-    results : sequence of Result
+    results : Result or sequence of Result
+        One result is a table of one row.
     ci : bool, default=False
         Add ``task_metric_ci_low`` / ``_ci_high`` columns after each metric and each other task's
-        figure (empty where no interval was computed).
+        figure (empty where no interval was computed); warns about results with no intervals at all.
 
     Returns
     -------
@@ -461,6 +493,7 @@ def to_csv(results: Sequence[Result], *, ci: bool = False) -> str:
     DataError
         If ``results`` is empty.
     """
+    results = _table_results(results, ci)
     if not results:
         raise DataError("a results table needs at least one result")
     columns = ["system", "dataset", "protocol", "split"]
@@ -497,14 +530,16 @@ def to_csv(results: Sequence[Result], *, ci: bool = False) -> str:
     return buffer.getvalue()
 
 
-def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05,
+def to_latex(results: Result | Sequence[Result], *, ci: bool = False, alpha: float = 0.05,
              marker: str = r"$^{*}$") -> str:
     """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups.
 
     The source compiles with pdflatex as written: its first line (:data:`~kcca_desc.evaluate.latex.LATEX_HEADER`)
     names the ``booktabs`` package it needs, and labels are escaped by
     :func:`~kcca_desc.evaluate.latex.latex_escape` (symbols such as ``ρ`` or ``<`` in math mode).
+    ``results``, ``ci``, ``alpha`` and ``marker`` are as for :func:`to_markdown`.
     """
+    results = _table_results(results, ci)
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
     n_ident = len(header) - 2 * len(TABLE_METRICS)
     n_metric = len(TABLE_METRICS)
@@ -534,14 +569,16 @@ def to_latex(results: Sequence[Result], *, ci: bool = False, alpha: float = 0.05
     return "\n".join(lines) + "\n"
 
 
-def format_table(results: Iterable[Result], *, ci: bool = False, alpha: float = 0.05) -> str:
+def format_table(results: Result | Iterable[Result], *, ci: bool = False, alpha: float = 0.05) -> str:
     """A plain-text table for the terminal (aligned columns), as the CLI prints it.
 
     Parameters
     ----------
-    results : iterable of Result
+    results : Result or iterable of Result
+        One result is a table of one row.
     ci : bool, default=False
-        Append ``[low, high]`` where ``extras["ci"]`` has an interval.
+        Append ``[low, high]`` where ``extras["ci"]`` has an interval; warns about results with
+        none (:func:`~kcca_desc.evaluate.statistics.add_confidence_intervals` adds them).
     alpha : float, default=0.05
         Significance level of the ``*`` marking a figure whose ``extras["significance"]``
         p-value is below it.
@@ -558,7 +595,7 @@ def format_table(results: Iterable[Result], *, ci: bool = False, alpha: float = 
     DataError
         If ``results`` is empty.
     """
-    results = list(results)
+    results = _table_results(results, ci)
     text = _aligned(*_rows(results, ci, alpha, "*"), n_ident=1 + len(_varying(results)))
     tasks = _task_rows(results, ci)
     return text if tasks is None else text + "\n" + _aligned(*tasks, n_ident=1 + len(_varying(results)))

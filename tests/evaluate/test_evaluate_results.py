@@ -2,12 +2,14 @@
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kcca_desc._core.errors import DataError, KccaDescError
+from kcca_desc._core.registry import UnknownNameError
 from kcca_desc.evaluate.latex import LATEX_HEADER
 from kcca_desc.report.compare import load_runs
 from kcca_desc.evaluate.results import (
@@ -90,7 +92,8 @@ def test_a_results_file_of_other_json_values_is_one_data_error_naming_it(tmp_pat
 def test_markdown_rows_columns_markers_and_cis():
     r = result(extras={"significance": {"annotation": {"R@1": 0.01, "R@5": 0.2}},
                       "ci": {"search": {"R@10": [27.0, 33.25]}}})
-    md = to_markdown([r, result("NN5 idf F1")], ci=True)
+    with pytest.warns(UserWarning, match="no confidence intervals"):
+        md = to_markdown([r, result("NN5 idf F1")], ci=True)
     lines = md.strip().splitlines()
     assert lines[0] == ("| System | Ann. R@1 | Ann. R@5 | Ann. R@10 | Ann. med r | "
                         "Sea. R@1 | Sea. R@5 | Sea. R@10 | Sea. med r |")
@@ -136,7 +139,8 @@ def test_task_figures_and_their_intervals_in_every_table():
                                "ci": {"accuracy": [37.5, 87.5], "mean_positive": [0.3, 0.52]}},
              "off_topic": {"AP": 71.25, "n_pairs": 16}}
     with_tasks, without = result(extras={"tasks": tasks}), result("NN")
-    md = to_markdown([with_tasks, without], ci=True).split("\n\n")[1].splitlines()
+    with pytest.warns(UserWarning, match="no confidence intervals"):
+        md = to_markdown([with_tasks, without], ci=True).split("\n\n")[1].splitlines()
     assert md[0] == "| System | Forced choice accuracy | Forced choice mean positive | Off topic AP |"
     assert md[2] == "| Tri5Sem | 62.5 [37.5, 87.5] | 0.412 [0.3, 0.52] | 71.2 |"
     assert md[3] == "| NN |  |  |  |"
@@ -150,3 +154,30 @@ def test_task_figures_and_their_intervals_in_every_table():
     tex = to_latex([with_tasks], ci=True)
     assert tex.count(r"\begin{tabular}") == 2 and r"Tri5Sem & 62.5 [37.5, 87.5] & 0.412 [0.3, 0.52] & 71.2 \\" in tex
     assert "Forced choice accuracy" in format_table([with_tasks], ci=True).split("\n\n")[1]
+
+
+def test_one_result_is_a_table_of_one_row():
+    r = result()
+    assert to_markdown(r) == to_markdown([r])
+    assert to_csv(r) == to_csv([r]) and to_latex(r) == to_latex([r])
+    assert format_table(r) == format_table([r])
+
+
+def test_an_unknown_metric_is_a_key_error_listing_the_metrics():
+    with pytest.raises(UnknownNameError, match=r"unknown annotation metric 'R@3'; available: R@1, R@5, R@10"):
+        result().metric("annotation", "R@3")
+    with pytest.raises(KeyError):
+        result().metric("search", "recall")
+
+
+def test_ci_tables_warn_about_results_without_intervals():
+    with_ci = result(extras={"ci": {"search": {"R@10": [27.0, 33.25]}}})
+    bare = result("NN")
+    for table in (format_table, to_markdown, to_csv, to_latex):
+        with pytest.warns(UserWarning, match=r"1 result\(s\) have no confidence intervals \('NN'\).*"
+                                             "add_confidence_intervals"):
+            table([with_ci, bare], ci=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        format_table([with_ci], ci=True)
+        format_table([bare])
