@@ -19,7 +19,7 @@ from .._core.profile import profiled
 from .._core.provenance import environment
 from ..data.dataset import Dataset, RetrievalView
 from .judgments import judgment_metrics
-from .ranks import TASKS, evaluate_scores
+from .ranks import REQUIRED_KS, TASKS, evaluate_scores
 from .results import Result
 
 __all__ = ["evaluate_method", "evaluate_fitted", "result_from_scores"]
@@ -42,6 +42,22 @@ def _method_params(method, params: Mapping | None) -> dict:
     return recorded
 
 
+def _check_ks(ks: Sequence[int]) -> tuple[int, ...]:
+    """The recall cut-offs ``ks`` as whole numbers, checked to include the 1, 5 and 10 of every result."""
+    try:
+        checked = tuple(sorted({int(k) for k in ks}))
+        whole = all(int(k) == k and not isinstance(k, bool) for k in ks)
+    except (TypeError, ValueError):
+        raise ParameterError(f"ks: cut-offs must be positive integers, got {ks!r}") from None
+    if not whole or not checked or checked[0] < 1:
+        raise ParameterError(f"ks: cut-offs must be positive integers, got {ks!r}")
+    missing = [k for k in REQUIRED_KS if k not in checked]
+    if missing:
+        raise ParameterError(f"ks: every result reports R@1, R@5 and R@10, so ks must include "
+                             f"{', '.join(map(str, missing))} (further cut-offs are kept beside them), got {ks!r}")
+    return checked
+
+
 def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapping | None = None,
                        timings: Mapping | None = None, ks: Sequence[int] = (1, 5, 10),
                        judgments=None, references=None, top_k: int = 10) -> Result:
@@ -59,7 +75,9 @@ def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapp
         ``timings_s["evaluate"]`` is added, the wall and CPU time of the metrics, which the run's
         profile counts under its stage ``"evaluation"``.
     ks : sequence of int, default=(1, 5, 10)
-        Recall cut-offs; the results format needs 1, 5 and 10 among them.
+        Recall cut-offs, positive integers including 1, 5 and 10 (every result reports R@1, R@5
+        and R@10); further cut-offs (e.g. ``(1, 5, 10, 20)``) add ``R@K`` figures to the result,
+        which the tables, CSV and intervals include.
     judgments : Flickr8kJudgments, optional
         ``(expert, crowdflower)`` dictionaries
         (:func:`kcca_desc.data.judgments.load_flickr8k_judgments`).  On a
@@ -75,6 +93,7 @@ def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapp
         (0: none), with the query ids, so that a gallery of what each query
         retrieved can be drawn from the results file.
     """
+    ks = _check_ks(ks)
     with profiled("evaluation", watch=False) as elapsed:
         metrics = evaluate_scores(scores, view, ks=ks, method=system, top_k=top_k)
         extras, per_query = {}, {}
@@ -121,6 +140,8 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
         ``"score"`` and ``"evaluate"`` (wall and CPU seconds; both are the stage ``"evaluation"``
         of the run's profile).
     ks : sequence of int, default=(1, 5, 10)
+        Recall cut-offs, including 1, 5 and 10; further ones add ``R@K`` figures (see
+        :func:`result_from_scores`).
     judgments, references, top_k : optional
         Human judgments, reference captions and retrieved candidates kept per
         query, see :func:`result_from_scores`.
@@ -131,6 +152,7 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
         With the per-query ranks in ``result.ranks``.
     """
     label = _system_name(method, name)
+    _check_ks(ks)  # before the scores, which may take long
     with profiled("evaluation") as scoring:
         scores = method.score(view.images, view.captions)
     result = result_from_scores(scores, view, label, params=_method_params(method, params),
@@ -183,12 +205,14 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, *, dev: Retriev
     Raises
     ------
     ParameterError
-        If ``dev`` is given to a method whose ``fit`` takes no dev view.
+        If ``dev`` is given to a method whose ``fit`` takes no dev view, or ``ks`` lacks 1, 5 or
+        10 (checked before fitting).
 
     See Also
     --------
     evaluate_fitted : the same for a method that is already fitted.
     """
+    _check_ks(ks)  # before the fit, which may take long
     if dev is not None and not _fit_accepts_dev(method):
         raise ParameterError(f"dev: {_system_name(method, name)!r} fits on train alone "
                              f"({type(method).__name__}.fit takes no dev view); leave dev=None")

@@ -17,12 +17,13 @@ False
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from .._core.registry import Registry
 
-__all__ = ["Metric", "METRICS", "format_bound"]
+__all__ = ["Metric", "METRICS", "format_bound", "metric_entry"]
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,31 @@ def format_bound(value: float) -> str:
     return f"{value:.1f}"
 
 
+def _recall(k: int) -> Metric:
+    return Metric(f"R@{k}", f"R@{k}", f"R@{k} (%)", "higher", "McNemar")
+
+
 #: The metrics reported, in table order.
 METRICS: Registry[Metric] = Registry("metric")
 for _k in (1, 5, 10):
-    METRICS.register(f"R@{_k}", Metric(f"R@{_k}", f"R@{_k}", f"R@{_k} (%)", "higher", "McNemar"),
+    METRICS.register(f"R@{_k}", _recall(_k),
                      help=f"percent of queries whose gold item is ranked in the top {_k}")
 METRICS.register("median_rank", Metric("median_rank", "med r", "median rank", "lower", "randomisation (median)",
                                        whole_as_integer=True), help="median rank of the gold item")
 METRICS.register("mean_rank", Metric("mean_rank", "mean r", "mean rank", "lower", "randomisation (mean)"),
                  help="mean rank of the gold item")
 del _k
+
+
+def metric_entry(name: str) -> Metric:
+    """The :class:`Metric` of ``name``: one of :data:`METRICS`, or ``R@K`` for any other cut-off K.
+
+    A result evaluated with further cut-offs (``ks=(1, 5, 10, 20)``) has figures such as
+    ``R@20``, which the tables print as they print the registered recalls.
+
+    >>> metric_entry("R@20").axis_label, metric_entry("median_rank").label
+    ('R@20 (%)', 'med r')
+    """
+    if name not in METRICS and re.fullmatch(r"R@[1-9][0-9]*", name):
+        return _recall(int(name[2:]))
+    return METRICS[name]

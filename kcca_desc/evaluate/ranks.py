@@ -29,6 +29,7 @@ References
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -37,12 +38,25 @@ from .._core.errors import DataError, ParameterError
 from ..data.dataset import RetrievalView
 from .scores import DirectionalScores
 
-__all__ = ["gold_ranks", "top_candidates", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS"]
+__all__ = ["gold_ranks", "top_candidates", "retrieval_metrics", "evaluate_scores", "TASKS", "METRIC_KEYS",
+           "REQUIRED_KS", "recall_ks"]
 
 #: The two retrieval directions: annotation ranks captions for an image, search images for a caption.
 TASKS = ("annotation", "search")
 #: The metrics of each task that every results file stores, recomputable from its per-query gold ranks.
 METRIC_KEYS = ("R@1", "R@5", "R@10", "median_rank", "mean_rank", "n_queries")
+#: The recall cut-offs of :data:`METRIC_KEYS`; an evaluation may add further ones (``R@20``...).
+REQUIRED_KS = (1, 5, 10)
+_RECALL = re.compile(r"R@([1-9][0-9]*)")
+
+
+def recall_ks(metrics) -> tuple[int, ...]:
+    """The cut-offs K of the ``R@K`` keys of one task's metrics, in increasing order.
+
+    >>> recall_ks({"R@10": 30.0, "R@1": 8.0, "R@20": 41.0, "R@5": 21.0, "median_rank": 34.0})
+    (1, 5, 10, 20)
+    """
+    return tuple(sorted(int(m.group(1)) for m in map(_RECALL.fullmatch, metrics) if m))
 
 # Temporaries of one chunk (the block, its comparison mask) stay near this size.
 _CHUNK_BYTES = 64 * 2**20

@@ -10,6 +10,11 @@ One evaluation of one system on one split under one protocol is a
      "search": {same keys}, "params": {...},
      "timings_s": {stage: {"wall_s": float, "cpu_s": float, "calls": int}}}
 
+An evaluation with further recall cut-offs (``ks=(1, 5, 10, 20)``) adds their ``"R@K"`` keys to
+``"annotation"`` and ``"search"``, in order of K; every table then has their columns too (empty for
+a result without them), and :func:`~kcca_desc.evaluate.statistics.add_confidence_intervals`
+gives them intervals.
+
 ``timings_s`` is the run's stage profile (:mod:`kcca_desc._core.profile`): wall and CPU seconds
 per stage, ``cpu_s`` and ``calls`` where they were measured.  Files written before it kept plain
 seconds of wall time per stage; they read as ``{"wall_s": seconds}``.
@@ -65,8 +70,8 @@ from .._core.profile import stage_entry
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
 from .latex import LATEX_HEADER, latex_escape
-from .metrics import METRICS, format_bound
-from .ranks import METRIC_KEYS, TASKS
+from .metrics import format_bound, metric_entry
+from .ranks import METRIC_KEYS, TASKS, recall_ks
 
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
@@ -106,14 +111,17 @@ def _check_metrics(metrics: Mapping, task: str, system: str) -> dict:
     missing = [k for k in METRIC_KEYS if k not in metrics]
     if missing:
         raise DataError(f"result of {system!r}: {task} metrics lack {', '.join(missing)}")
-    out = {k: metrics[k] for k in METRIC_KEYS}
-    for k in METRIC_KEYS:
+    # Further cut-offs asked of the evaluation (R@20...) are kept, in order, with R@1, R@5, R@10.
+    recalls = [f"R@{k}" for k in recall_ks(metrics)]
+    keys = [*recalls, *(k for k in METRIC_KEYS if k not in recalls)]
+    out = {k: metrics[k] for k in keys}
+    for k in keys:
         value = out[k]
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ParameterError(f"result of {system!r}: {task} {k} must be a number, got {value!r}")
         if not math.isfinite(value):
             raise DataError(f"result of {system!r}: {task} {k} is {value}")
-    for k in METRIC_KEYS[:3]:
+    for k in recalls:
         if not 0.0 <= out[k] <= 100.0:
             raise DataError(f"result of {system!r}: {task} {k} = {out[k]} is not a percentage in [0, 100]")
     out = {k: float(v) for k, v in out.items()}
@@ -151,7 +159,8 @@ class Result:
         What was evaluated; ``protocol`` is ``"hodosh"`` or ``"karpathy"``.
     annotation, search : dict
         ``R@1``, ``R@5``, ``R@10`` (percent), ``median_rank``,
-        ``mean_rank``, ``n_queries`` of each task.
+        ``mean_rank``, ``n_queries`` of each task, and ``R@K`` of any further cut-off K the
+        evaluation was asked for (other keys are dropped).
     params : dict
         Hyperparameters of the system (JSON-serialisable form).
     timings_s : dict
@@ -326,10 +335,23 @@ def _varying(results: Sequence[Result]) -> list[str]:
     return [key for key in ("dataset", "protocol", "split") if len({getattr(r, key) for r in results}) > 1]
 
 
+def _recall_columns(results: Sequence[Result]) -> list[str]:
+    """``R@K`` of every cut-off of ``results`` (1, 5, 10 and any further one), in increasing order."""
+    ks = {k for r in results for task in TASKS for k in recall_ks(getattr(r, task))}
+    return [f"R@{k}" for k in sorted(ks)]
+
+
+def _table_metrics(results: Sequence[Result]) -> list[str]:
+    """The columns of each task: :data:`TABLE_METRICS`, with the further cut-offs of any result after R@10."""
+    return [*_recall_columns(results), *(m for m in TABLE_METRICS if not m.startswith("R@"))]
+
+
 def _cell(result: Result, task: str, metric: str, ci: bool, alpha: float, marker: str,
           ci_format: str) -> str:
+    if metric not in getattr(result, task):  # a further cut-off that another result of the table has
+        return ""
     value = result.metric(task, metric)
-    text = METRICS[metric].format(value)
+    text = metric_entry(metric).format(value)
     p = result.extras.get("significance", {}).get(task, {}).get(metric)
     if p is not None and p < alpha:
         text += marker
@@ -344,11 +366,12 @@ def _rows(results: Sequence[Result], ci: bool, alpha: float, marker: str,
     if not results:
         raise DataError("a results table needs at least one result")
     ident = _varying(results)
+    metrics = _table_metrics(results)
     header = ["System", *[k.capitalize() for k in ident]]
-    header += [f"{task[:3].capitalize()}. {METRICS[m].label}" for task in TASKS for m in TABLE_METRICS]
+    header += [f"{task[:3].capitalize()}. {metric_entry(m).label}" for task in TASKS for m in metrics]
     rows = [
         [r.system, *[getattr(r, k) for k in ident],
-         *[_cell(r, task, m, ci, alpha, marker, ci_format) for task in TASKS for m in TABLE_METRICS]]
+         *[_cell(r, task, m, ci, alpha, marker, ci_format) for task in TASKS for m in metrics]]
         for r in results
     ]
     return header, rows
@@ -497,8 +520,10 @@ def to_csv(results: Result | Sequence[Result], *, ci: bool = False) -> str:
     if not results:
         raise DataError("a results table needs at least one result")
     columns = ["system", "dataset", "protocol", "split"]
+    recalls = _recall_columns(results)
+    metric_keys = [*recalls, *(m for m in METRIC_KEYS if m not in recalls)]
     for task in TASKS:
-        for m in METRIC_KEYS:
+        for m in metric_keys:
             columns.append(f"{task}_{m}")
             if ci and m != "n_queries":
                 columns += [f"{task}_{m}_ci_low", f"{task}_{m}_ci_high"]
@@ -513,11 +538,14 @@ def to_csv(results: Result | Sequence[Result], *, ci: bool = False) -> str:
     for r in results:
         row = [r.system, r.dataset, r.protocol, r.split]
         for task in TASKS:
-            for m in METRIC_KEYS:
+            for m in metric_keys:
                 if m == "n_queries":
                     row.append(str(r.metric(task, m)))
                     continue
-                row.append(METRICS[m].format(r.metric(task, m)))
+                if m not in getattr(r, task):  # a further cut-off that another result has
+                    row += ["", "", ""] if ci else [""]
+                    continue
+                row.append(metric_entry(m).format(r.metric(task, m)))
                 if ci:
                     interval = r.extras.get("ci", {}).get(task, {}).get(m)
                     row += [format_bound(v) for v in interval] if interval is not None else ["", ""]
@@ -541,8 +569,9 @@ def to_latex(results: Result | Sequence[Result], *, ci: bool = False, alpha: flo
     """
     results = _table_results(results, ci)
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
-    n_ident = len(header) - 2 * len(TABLE_METRICS)
-    n_metric = len(TABLE_METRICS)
+    metrics = _table_metrics(results)
+    n_ident = len(header) - 2 * len(metrics)
+    n_metric = len(metrics)
     spec = "l" * n_ident + "r" * (2 * n_metric)
     lines = [
         LATEX_HEADER,
@@ -552,7 +581,7 @@ def to_latex(results: Result | Sequence[Result], *, ci: bool = False, alpha: flo
         + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
         rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
         rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
-        " & ".join(map(latex_escape, header[:n_ident] + [METRICS[m].label for m in TABLE_METRICS] * 2)) + r" \\",
+        " & ".join(map(latex_escape, header[:n_ident] + [metric_entry(m).label for m in metrics] * 2)) + r" \\",
         r"\midrule",
     ]
     for row in rows:

@@ -34,7 +34,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from .._core.errors import DataError, ParameterError
 from .metrics import METRICS
-from .ranks import TASKS, retrieval_metrics
+from .ranks import TASKS, recall_ks, retrieval_metrics
 from .results import Result
 
 __all__ = [
@@ -556,6 +556,9 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
                              seed: int = 0, groups: Mapping[str, Sequence] | None = None) -> Result:
     """Store bootstrap intervals of every metric in ``result.extras["ci"]`` (needs ``result.ranks``).
 
+    Every recall of the result has one: R@1, R@5, R@10 and any further cut-off it was evaluated
+    with (``ks=(1, 5, 10, 20)`` of :func:`~kcca_desc.evaluate.harness.evaluate_fitted`).
+
     ``groups`` maps a task to a cluster label per query (see :func:`metric_cis`). By default
     (None) they are :func:`bootstrap_groups`: under the karpathy protocol the five captions of
     an image are resampled together (search queries clustered by the image the result records
@@ -585,8 +588,8 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
         raise ParameterError(f"groups: unknown task(s) {sorted(unknown)}; expected some of {list(TASKS)}")
     result.extras["ci"] = {
         task: {name: list(interval) for name, interval in
-               metric_cis(result.ranks[task], n_resamples=n_resamples, confidence=confidence, seed=seed,
-                          groups=groups.get(task)).items()}
+               metric_cis(result.ranks[task], ks=recall_ks(getattr(result, task)), n_resamples=n_resamples,
+                          confidence=confidence, seed=seed, groups=groups.get(task)).items()}
         for task in TASKS
     }
     result.extras["ci_settings"] = interval_settings({t: "clusters" if t in groups else "queries" for t in TASKS},

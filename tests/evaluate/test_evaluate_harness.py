@@ -9,6 +9,8 @@ from kcca_desc._core.errors import ParameterError
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.harness import evaluate_fitted, evaluate_method, result_from_scores
+from kcca_desc.evaluate.results import Result, format_table, to_csv, to_latex
+from kcca_desc.evaluate.statistics import add_confidence_intervals
 from kcca_desc.methods.base import RetrievalMethod
 from kcca_desc.evaluate.scores import DirectionalScores
 
@@ -148,4 +150,36 @@ def test_evaluate_method_refuses_a_dev_view_for_a_method_fitted_on_train_alone()
     method = NumberMatcher()
     with pytest.raises(ParameterError, match="dev: 'matcher' fits on train alone"):
         evaluate_method(method, data.subset("train"), data.view("test", "hodosh"), dev=data.view("train", "hodosh"))
+    assert not hasattr(method, "n_fit_calls_")
+
+
+def test_further_cut_offs_are_kept_in_the_result_its_tables_and_intervals():
+    data = toy_dataset()
+    method = NumberMatcher(shift=0.6).fit(data.subset("train"))
+    result = evaluate_fitted(method, data.view("test", "karpathy"), ks=(1, 5, 10, 3))
+    plain = evaluate_fitted(method, data.view("test", "karpathy"))
+    assert list(result.annotation) == ["R@1", "R@3", "R@5", "R@10", "median_rank", "mean_rank", "n_queries"]
+    assert {k: result.search[k] for k in plain.search} == plain.search
+    assert Result.from_json(result.to_json()).search == result.search
+    add_confidence_intervals(result)
+    assert "R@3" in result.extras["ci"]["search"]
+    assert format_table([result, plain]).splitlines()[0].split()[:8] == [
+        "System", "Ann.", "R@1", "Ann.", "R@3", "Ann.", "R@5", "Ann."]
+    with pytest.warns(UserWarning, match="no confidence intervals"):
+        header, with_k, without_k = to_csv([result, plain], ci=True).splitlines()
+    column = header.split(",").index("search_R@3")
+    assert with_k.split(",")[column] == "100.0" and without_k.split(",")[column:column + 3] == ["", "", ""]
+    assert r"\multicolumn{5}{c}{Annotation}" in to_latex([result, plain])
+
+
+@pytest.mark.parametrize("ks, message", [
+    ((1, 3), "ks must include 5, 10"),
+    ((1, 5, 10, 0), "positive integers"),
+    ((1, 5, 10, 2.5), "positive integers"),
+])
+def test_cut_offs_without_those_of_every_result_are_refused_before_fitting(ks, message):
+    data = toy_dataset()
+    method = NumberMatcher()
+    with pytest.raises(ParameterError, match=f"ks: .*{message}"):
+        evaluate_method(method, data.subset("train"), data.view("test", "hodosh"), ks=ks)
     assert not hasattr(method, "n_fit_calls_")
