@@ -33,7 +33,7 @@ from scipy.stats import binom, chi2, kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from .._core.errors import DataError, ParameterError
-from .metrics import METRICS
+from .metrics import METRICS, metric_entry
 from .ranks import TASKS, recall_ks, retrieval_metrics
 from .results import Result
 
@@ -610,8 +610,9 @@ def paired_tests(result: Result, baseline: Result, *, n_permutations: int = N_PE
     -------
     dict
         ``{task: {metric: {"p_value", "test", "difference"}}}`` for the metrics of
-        :data:`~kcca_desc.evaluate.metrics.METRICS` (each with its ``paired_test``),
-        ``difference`` being ``result``'s figure minus ``baseline``'s.
+        :data:`~kcca_desc.evaluate.metrics.METRICS` and the further ``R@K`` either result was
+        evaluated with (each with its ``paired_test``), ``difference`` being ``result``'s figure
+        minus ``baseline``'s.
     """
     out: dict[str, dict[str, dict]] = {}
     for task in TASKS:
@@ -621,9 +622,11 @@ def paired_tests(result: Result, baseline: Result, *, n_permutations: int = N_PE
         if ours.shape != theirs.shape:
             raise DataError(f"{result.system!r} vs {baseline.system!r}: {task} has {ours.size} and "
                              f"{theirs.size} queries; compare results of one view")
-        ours_m, theirs_m = retrieval_metrics(ours), retrieval_metrics(theirs)
+        ks = sorted({*recall_ks(getattr(result, task)), *recall_ks(getattr(baseline, task))})
+        ours_m, theirs_m = retrieval_metrics(ours, ks), retrieval_metrics(theirs, ks)
+        names = [*(f"R@{k}" for k in ks), *(m for m in METRICS if not m.startswith("R@"))]
         tests = {}
-        for metric, entry in METRICS.items():
+        for metric, entry in ((m, metric_entry(m)) for m in names):
             if metric.startswith("R@"):
                 k = int(metric[2:])
                 p = mcnemar_test(ours <= k, theirs <= k).pvalue

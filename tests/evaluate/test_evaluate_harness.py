@@ -10,7 +10,7 @@ from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.harness import evaluate_fitted, evaluate_method, result_from_scores
 from kcca_desc.evaluate.results import Result, format_table, to_csv, to_latex
-from kcca_desc.evaluate.statistics import add_confidence_intervals
+from kcca_desc.evaluate.statistics import add_confidence_intervals, add_significance
 from kcca_desc.methods.base import RetrievalMethod
 from kcca_desc.evaluate.scores import DirectionalScores
 
@@ -163,6 +163,8 @@ def test_further_cut_offs_are_kept_in_the_result_its_tables_and_intervals():
     assert Result.from_json(result.to_json()).search == result.search
     add_confidence_intervals(result)
     assert "R@3" in result.extras["ci"]["search"]
+    assert list(add_significance(result, plain).extras["significance"]["search"]) == [
+        "R@1", "R@3", "R@5", "R@10", "median_rank", "mean_rank"]
     assert format_table([result, plain]).splitlines()[0].split()[:8] == [
         "System", "Ann.", "R@1", "Ann.", "R@3", "Ann.", "R@5", "Ann."]
     with pytest.warns(UserWarning, match="no confidence intervals"):
