@@ -149,23 +149,23 @@ def fit_linear_cca(data, **params):
 
 
 def fit_bridge(data, **params):
-    FeatureBridgeMethod(**{"encoder": LatentEncoder(np.zeros((80, 2))), **params}).fit(latent_dataset())
+    FeatureBridgeMethod(**{"encoder": LatentEncoder(np.zeros((80, 2))), **params}).fit(latent_dataset().subset("train"))
 
 
 def fit_encoder_method(data, **params):
-    EncoderMethod(**params).fit(latent_dataset())
+    EncoderMethod(**params).fit(latent_dataset().subset("train"))
 
 
 def fit_pair_scorer_method(data, **params):
-    PairScorerMethod(**params).fit(latent_dataset())
+    PairScorerMethod(**params).fit(latent_dataset().subset("train"))
 
 
 def fit_vse(data, **params):
-    VSEEncoder(**params).fit(latent_dataset())
+    VSEEncoder(**params).fit(latent_dataset().subset("train"))
 
 
 def fit_char_gru(data, **params):
-    CharGRUEncoder(**params).fit(latent_dataset())
+    CharGRUEncoder(**params).fit(latent_dataset().subset("train"))
 
 
 def cases(fit, owner, bad):

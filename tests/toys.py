@@ -102,6 +102,15 @@ class LatentEncoder(Encoder):
         return self.latents[idx] @ self.B + self.noise * np.random.default_rng(idx[0] + 99).normal(size=(len(idx), 9))
 
 
+def as_training_set(data: Dataset) -> Dataset:
+    """``data`` with all its images in one ``train`` split.
+
+    For tests of training itself, which fit on every item knowingly: a whole data set, its test
+    split included, is fitted with a SplitLeakWarning.
+    """
+    return Dataset(data.name, data.images, data.captions, {"train": np.arange(len(data))})
+
+
 def latent_dataset(n=80, seed=0):
     arrays = [np.full((2, 2, 3), i, dtype=np.uint8) for i in range(n)]
     captions = [[f"item{i} a", f"item{i} b", f"item{i} c"] for i in range(n)]

@@ -2,7 +2,8 @@
 
 from .byod import load_karpathy_json, load_tsv
 from .checks import check_dataset, check_images, drop_items, settle_problems
-from .dataset import PROTOCOLS, Dataset, MissingSplitError, RetrievalView, require_dataset, require_view
+from .dataset import (PROTOCOLS, Dataset, MissingSplitError, RetrievalView, SplitLeakWarning, require_dataset,
+                      require_view)
 from .flickr8k import load_flickr8k
 from .images import ArrayImages, FileImages, ImageReadError, ImageSource, decode_image_file, require_image_source
 from .judgments import (
@@ -29,6 +30,7 @@ __all__ = [
     "decode_image_file",
     "DataFormatError",
     "MissingSplitError",
+    "SplitLeakWarning",
     "require_dataset",
     "require_view",
     "ProblemLog",

@@ -26,14 +26,24 @@ from typing import Mapping
 
 import numpy as np
 
-from .._core.errors import DataError, ParameterError
+from .._core.errors import DataError, ParameterError, warn_user
+from .._core.progress import counted
 from .._core.registry import UnknownNameError
 from .images import ImageSource
 
-__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "require_dataset", "require_view"]
+__all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "SplitLeakWarning", "require_dataset",
+           "require_view"]
 
 #: The evaluation protocols of a split's view (:meth:`Dataset.view`): Hodosh et al. 2013's and Karpathy's.
 PROTOCOLS = ("hodosh", "karpathy")
+
+
+class SplitLeakWarning(UserWarning):
+    """A system is fitted on a whole data set, its test split included.
+
+    Its test figures would then measure images and captions it was trained on; fit on
+    ``data.subset("train")``.
+    """
 
 
 class MissingSplitError(DataError, KeyError):
@@ -214,6 +224,10 @@ def require_dataset(value: object, owner: str, *, name: str = "train") -> Datase
     that take arrays, and so scikit-learn's model selection, are :class:`~kcca_desc.kcca.KCCA`
     and its kin.
 
+    A whole data set, a ``test`` split beside others, is taken with a :class:`SplitLeakWarning`:
+    fitting on it trains on the images its test figures measure (``data.subset("train")`` keeps
+    one split; a data set of the test split alone is taken as the caller's choice).
+
     Raises
     ------
     ParameterError
@@ -224,6 +238,11 @@ def require_dataset(value: object, owner: str, *, name: str = "train") -> Datase
             f"{owner}: {name} must be a Dataset of images and captions (kcca_desc.data.load_dataset), got "
             f"{type(value).__name__}; to fit on feature or kernel arrays use kcca_desc.kcca.KCCA, LinearCCA "
             "or kcca_desc.scale.LandmarkKCCA, which scikit-learn's model selection takes")
+    if "test" in value.splits and len(value.splits) > 1:
+        n_test = len(value.splits["test"])
+        warn_user(f"{owner}: {name} is the whole data set {value.name!r} (splits {', '.join(sorted(value.splits))}), "
+                  f"so it learns from its {counted(n_test, 'test image')}; pass "
+                  f"{name}=data.subset({name!r}) to keep the test split unseen", SplitLeakWarning)
     return value
 
 

@@ -57,7 +57,7 @@ def test_bad_inputs_are_named():
 def test_encoder_method_refuses_separate_spaces():
     paired = PairedEncoder(TinyEncoder(seed=1), TinyEncoder(seed=2))
     with pytest.raises(ValueError, match="different spaces"):
-        EncoderMethod(paired).fit(make_dataset())
+        EncoderMethod(paired).fit(make_dataset().subset("train"))
 
 
 class DotScorer(PairScorer):
@@ -78,7 +78,7 @@ def test_pair_scorer_method_batches_and_checks_shape():
     data = make_dataset()
     view = data.view("test", "hodosh")
     enc = TinyEncoder(cache=False)
-    S = PairScorerMethod(DotScorer(enc)).fit(data).score(view.images, view.captions)
+    S = PairScorerMethod(DotScorer(enc)).fit(data.subset("train")).score(view.images, view.captions)
     expected = enc.embed_images(view.images) @ enc.embed_texts(view.captions).T
     np.testing.assert_allclose(S, expected, rtol=1e-5)
     with pytest.raises(ValueError, match="returned shape"):
@@ -292,9 +292,9 @@ def test_bridge_rejects_bad_parameters_and_unfitted_use():
     data = latent_dataset()
     enc = LatentEncoder(np.zeros((80, 2)) + np.arange(80)[:, None])
     with pytest.raises(ValueError, match="'model' parameter of FeatureBridgeMethod must be a str among"):
-        FeatureBridgeMethod(enc, model="svm").fit(data)
+        FeatureBridgeMethod(enc, model="svm").fit(data.subset("train"))
     with pytest.raises(ValueError, match="'kernel' parameter of FeatureBridgeMethod must be a str among"):
-        FeatureBridgeMethod(enc, kernel="poly").fit(data)
+        FeatureBridgeMethod(enc, kernel="poly").fit(data.subset("train"))
     with pytest.raises(NotFittedError, match="not fitted"):
         FeatureBridgeMethod(enc).score(data.images, ["item1 a"])
 

@@ -1,10 +1,12 @@
-"""Data sets print short, and the retrieval systems refuse arrays with one clear error."""
+"""Data sets print short, and the retrieval systems refuse arrays with one clear error and warn of a test split."""
+
+import warnings
 
 import numpy as np
 import pytest
 
 from kcca_desc import ImageSentenceRanker, NearestNeighbour, ParameterError
-from kcca_desc.data import load_dataset
+from kcca_desc.data import Dataset, SplitLeakWarning, load_dataset, require_dataset
 
 
 def test_dataset_and_view_reprs_are_one_short_line():
@@ -28,3 +30,26 @@ def test_fingerprint_identifies_ids_captions_and_splits():
     other = load_dataset("synthetic", n_images=60, seed=1)
     assert data.fingerprint() == same.fingerprint() != other.fingerprint()
     assert data.subset("train").fingerprint() != data.fingerprint()
+
+
+def test_fitting_on_a_whole_data_set_warns_that_its_test_split_is_learned_from():
+    data = load_dataset("synthetic", n_images=30, seed=0)
+    with pytest.warns(SplitLeakWarning, match=r"^NearestNeighbour\.fit: train is the whole data set 'synthetic' "
+                                              r"\(splits dev, test, train\), so it learns from its 6 test images; "
+                                              r"pass train=data\.subset\('train'\)"):
+        require_dataset(data, "NearestNeighbour.fit")
+    one_image = Dataset("one", data.images, data.captions, {"train": np.arange(29), "test": np.array([29])})
+    with pytest.warns(SplitLeakWarning, match="its 1 test image;"):
+        require_dataset(one_image, "fit")
+    # One split, whichever it is, is the caller's choice: the train split, or the test split on purpose.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        require_dataset(data.subset("train"), "fit")
+        require_dataset(data.subset("test"), "fit")
+
+
+def test_a_system_fitted_on_a_whole_data_set_warns_from_the_callers_line():
+    data = load_dataset("synthetic", n_images=30, seed=0)
+    with pytest.warns(SplitLeakWarning) as caught:
+        NearestNeighbour(cache=False).fit(data)
+    assert caught[0].filename == __file__

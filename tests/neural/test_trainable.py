@@ -16,7 +16,7 @@ from kcca_desc.methods.encoders import EncoderMethod  # noqa: E402
 from kcca_desc.neural import (CharGRUEncoder, ReiRelevanceScorer, VSEEncoder,  # noqa: E402
                               bidirectional_hinge_loss, hinge_loss, recall_sum, softmax_cross_entropy_loss, trainer)
 
-from toys import TinyEncoder, make_dataset  # noqa: E402
+from toys import TinyEncoder, as_training_set, make_dataset  # noqa: E402
 
 SMALL = {
     VSEEncoder: {"word_dim": 16, "joint_dim": 16, "min_count": 1},
@@ -80,7 +80,7 @@ def test_recall_sum_counts_ties_against_the_gold_item():
 def _fitted(cls, n=16, **kwargs):
     data = make_dataset(n=n)
     settings = {"max_epochs": 1, "batch_size": n, "checkpoint": False, "random_state": 0, **SMALL[cls], **kwargs}
-    return cls(image_encoder=TinyEncoder(), **settings).fit(data), data
+    return cls(image_encoder=TinyEncoder(), **settings).fit(as_training_set(data)), data
 
 
 @pytest.mark.parametrize("cls", list(SMALL))

@@ -9,7 +9,7 @@ from kcca_desc.adapters.families import ENCODER_FAMILIES, register_encoder  # no
 from kcca_desc.neural import ReiRelevanceScorer, VSEEncoder  # noqa: E402
 from kcca_desc.neural.word_vectors import word_vector_matrix  # noqa: E402
 
-from toys import TinyEncoder, make_dataset  # noqa: E402
+from toys import TinyEncoder, as_training_set, make_dataset  # noqa: E402
 
 
 class HashedWords:
@@ -106,7 +106,7 @@ def test_a_model_of_more_word_dimensions_than_its_words_span_trains(families, mo
     data = make_dataset(n=2)
     with pytest.warns(UserWarning, match="the other .* coordinates start at zero"):
         model = model_class(image_encoder=TinyEncoder(), word_vectors="hashed_words", word_dim=12, min_count=3,
-                            max_epochs=1, batch_size=8).fit(data)
+                            max_epochs=1, batch_size=8).fit(as_training_set(data))
     assert len(model.vocabulary_) < 12 and model.networks_[0].embed.embedding_dim == 12
 
 
@@ -130,7 +130,7 @@ def test_models_start_from_the_word_vectors_and_keep_them_fixed_when_frozen(fami
     data = make_dataset(n=16)
     settings = {**own, "word_dim": 6, "min_count": 1, "max_epochs": 2, "batch_size": 8,
                 "image_encoder": TinyEncoder(), "word_vectors": "hashed_words", "freeze_word_vectors": freeze}
-    model = model_class(**settings).fit(data)
+    model = model_class(**settings).fit(as_training_set(data))
     start = word_vector_matrix("hashed_words", model.vocabulary_, 6, scale=scale)
     weights = model.networks_[0].embed.weight.detach().numpy()
     assert np.array_equal(weights, start) == freeze
@@ -138,7 +138,7 @@ def test_models_start_from_the_word_vectors_and_keep_them_fixed_when_frozen(fami
         assert np.abs(weights - start).max() < 0.5 * np.abs(start).max()
     assert model.networks_[0].embed.weight.requires_grad == (not freeze)
     # Reloaded from its checkpoint, a frozen model is still frozen.
-    again = model_class(**settings).fit(data)
+    again = model_class(**settings).fit(as_training_set(data))
     assert again.resumed_from_epoch_ == 2
     assert again.networks_[0].embed.weight.requires_grad == (not freeze)
     np.testing.assert_array_equal(sentence_vectors(again, data.captions[0]), sentence_vectors(model, data.captions[0]))
