@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
 
 from .._core.cache import cache_key, cache_write_failed
-from .._core.errors import DataError, ParameterError
+from .._core.errors import DataError, ParameterError, warn_user
 from ..kcca.scoring import CanonicalScoreMixin
 from ..kcca.spectral import KernelSpectrum, n_canonical_pairs, solve_canonical, spectrum_from_gram
 from .._core.validation import (
@@ -152,7 +152,9 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         Regulariser ``kappa`` (ridge form on the scale of the centred kernels' eigenvalues).
     reg_form : {"ridge", "hardoon"}, default="ridge"
     rank : int, default=DEFAULT_RANK
-        Landmarks per view ``m`` (the rank of each approximated kernel is at most ``m``).
+        Landmarks per view ``m`` (the rank of each approximated kernel is at most ``m``).  The
+        landmarks are distinct training items: a view with fewer items has as many landmarks as
+        items, with a warning naming the rank used.
     landmarks : {"pivots", "uniform"}, default="pivots"
         How landmarks are chosen (:data:`~kcca_desc.scale.landmarks.LANDMARKS`); a view that
         brings its own (:attr:`KernelView.landmarks`) keeps them.
@@ -297,6 +299,25 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         rows = LANDMARKS[self.landmarks](view, self.rank, rng, oversample=self.oversample)
         return nystrom_map(view, rows)
 
+    def _warn_if_rank_capped(self, X: KernelView, Y: KernelView) -> None:
+        """Warn, before any kernel is computed, when ``rank`` exceeds a view's distinct training items.
+
+        Landmarks are distinct training items, so a view that chooses them (rather than bringing its
+        own) has at most as many as it has items: the fit runs with that many, not ``rank``.
+        """
+        items = {name: view.n_samples if view.index is None else np.unique(view.index).size
+                 for name, view in (("X", X), ("Y", Y)) if view.landmarks is None}
+        capped = {name: n for name, n in items.items() if n < self.rank}
+        if not capped:
+            return
+        if len(capped) == 2 and len(set(capped.values())) == 1:
+            n = capped["X"]
+            warn_user(f"{n} training items give at most {n} landmarks per view: rank={n} is used instead of "
+                      f"{self.rank}")
+            return
+        warn_user("; ".join(f"the {n} training items of {name} give at most {n} landmarks: rank={n} is used for "
+                            f"{name} instead of {self.rank}" for name, n in capped.items()))
+
     # ------------------------------------------------------------------ fitting
     def fit(self, X: KernelView, Y: KernelView) -> "LandmarkKCCA":
         """Choose landmarks, reduce the chunked factors to r x r sums and solve.
@@ -310,6 +331,12 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         Returns
         -------
         self : LandmarkKCCA
+
+        Warns
+        -----
+        UserWarning
+            When ``rank`` is above the distinct training items of a view that chooses its
+            landmarks: the warning names the rank used instead (that many items).
         """
         self._validate_params()
         if hasattr(self, "n_features_in_"):
@@ -324,6 +351,7 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
             raise DataError(f"X and Y must describe the same pairs, got {n} and {Y.n_samples} rows")
         if n < 2:
             raise DataError(f"LandmarkKCCA needs at least 2 training pairs, got n_samples = {n}")
+        self._warn_if_rank_capped(X, Y)
         rng = np.random.default_rng(self.random_state)
         self.map_x_ = self._map(X, rng)
         self.map_y_ = self._map(Y, rng)

@@ -87,3 +87,16 @@ def test_command_line_runs_the_scalable_system(tmp_path, capsys):
     assert result.system == "Landmark KCCA bow5 (pyramid, rank 20) n=4 κ=1"
     assert result.params["rank"] == 20 and result.params["chunk_size"] == 16  # the estimator's, resolved
     assert result.extras["command"]["settings"]["engine"] == "local"
+
+
+def test_command_line_warns_of_a_rank_above_the_training_images(tmp_path, capsys):
+    # --rank 500 on 36 training images ran on 36 landmarks without a word (rank_x_ alone said so).
+    from kcca_desc.cli.fit import main
+
+    code = main(["--data", "synthetic", "--n-images", "60", "--method", "kcca_scalable", "--engine", "local",
+                 "--rank", "500", "--n-components", "4", "--regs", "1", "--text-kernel", "bow5", "--colour-words",
+                 "16", "--texture-words", "16", "--sift-words", "16", "--levels", "1", "-q", "--no-cache"])
+    assert code in (0, None)
+    err = capsys.readouterr().err
+    assert "warning: 36 training items give at most 36 landmarks per view: rank=36 is used instead of 500\n" in err
+    assert "Traceback" not in err

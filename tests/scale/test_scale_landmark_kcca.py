@@ -77,6 +77,27 @@ def test_uniform_landmarks_are_distinct_items_and_caption_level_rows_repeat_imag
     np.testing.assert_allclose(model.map_x_.features(X, np.arange(5)), model.map_x_.features(X, np.zeros(5, int)))
 
 
+@pytest.mark.parametrize("landmarks", ["pivots", "uniform"])
+def test_a_rank_above_the_training_items_warns_with_the_rank_used(landmarks):
+    # The landmarks are distinct training items: a larger rank was capped without a word.
+    import warnings
+
+    X, Y = _views(30)
+    message = r"^30 training items give at most 30 landmarks per view: rank=30 is used instead of 50$"
+    with pytest.warns(UserWarning, match=message):
+        model = LandmarkKCCA(n_components=3, rank=50, landmarks=landmarks).fit(X, Y)
+    assert model.map_x_.rows.size == model.map_y_.rows.size == 30
+    # Caption-level pairs: 30 rows of X, but 10 distinct images; Y's 30 captions hold 20 landmarks.
+    X, Y = _views(10, captions=3)
+    message = r"^the 10 training items of X give at most 10 landmarks: rank=10 is used for X instead of 20$"
+    with pytest.warns(UserWarning, match=message):
+        model = LandmarkKCCA(n_components=3, rank=20, landmarks=landmarks).fit(X, Y)
+    assert len(set(X.item_numbers(model.map_x_.rows).tolist())) == 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LandmarkKCCA(n_components=3, rank=30, landmarks=landmarks).fit(*_views(30))
+
+
 def test_nystrom_map_reproduces_the_landmark_block():
     X, _ = _views(80)
     fmap = nystrom_map(X, np.arange(0, 80, 4))
