@@ -52,6 +52,31 @@ def test_mcnemar_p_values_match_hand_computation():
     assert all(row["p_value"] is None for row in rows_of(comparison, "B", "search").values())
 
 
+def test_further_cut_offs_a_run_carries_are_compared_and_plotted_as_the_tables_show_them():
+    # The comparison and its forest plot had R@1, R@5 and R@10 only, whatever cut-offs a run carried.
+    from kcca_desc.report.figures import forest_plot
+
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(1, 40, 30), rng.integers(1, 40, 30)
+    further = Result(system="A", dataset="toy", protocol="hodosh", split="test",
+                     annotation=retrieval_metrics(a, (1, 5, 10, 20)), search=retrieval_metrics(a, (1, 5, 10, 20)),
+                     ranks={"annotation": a, "search": a})
+    comparison = compare_runs([Run(make_result(b, b, "B"), "b"), Run(further, "a")], n_resamples=50)
+    # The reference was evaluated at 1, 5 and 10 only: no R@20 of its own, as the tables leave it blank.
+    assert "R@20" not in rows_of(comparison, "B", "search")
+    assert list(rows_of(comparison, "A", "search")) == ["R@1", "R@5", "R@10", "R@20", "median_rank", "mean_rank"]
+    row = rows_of(comparison, "A", "search")["R@20"]
+    assert row["value"] == pytest.approx(100 * np.mean(a <= 20)) and row["test"] == "McNemar"
+    assert row["difference"] == pytest.approx(100 * (np.mean(a <= 20) - np.mean(b <= 20)))
+    assert comparison.metrics == ["R@1", "R@5", "R@10", "R@20", "median_rank", "mean_rank"]
+    assert "| hodosh | search | R@20 | A |" in comparison.to_markdown()
+    titles = [ax.get_title() for ax in forest_plot(comparison).axes]
+    assert titles == [f"{task}. {label}" for task in ("Ann", "Sea")
+                      for label in ("R@1 (%)", "R@5 (%)", "R@10 (%)", "R@20 (%)", "median rank")]
+    plain = compare_runs([Run(make_result(b, b, "B"), "b"), Run(make_result(a, a, "A"), "a")], n_resamples=50)
+    assert len(forest_plot(plain).axes) == 8  # R@1, R@5, R@10 and the median rank of each task
+
+
 def _exact_randomization(a, b, statistic):
     """Every swap of every query's pair, the slow obvious way."""
     observed = abs(statistic(a) - statistic(b))

@@ -23,9 +23,9 @@ from .._core.profile import add_tables
 from ..data.dataset import Dataset
 from ..data.karpathy import EvaluationPool
 from .harness import _system_name, result_from_scores
-from .metrics import METRICS
+from .metrics import metric_entry
 from .ranks import METRIC_KEYS, TASKS
-from .results import TABLE_METRICS, Result
+from .results import TABLE_METRICS, Result, _recall_columns, _table_metrics
 
 __all__ = ["evaluate_pool", "evaluate_pool_folds", "fold_average", "side_by_side"]
 
@@ -130,12 +130,12 @@ def _pool_label(result: Result) -> str:
 
 
 def _header(metric: str) -> str:
-    # The table metrics by their short label, as in every results table; any other key of
-    # ``retrieval_metrics`` (mean rank, number of queries) as named in the results file.
-    return METRICS[metric].label if metric in TABLE_METRICS else metric
+    # The table metrics and every R@K by their short label, as in every results table; any other
+    # key of ``retrieval_metrics`` (mean rank, number of queries) as named in the results file.
+    return metric_entry(metric).label if metric in TABLE_METRICS or metric.startswith("R@") else metric
 
 
-def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRICS) -> str:
+def side_by_side(results: Sequence[Result], metrics: Sequence[str] | None = None) -> str:
     """A Markdown table with one row per system and one column group per data set and pool.
 
     Parameters
@@ -143,14 +143,20 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRI
     results : sequence of Result
         Any number of systems on any number of data sets / pools; a missing
         (system, pool) cell is left blank.
-    metrics : sequence of str, default=TABLE_METRICS
-        Columns per task within each group.
+    metrics : sequence of str, optional
+        Columns per task within each group: keys of
+        :func:`~kcca_desc.evaluate.ranks.retrieval_metrics`, or ``R@K`` of a further cut-off the
+        results carry.  Default: the columns of every results table, :data:`TABLE_METRICS` with
+        the further cut-offs of any result after R@10 (blank for a result without them).
     """
     if not results:
         raise DataError("a results table needs at least one result")
-    unknown = [m for m in metrics if m not in METRIC_KEYS]
+    recalls = _recall_columns(results)
+    available = [*recalls, *(k for k in METRIC_KEYS if k not in recalls)]
+    metrics = _table_metrics(results) if metrics is None else metrics
+    unknown = [m for m in metrics if m not in available]
     if unknown:
-        raise ParameterError(f"side_by_side: unknown metric {unknown[0]!r}; available: {', '.join(METRIC_KEYS)}")
+        raise ParameterError(f"side_by_side: unknown metric {unknown[0]!r}; available: {', '.join(available)}")
     groups = list(dict.fromkeys(_pool_label(r) for r in results))
     systems = list(dict.fromkeys(r.system for r in results))
     cells = {(r.system, _pool_label(r)): r for r in results}
@@ -161,6 +167,8 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] = TABLE_METRI
         row = [system]
         for g in groups:
             r = cells.get((system, g))
-            row += [("" if r is None else f"{r.metric(task, m):.1f}") for task in TASKS for m in metrics]
+            # A further cut-off that another result of the table has is blank, as in every results table.
+            row += [("" if r is None or m not in getattr(r, task) else f"{r.metric(task, m):.1f}")
+                    for task in TASKS for m in metrics]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ from .._core.cache import atomic_write_text
 from .compare import Comparison, Run, compare_runs, format_p
 from ..data.dataset import Dataset
 from .._core.errors import DataError, ParameterError, warn_user
-from ..evaluate.metrics import METRICS, format_bound
+from ..evaluate.metrics import format_bound, metric_entry
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result, format_task_figure
 from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
@@ -41,7 +41,7 @@ def _tables(comparison: Comparison) -> list[dict]:
             "reference": comparison.reference[row["protocol"]] == row["system"], "cells": {}})
         is_ref = row["p_value"] is None
         entry["cells"][(row["task"], row["metric"])] = {
-            "value": METRICS[row["metric"]].format(row["value"]), "marker": row["marker"],
+            "value": metric_entry(row["metric"]).format(row["value"]), "marker": row["marker"],
             "ci": f"{format_bound(row['ci_low'])}–{format_bound(row['ci_high'])}",
             "delta": "" if is_ref else f"{row['difference']:+.1f}", "p": "" if is_ref else _p_text(row["p_value"]),
         }
@@ -245,7 +245,7 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
         task_table=_task_table(comparison),
         comparison=comparison,
         several=max(Counter(run.result.protocol for run in runs).values()) > 1,
-        tasks=TASKS, metrics=METRICS, figures=made, analysis=analysis,
+        tasks=TASKS, metrics={m: metric_entry(m) for m in comparison.metrics}, figures=made, analysis=analysis,
         version=__version__, generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     path = out / "report.html"
     atomic_write_text(path, page)

@@ -6,7 +6,8 @@ protocol, the same query ids in the same order. Each results file keeps the per-
 both tasks (:class:`~kcca_desc.evaluate.results.Result`), so every figure, interval and test is
 recomputed here from them, with no re-run:
 
-- R@1, R@5, R@10, median and mean rank of each run and task;
+- R@1, R@5, R@10, median and mean rank of each run and task, and R@K of any further cut-off K a
+  run was evaluated with (``ks=(1, 5, 10, 20)``), after R@10 as in the results tables;
 - their percentile bootstrap intervals (:func:`~kcca_desc.evaluate.statistics.metric_cis`); under
   the karpathy protocol the five search queries of an image are resampled together (cluster
   bootstrap, Davison & Hinkley 1997, §3.8), since they are five captions of one image;
@@ -46,8 +47,8 @@ import numpy as np
 from .._core.cache import atomic_write_text
 from .._core.errors import DataError, KccaDescError
 from ..evaluate.latex import LATEX_HEADER, latex_escape
-from ..evaluate.metrics import METRICS, format_bound
-from ..evaluate.ranks import TASKS, retrieval_metrics
+from ..evaluate.metrics import METRICS, format_bound, metric_entry
+from ..evaluate.ranks import TASKS, recall_ks, retrieval_metrics
 from ..evaluate.results import Result, format_task_figure, task_figures
 from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, bootstrap_groups, caption_images, metric_cis,
                                    paired_tests)
@@ -258,6 +259,12 @@ class Comparison:
     settings: dict = field(default_factory=dict)
     task_rows: list[dict] = field(default_factory=list)
 
+    @property
+    def metrics(self) -> list[str]:
+        """The metrics of :attr:`rows` in the order of the results tables: R@K by K, then the ranks."""
+        recalls = recall_ks({row["metric"]: None for row in self.rows})
+        return [*(f"R@{k}" for k in recalls), *(m for m in METRICS if not m.startswith("R@"))]
+
     def to_json(self) -> str:
         return json.dumps({"reference": self.reference, "settings": self.settings, "markers": dict(
             (marker, f"p < {threshold}") for threshold, marker in MARKERS), "rows": self.rows,
@@ -282,7 +289,7 @@ class Comparison:
         header = ["Protocol", "Task", "Metric", "System", "Value", f"{confidence:.0%} CI", "Δ vs ref.", "p", "Test"]
         body = []
         for row in self.rows:
-            metric = METRICS[row["metric"]]
+            metric = metric_entry(row["metric"])
             is_ref = row["p_value"] is None
             body.append([row["protocol"], row["task"], metric.label, row["system"] + (" (ref.)" if is_ref
                                                                                                  else ""),
@@ -343,7 +350,7 @@ def _shown(row: Mapping, column: str) -> str:
     if value is None:
         return ""
     if column == "value":
-        return METRICS[row["metric"]].format(value)
+        return metric_entry(row["metric"]).format(value)
     if column in ("ci_low", "ci_high"):
         return format_bound(value)
     if column == "difference":
@@ -443,19 +450,25 @@ def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resampl
         stats = {}
         for run in ordered:
             groups = cluster_groups(run.result)
-            cis = {task: metric_cis(run.result.ranks[task], n_resamples=n_resamples, confidence=confidence,
-                                    seed=seed, groups=groups.get(task)) for task in TASKS}
+            # The cut-offs each run was evaluated with: a further one (R@20) only has rows of the
+            # runs that carry it, as the results tables leave it blank for the others.
+            ks = {task: recall_ks(getattr(run.result, task)) for task in TASKS}
+            cis = {task: metric_cis(run.result.ranks[task], ks=ks[task], n_resamples=n_resamples,
+                                    confidence=confidence, seed=seed, groups=groups.get(task)) for task in TASKS}
             try:
                 tests = None if run is ref else paired_tests(run.result, ref.result, n_permutations=n_permutations,
                                                              seed=seed)
             except ValueError as exc:
                 raise ComparisonError(str(exc)) from None
-            stats[run.label] = (retrieval_metrics(run.result.ranks["annotation"]),
-                                retrieval_metrics(run.result.ranks["search"]), cis, tests)
+            stats[run.label] = (retrieval_metrics(run.result.ranks["annotation"], ks["annotation"]),
+                                retrieval_metrics(run.result.ranks["search"], ks["search"]), cis, tests)
         for task_i, task in enumerate(TASKS):
-            for metric in METRICS:
+            recalls = sorted({k for run in ordered for k in recall_ks(getattr(run.result, task))})
+            for metric in [*(f"R@{k}" for k in recalls), *(m for m in METRICS if not m.startswith("R@"))]:
                 for run in ordered:
                     figures, cis, tests = stats[run.label][task_i], stats[run.label][2], stats[run.label][3]
+                    if metric not in figures:
+                        continue
                     test = tests[task][metric] if tests else {"p_value": None, "test": None, "difference": None}
                     rows.append({"protocol": protocol, "task": task, "metric": metric, "system": run.label,
                                  "value": figures[metric], "ci_low": cis[task][metric][0],

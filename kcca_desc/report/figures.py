@@ -7,7 +7,7 @@ for a paper), from the same object, so both look the same.
 - :func:`recall_curves`: R@K for K = 1..100 of each run, one panel per task;
 - :func:`rank_cdf`: the share of queries whose gold item ranks at most r, r on a log scale;
 - :func:`forest_plot`: each figure of each run with its bootstrap interval (from a
-  :class:`~kcca_desc.report.compare.Comparison`);
+  :class:`~kcca_desc.report.compare.Comparison`), R@K of every cut-off the runs carry;
 - :func:`training_curves`: per-epoch loss and dev figures of runs that record them.
 """
 
@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from .._core.cache import atomic_write_bytes
 from .compare import Comparison, Run
-from ..evaluate.metrics import METRICS
+from ..evaluate.metrics import metric_entry
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import TABLE_METRICS
 
@@ -91,8 +91,19 @@ def rank_cdf(runs: Sequence[Run]) -> Figure:
     return fig
 
 
-def forest_plot(comparison: Comparison, metrics: Sequence[str] = TABLE_METRICS) -> Figure:
-    """Each figure with its bootstrap interval: one panel per task and metric, one row per run."""
+def forest_plot(comparison: Comparison, metrics: Sequence[str] | None = None) -> Figure:
+    """Each figure with its bootstrap interval: one panel per task and metric, one row per run.
+
+    Parameters
+    ----------
+    comparison : Comparison
+    metrics : sequence of str, optional
+        The panels of each task.  Default: the columns of the results tables,
+        :data:`~kcca_desc.evaluate.results.TABLE_METRICS` with the further cut-offs (R@20) of any
+        run after R@10; a run without one has no point in its panel.
+    """
+    if metrics is None:
+        metrics = [m for m in comparison.metrics if m.startswith("R@") or m in TABLE_METRICS]
     rows = [row for row in comparison.rows if row["metric"] in metrics]
     labels = list(dict.fromkeys(f"{row['system']} ({row['protocol']})" if len(comparison.reference) > 1
                                 else row["system"] for row in rows))
@@ -111,7 +122,7 @@ def forest_plot(comparison: Comparison, metrics: Sequence[str] = TABLE_METRICS) 
                 ax.errorbar(row["value"], y, xerr=[[row["value"] - row["ci_low"]], [row["ci_high"] - row["value"]]],
                             fmt="s" if is_ref else "o", color="C3" if is_ref else "C0", markersize=3.5,
                             elinewidth=1, capsize=2)
-            ax.set_title(f"{task[:3].capitalize()}. {METRICS[metric].axis_label}")
+            ax.set_title(f"{task[:3].capitalize()}. {metric_entry(metric).axis_label}")
             ax.grid(axis="y", visible=False)
     axes[0][0].set_yticks(range(len(labels)), labels)
     axes[0][0].invert_yaxis()

@@ -86,3 +86,25 @@ def test_side_by_side_groups_data_sets():
     assert "flickr30k 1000 images: Ann. R@1" in header and "coco 1000 images: Sea. med r" in header
     assert row_a.split(" | ")[1] == "10.0" and row_b.split(" | ")[1] == ""
     assert row_b.split(" | ")[9] == "30.0"
+
+
+def test_side_by_side_shows_the_further_cut_offs_the_results_carry_as_the_tables_do():
+    # Its columns were TABLE_METRICS only: a result evaluated with ks=(1, 5, 10, 20) lost its R@20.
+    def result(system, dataset, r20=None):
+        metrics = {"R@1": 10.0, "R@5": 20.0, "R@10": 30.0, "median_rank": 4.0, "mean_rank": 5.0, "n_queries": 10}
+        if r20 is not None:
+            metrics["R@20"] = r20
+        return Result(system, dataset, "karpathy", "test", metrics, metrics,
+                      extras={"pool": EvaluationPool(dataset, pool_images=1000).record()})
+
+    results = [result("A", "coco", 45.0), result("B", "coco")]
+    header, _, row_a, row_b = side_by_side(results).strip().splitlines()
+    group = "coco 1000 images"
+    assert header.split(" | ")[1:6] == [f"{group}: Ann. {m}" for m in ("R@1", "R@5", "R@10", "R@20", "med r")]
+    assert row_a.split(" | ")[4] == "45.0" and row_b.split(" | ")[4] == ""  # blank, as in to_markdown
+    assert row_b.split(" | ")[5] == "4.0"
+    # Without a further cut-off the columns are those of before; asked for, R@20 is a column too.
+    assert side_by_side(results[1:]).splitlines()[0].count("R@20") == 0
+    assert side_by_side(results, metrics=["R@20"]).splitlines()[0].endswith(f"{group}: Sea. R@20 |")
+    with pytest.raises(ValueError, match=r"unknown metric 'R@50'; available: R@1, R@5, R@10, R@20, median_rank"):
+        side_by_side(results, metrics=["R@50"])

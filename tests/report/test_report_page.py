@@ -219,3 +219,21 @@ def test_results_saved_without_ranks_are_refused_before_any_work(tmp_path, run_f
                                         r"'.+'.*include_ranks=True"):
         build_report(load_results(path), out)
     assert not out.exists()
+
+
+def test_a_further_cut_off_of_one_run_is_a_column_of_the_page_blank_for_the_others(tmp_path):
+    from kcca_desc.report.compare import Run
+
+    dataset = load_dataset("synthetic", n_images=60, seed=0)
+    view = dataset.view("test", "hodosh")
+    rng = np.random.default_rng(0)
+    further = result_from_scores(rng.random((view.n_images, view.n_captions)), view, "A", ks=(1, 5, 10, 20))
+    plain = result_from_scores(rng.random((view.n_images, view.n_captions)), view, "B")
+    html = build_report([Run(plain, "b"), Run(further, "a")], tmp_path, dataset=dataset, n_gallery=2,
+                        n_resamples=50, n_permutations=50).read_text()
+    results = html.split('<section id="results">')[1].split("</section>")[0]
+    assert re.findall(r"<th>([^<]*)</th>", results)[:6] == ["R@1", "R@5", "R@10", "R@20", "med r", "mean r"]
+    cells = {row.split("</td>")[0].split(">")[-1]: re.findall(r"<td>(.*?)</td>", row)
+             for row in results.split('<tr') if '<td class="name">' in row}
+    assert cells["B"][3] == "" and cells["A"][3].startswith(f"{further.annotation['R@20']:.1f}<span")
+    assert (tmp_path / "figures" / "intervals.png").is_file()
