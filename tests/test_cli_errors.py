@@ -282,6 +282,10 @@ def test_a_missing_corpus_extra_is_named_before_any_feature(capsys, no_features,
      "--n-images, --image-root: not options of --data flickr8k, which takes none of --n-images, --image-root: "
      "drop them"),
     (["--image-root", "images"], "--image-root: not an option of --data synthetic, which takes --n-images: drop it"),
+    # The loader's error named no option: "the synthetic data set ... takes no root (got 'roots')".
+    (["--data-root", "roots"], "--data-root: not an option of --data synthetic, which takes --n-images: drop it"),
+    (["--data-root", "roots", "--image-root", "images"],
+     "--data-root, --image-root: not options of --data synthetic, which takes --n-images: drop them"),
 ])
 def test_a_data_option_the_data_set_does_not_take_is_named_as_an_option(capsys, tmp_path, no_features, argv,
                                                                         message):

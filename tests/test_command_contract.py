@@ -155,8 +155,8 @@ def test_report_refuses_a_data_root_the_data_set_cannot_take(capsys, tmp_path, r
     # An existing folder as the root of the synthetic data set was a warning, and a report without gallery.
     files = [make_run(tmp_path / "s.json", "S", data_source={"name": "synthetic", "root": None, "seed": 0})]
     assert report_main([*files, "--data-root", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
-    assert one_error_line(capsys) == (f"error: the synthetic data set is generated from the seed and takes no root "
-                                      f"(got {str(tmp_path)!r})")
+    assert one_error_line(capsys) == ("error: --data-root: not an option of --data synthetic, which takes none of "
+                                      "--image-root: drop it")
     assert not (tmp_path / "out").exists()
 
 

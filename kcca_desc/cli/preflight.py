@@ -238,10 +238,11 @@ DATA_OPTIONS = ("n_images", "image_root")
 
 
 def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser, *, data: str | None = None) -> None:
-    """Refuse the data options (``--n-images``, ``--image-root``) that ``--data`` does not take, before any work.
+    """Refuse the data options (``--data-root``, ``--n-images``, ``--image-root``) that ``--data`` does not take.
 
-    :func:`~kcca_desc.data.registry.load_dataset` refuses them too, but by their parameter names.
-    ``data`` is the data set's name when ``--data`` leaves it to a results file (``report``).
+    Before any work: :func:`~kcca_desc.data.registry.load_dataset` refuses them too, but by their
+    parameter names.  ``data`` is the data set's name when ``--data`` leaves it to a results file
+    (``report``).
 
     Raises
     ------
@@ -253,6 +254,9 @@ def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser
     # The command's own data options (report has no --n-images).
     options = {name: option for name in DATA_OPTIONS if (option := _options_of(parser, name))}
     given = [option for name, option in options.items() if getattr(args, name) is not None and name not in taken]
+    root = _options_of(parser, "data_root")
+    if root and args.data_root is not None and not DATASETS[data].takes_root:
+        given.insert(0, root)
     if given:
         own = [option for name, option in options.items() if name in taken]
         takes = f"which takes {', '.join(own)}" if own else f"which takes none of {', '.join(options.values())}"

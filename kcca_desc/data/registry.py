@@ -47,16 +47,21 @@ class DataSetLoader:
         Whether ``load`` takes ``problems=`` (a :class:`~kcca_desc.data.problems.ProblemLog`):
         it then records every bad line or item there and leaves the bad items out, so that
         :func:`load_dataset` can report them together with the problems found later.
+    takes_root : bool
+        Whether ``load`` takes a ``root`` (a generated data set takes none), so that a command
+        line can refuse ``--data-root`` before any work.
     """
 
     load: Callable[..., Dataset]
     options: tuple[str, ...] = ()
     reports_problems: bool = False
+    takes_root: bool = True
 
 
 def _synthetic(root, seed, **options) -> Dataset:
     if root is not None:
-        raise ParameterError(f"the synthetic data set is generated from the seed and takes no root (got {root!r})")
+        raise ParameterError(f"the synthetic data set is generated from the seed and takes no root (CLI: --data-root), "
+                             f"got {str(root)!r}")
     return make_synthetic(seed=seed, **options)
 
 
@@ -80,7 +85,7 @@ def _file_loader(loader: Callable[..., Dataset], what: str, required: tuple[str,
 #: Name -> :class:`DataSetLoader` of every data set :func:`load_dataset` knows.
 DATASETS: Registry[DataSetLoader] = Registry("data set")
 DATASETS.register("synthetic", DataSetLoader(_synthetic, ("n_images", "image_size", "n_captions", "split_fractions",
-                                                            "vocabulary")),
+                                                            "vocabulary"), takes_root=False),
                   help="rendered scenes with generated captions, drawn from the seed")
 DATASETS.register("flickr8k", DataSetLoader(_flickr8k, ("captions",), reports_problems=True), help="Flickr8K (Hodosh et al. 2013)")
 DATASETS.register("json", DataSetLoader(_file_loader(load_karpathy_json, "json", required=("image_root",)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_data_byod import GOOD_TSV, touch_images, write_tsv
 from test_data_flickr8k import MINI_SPLITS, mini_captions, write_flickr8k
@@ -27,8 +29,10 @@ def test_synthetic_is_make_synthetic():
 
 
 def test_synthetic_takes_no_root(tmp_path):
-    with pytest.raises(ValueError, match="synthetic data set is generated from the seed and takes no root"):
+    message = f"the synthetic data set is generated from the seed and takes no root (CLI: --data-root), got {str(tmp_path)!r}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         load_dataset("synthetic", root=tmp_path)
+    assert not DATASETS["synthetic"].takes_root and DATASETS["flickr8k"].takes_root
 
 
 def test_option_the_loader_does_not_take():
