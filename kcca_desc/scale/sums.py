@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .._core.errors import DataError
+from .._core.errors import DataError, warn_user
 from ..kernels.combine import check_weights
 from .engine import LocalEngine
 from .chunked import map_chunks
@@ -255,7 +255,8 @@ def base_columns(views: Mapping[str, KernelView], rank: int, *, landmarks: str =
     views : mapping of str to KernelView
         Each base kernel's view of the same training rows (one row per item: no ``index``).
     rank : int
-        Landmarks (at most the number of rows).
+        Landmarks.  They are distinct rows: with fewer rows than ``rank``, every row is one, with a
+        warning naming the rank used.
     landmarks : {"pivots", "uniform"}, default="pivots"
         How they are chosen (:data:`~kcca_desc.scale.LANDMARKS`), on the sum of the base kernels each
         scaled to unit centred trace (its mean value estimated on a uniform sample of 256 items).
@@ -273,6 +274,8 @@ def base_columns(views: Mapping[str, KernelView], rank: int, *, landmarks: str =
     n = next(iter(views.values())).n_samples
     if any(view.n_samples != n or view.index is not None for view in views.values()):
         raise DataError("base_columns: every base kernel's view must hold the same rows, one per item")
+    if rank > n:
+        warn_user(f"{n} training items give at most {n} landmarks per view: rank={n} is used instead of {rank}")
     engine = engine or LocalEngine()
     rng = rng or np.random.default_rng(0)
     diagonals = map_chunks(engine, _diagonal_part, _parts(n, chunk_size), n, chunk_size, views=views)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kcca_bench import synthetic_items
 from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
 from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
-                             SparseRows, nystrom_map, running_sum)
+                             SparseRows, base_columns, nystrom_map, running_sum)
 
 
 def _views(n_images, captions=1, seed=0, key=None):
@@ -347,3 +347,13 @@ def test_a_fit_over_stored_items_equals_the_fit_in_memory(tmp_path):
     np.testing.assert_array_equal(stored.canonical_correlations_, reference.canonical_correlations_)
     for a, b in zip(stored.transform(X_stored, Y_stored), reference.transform(X, Y)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_base_columns_warn_when_rank_is_above_the_rows_and_use_every_row():
+    # mkl_scalable's --rank above the training items was capped without a word.
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    views = {"a": KernelView(X, LinearKernel()), "b": KernelView(X[:, :2], LinearKernel())}
+    with pytest.warns(UserWarning, match=r"^12 training items give at most 12 landmarks per view: rank=12 is used "
+                                         r"instead of 50$"):
+        columns = base_columns(views, 50, landmarks="uniform")
+    assert sorted(columns.landmarks.rows) == list(range(12))
