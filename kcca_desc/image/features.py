@@ -321,6 +321,23 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         return np.sort(rng.choice(n_images, self.n_fit_images, replace=False))
 
+    def cache_params(self) -> dict[str, dict]:
+        """What determines the histograms of an image, per feature type, for keying caches of them.
+
+        The extractor's settings and :data:`_EXTRACTOR_VERSION`, the pyramid levels and the
+        codebook's centres (an array, which a cache key digests): the codebooks are learnt on the
+        training images, so histograms (and kernels of them) made with another training set's
+        codebooks are never served.
+
+        Returns
+        -------
+        dict of str to dict
+            ``{feature_type: {"features": ..., "levels": ..., "codebook": centres}}``.
+        """
+        check_is_fitted(self, "codebooks_")
+        return {t: {"features": self._feature_params(t), "levels": self.levels,
+                    "codebook": self.codebooks_[t].cluster_centers_} for t in self._types()}
+
     # ------------------------------------------------------------ transform
     def transform(self, images: ImageSource) -> dict[str, np.ndarray]:
         """Pyramid histograms of every image.
@@ -350,9 +367,8 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
                                  f"fit this {type(self).__name__} again after changing feature_types")
         n_cells = n_pyramid_cells(self.levels)
         image_keys = [images.key(i) for i in range(len(images))]
-        stores = {t: _HistogramStore(cache_key(kind="pyramid_histograms", features=self._feature_params(t),
-                                               levels=self.levels,
-                                               codebook=self.codebooks_[t].cluster_centers_),
+        params = self.cache_params()
+        stores = {t: _HistogramStore(cache_key(kind="pyramid_histograms", **params[t]),
                                      enabled=self.cache, wanted=set(image_keys)) for t in types}
         out = {t: np.zeros((len(images), n_cells, self.codebooks_[t].n_words), np.float32) for t in types}
         missing = reduce(np.union1d, [stores[t].fill(image_keys, out[t]) for t in types])

@@ -165,9 +165,12 @@ class ScalableRanker(ImageSentenceRanker):
                           len(images), self.chunk_size, store=store, image_kernel=self.image_kernel_)
 
     def _image_key(self, images: ImageSource) -> str:
-        """What determines the features of ``images``: their identities and the image kernel's parameters."""
+        """What determines the features of ``images``: their identities, the image kernel's parameters
+        and the fitted codebooks (learnt on the training images, so a fit on other training images
+        is not served these histograms)."""
         params = {k: v for k, v in self.image_kernel_.get_params().items() if k != "progress"}
-        return cache_key(images=[images.key(i) for i in range(len(images))], kernel=params)
+        return cache_key(images=[images.key(i) for i in range(len(images))], kernel=params,
+                         histograms=self.image_kernel_.featurizer_.cache_params())
 
     def _key(self, **parts) -> str | None:
         """The chunk-store key of a view; None (nothing stored) when ``cache`` is off."""

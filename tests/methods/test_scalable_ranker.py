@@ -100,3 +100,24 @@ def test_command_line_warns_of_a_rank_above_the_training_images(tmp_path, capsys
     err = capsys.readouterr().err
     assert "warning: 36 training items give at most 36 landmarks per view: rank=36 is used instead of 500\n" in err
     assert "Traceback" not in err
+
+
+def test_stored_image_features_are_keyed_by_the_codebooks(data, tmp_path, monkeypatch):
+    # Codebooks learnt on other training images give other histograms of the same test images:
+    # the chunk store of the first fit must not serve the second.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
+    images = data.subset("train").images
+    test = data.subset("test").images
+    params = {"progress": False, "n_words": {"colour": 8}, "featurizer_params": {"n_fit_images": 20, "max_samples": 20}}
+
+    def features(train, cache):
+        model = ScalableRanker(image_kernel="colour_histo", image_kernel_params=params, cache=cache,
+                               store=str(tmp_path / "store"))
+        model.image_kernel_ = model._image_kernel().fit_codebooks(train)
+        return np.asarray(model._features(test)["colour"][:])
+
+    first = features(images.subset(range(0, 20)), True)
+    served = features(images.subset(range(20, 40)), True)
+    fresh = features(images.subset(range(20, 40)), False)
+    assert not np.array_equal(first, fresh)
+    np.testing.assert_array_equal(served, fresh)
