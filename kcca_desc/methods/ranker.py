@@ -26,7 +26,7 @@ from typing import Iterator, Sequence
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._core.cache import NpzCache, cache_dir
+from .._core.cache import NpzCache, cache_dir, cache_key
 from ..data.dataset import Dataset, RetrievalView, require_dataset, require_view
 from ..data.images import ImageSource
 from .._core.errors import DataError, ParameterError
@@ -36,7 +36,7 @@ from .._core.progress import progress
 from .._core.resources import require_memory
 from ..kcca import KCCA, scale_diagonal
 from ..evaluate.scores import DirectionalScores, cosine_scores
-from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
+from ..text.named_kernels import TEXT_KERNELS, make_text_kernel, raw_corpus
 from ..text.preprocess import Preprocessor
 from .._core.validation import (
     FINITE_REAL,
@@ -78,8 +78,15 @@ def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -
     # Neither changes the values: the corpus's preprocessing is that of the captions (keyed below).
     params.pop("preprocessor")
     params.pop("cache")
+    spec = TEXT_KERNELS[params["name"]]
+    if spec.reads_external_corpus:
+        # The corpus by content, as the word similarities beneath key it: the default one
+        # (corpus=None) is read from an installed package, which an upgrade changes.  A kernel
+        # without the fingerprint (its corpus preprocessor has no cache_params) keys the raw text.
+        params["corpus"] = getattr(text_kernel, "corpus_fingerprint_", None) or cache_key(
+            corpus=raw_corpus(text_kernel.corpus))
     # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
-    params["name"] = TEXT_KERNELS[params["name"]].description
+    params["name"] = spec.description
     return {"text_kernel": params, "preprocessor": preprocessor.cache_params(),
             "train": [list(c) for c in train_captions]}
 

@@ -79,7 +79,12 @@ from .preprocess import Preprocessor
 
 __all__ = ["TextKernel", "make_text_kernel", "TEXT_KERNELS", "WORD_SIMILARITIES", "TrainingText",
            "TextStatistics", "TextKernelSpec", "BagOfWords", "TagRankKernel", "Trigram", "max_of", "mean_of",
-           "shared", "SHARED_SIMILARITIES", "tabulated_similarity", "SIMILARITY_CACHE_VERSION"]
+           "shared", "SHARED_SIMILARITIES", "tabulated_similarity", "SIMILARITY_CACHE_VERSION", "raw_corpus"]
+
+
+def raw_corpus(corpus: Sequence[str] | None) -> list[str]:
+    """The raw sentences of the external ``corpus``: the default corpus, read now, when None."""
+    return default_external_corpus() if corpus is None else list(corpus)
 
 
 @dataclass(frozen=True)
@@ -142,12 +147,11 @@ class TrainingText:
             if not hasattr(self.preprocessor, "cache_params"):
                 return None
             preprocessor = self.preprocessor.cache_params()
-        raw = default_external_corpus() if self.corpus is None else list(self.corpus)
-        return cache_key(corpus=raw, preprocessor=preprocessor)
+        return cache_key(corpus=raw_corpus(self.corpus), preprocessor=preprocessor)
 
     def external_sentences(self) -> list[list[str]]:
         """The external corpus, preprocessed like the captions (empty sentences dropped)."""
-        raw = default_external_corpus() if self.corpus is None else list(self.corpus)
+        raw = raw_corpus(self.corpus)
         preprocessor = Preprocessor(cache=self.cache) if self.preprocessor is None else self.preprocessor
         tokens, _ = preprocessor.process(raw)
         return [s for s in tokens if s]
@@ -447,6 +451,10 @@ class TextKernel(ValidatedParams, BaseEstimator):
     self_similarities_ : dict
         Unnormalised self-similarities of items seen by soft trigram kernels (see
         :func:`~kcca_desc.kernels.text.trigram.trigram_kernel`'s ``self_cache``).
+    corpus_fingerprint_ : str or None
+        :attr:`TrainingText.corpus_fingerprint` of the external corpus the kernel learnt from (the
+        digest of its content, the default corpus as read at fit time, and of its preprocessing);
+        None when the kernel reads no corpus or its preprocessor cannot say what it computes.
     """
 
     def __init__(self, *, name: str = "tri5", lam: float = 0.5, max_len: int = 3, random_state: int = 0,
@@ -503,10 +511,13 @@ class TextKernel(ValidatedParams, BaseEstimator):
         full_items = check_items(train_items_tokens, "train_items_tokens")
         self.spec_ = spec
         self.train_items_ = self.training_view(full_items)
-        statistics = spec.fit(TrainingText(
+        train = TrainingText(
             kernel=self.name, items=full_items, tags=train_items_tags, view=self.train_items_,
             sentences=[s for item in full_items for s in item], random_state=self.random_state,
-            corpus=self.corpus, preprocessor=self.preprocessor, cache=self.cache))
+            corpus=self.corpus, preprocessor=self.preprocessor, cache=self.cache)
+        statistics = spec.fit(train)
+        # Already computed by the fit when the kernel reads the corpus (a cached property).
+        self.corpus_fingerprint_ = train.corpus_fingerprint if spec.reads_external_corpus else None
         self.idf_ = statistics.idf
         self.similarity_ = statistics.similarity
         # Soft kernels' self-similarities of items seen (landmarks, a pivot sample), reused by

@@ -227,3 +227,30 @@ def test_the_progress_line_counts_one_kcca_solve_per_kappa(data, regs, count, ca
     finally:
         set_quiet(before)
     assert f"KCCA solves (one per κ): started ({count})" in capsys.readouterr().err
+
+
+def test_text_grams_of_the_default_corpus_are_keyed_by_its_content(monkeypatch, tmp_path):
+    # The default external corpus comes from an installed package: an upgrade that changes it must
+    # not be served the text Grams of the old one (its word similarities are keyed by content too).
+    from kcca_desc.methods.ranker import cached_text_gram, text_cache_params
+    from kcca_desc.text import named_kernels
+    from kcca_desc.text.named_kernels import make_text_kernel
+    from kcca_desc.text.preprocess import Preprocessor
+    from toys import tagged_items
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    items, tags = tagged_items(30, 6)
+    captions = [[" ".join(c) for c in item] for item in items]
+
+    def gram(corpus, cache=True):
+        monkeypatch.setattr(named_kernels, "default_external_corpus", lambda: list(corpus))
+        monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())  # as in a new process
+        kernel = make_text_kernel("tri5_dext", cache=cache).fit(items, tags)
+        return cached_text_gram(kernel.train_gram, text_cache_params(kernel, Preprocessor(), captions),
+                                cache=cache, what="gram")
+
+    first = gram(["The dog runs on the grass.", "A boy rides a bike."] * 5)
+    second = ["The girl swims in the water.", "A dog swims near a boy."] * 5
+    served, fresh = gram(second), gram(second, cache=False)
+    assert not np.allclose(first, fresh)
+    np.testing.assert_array_equal(served, fresh)
