@@ -60,7 +60,8 @@ from .._core.validation import (
 
 __all__ = ["ImageFeaturizer", "FeatureType", "FEATURE_TYPES"]
 
-# Bump when an extractor's output changes, so that stale cache entries are never read.
+# Bump when an extractor's output changes, so that stale cache entries are never read (it keys the
+# codebooks, the histograms and, through ImageFeaturizer.cache_params, the Grams of them).
 _EXTRACTOR_VERSION = 1
 
 

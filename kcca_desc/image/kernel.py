@@ -3,7 +3,8 @@
 :class:`ImageKernel` ties :class:`kcca_desc.image.features.ImageFeaturizer`
 (features, codebooks and cached histograms) to the kernel functions of
 :mod:`kcca_desc.kernels.image` and caches the training Gram matrix on disk, keyed by the
-training images' identities and every parameter.
+training images' identities, every parameter and what keys the histograms (the codebooks'
+centres and the extractors' settings and version, :meth:`ImageFeaturizer.cache_params`).
 """
 
 from __future__ import annotations
@@ -200,9 +201,11 @@ class ImageKernel(ValidatedParams, BaseEstimator):
                                 power=self.power, backend=self.backend)
 
     def _cached(self, what: str, keys_a: list, keys_b: list | None, compute) -> np.ndarray:
+        # Keyed by the histograms' own key (codebook centres, extractor settings and version) too:
+        # the parameters alone miss a change of an extractor's code, or of the codebooks.
         store = NpzCache("image_gram", enabled=self.cache)
         return store.get_or_compute(lambda: {"K": compute()}, what=what, a=keys_a, b=keys_b,
-                                    **self._params())["K"]
+                                    histograms=self.featurizer_.cache_params(), **self._params())["K"]
 
     def train_gram(self) -> np.ndarray:
         """The (n_train, n_train) Gram matrix of the training images (cached on disk)."""

@@ -36,6 +36,7 @@ from .._core.progress import progress
 from .._core.resources import require_memory
 from ..kcca import KCCA, scale_diagonal
 from ..evaluate.scores import DirectionalScores, cosine_scores
+from ..text import named_kernels
 from ..text.named_kernels import TEXT_KERNELS, make_text_kernel, raw_corpus
 from ..text.preprocess import Preprocessor
 from .._core.validation import (
@@ -85,6 +86,10 @@ def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -
         # without the fingerprint (its corpus preprocessor has no cache_params) keys the raw text.
         params["corpus"] = getattr(text_kernel, "corpus_fingerprint_", None) or cache_key(
             corpus=raw_corpus(text_kernel.corpus))
+    if getattr(spec, "source", None) is not None:
+        # Read when called, so that a raised version (named_kernels' rule when a source changes
+        # what it computes) reaches the Grams of the similarity as well as the similarity.
+        params["similarity_version"] = named_kernels.SIMILARITY_CACHE_VERSION
     # Keyed by what the kernel computes rather than its name, so aliases (tri_sem) share Grams.
     params["name"] = spec.description
     return {"text_kernel": params, "preprocessor": preprocessor.cache_params(),

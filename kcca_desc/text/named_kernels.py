@@ -254,9 +254,9 @@ WORD_SIMILARITIES.register("a_dext_ic", max_of(alignment_similarity, external_an
                            help="max of the a and dext_ic similarities")
 
 
-#: Version of the fitted word similarities kept on disk, part of their key: raised whenever a
-#: registered source or the tabulation changes what it computes, so that no entry of an earlier
-#: version is read.
+#: Version of the fitted word similarities kept on disk, part of their key and of the key of the
+#: text Grams of the soft trigram kernels: raised whenever a registered source or the tabulation
+#: changes what it computes, so that no entry of an earlier version is read.
 SIMILARITY_CACHE_VERSION = 1
 
 

@@ -193,3 +193,31 @@ def test_an_image_kernel_reads_its_training_histograms_only_when_a_gram_needs_th
     assert transforms == [10]
     for name, histograms in computed.train_features_.items():
         np.testing.assert_array_equal(features[name], histograms)
+
+
+def test_image_grams_are_keyed_by_the_extractor_version_and_the_codebooks(monkeypatch, tmp_path):
+    # An extractor whose output changes raises _EXTRACTOR_VERSION: its codebooks and histograms are
+    # recomputed, and the Grams of them must be too, not read back from before the change.
+    import dataclasses
+
+    from kcca_desc.image.kernel import ImageKernel
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    images = _scenes(8, seed=5)
+
+    def gram(cache=True):
+        return ImageKernel(kind="colour_histo", levels=1, n_words={"colour": 6}, progress=False, cache=cache,
+                           featurizer_params={"max_samples": 40, "pixel_step": 3}).fit(images).train_gram()
+
+    before = gram()
+    colour = features.FEATURE_TYPES["colour"]
+
+    def changed(image, **settings):
+        positions, descriptors = colour.extract(image, **settings)
+        return positions, np.sqrt(np.abs(descriptors)).astype(descriptors.dtype)
+
+    monkeypatch.setitem(features.FEATURE_TYPES._entries, "colour", dataclasses.replace(colour, extract=changed))
+    monkeypatch.setattr(features, "_EXTRACTOR_VERSION", features._EXTRACTOR_VERSION + 1)
+    served, fresh = gram(), gram(cache=False)
+    assert not np.allclose(before, fresh)
+    np.testing.assert_array_equal(served, fresh)

