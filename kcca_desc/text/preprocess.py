@@ -24,6 +24,7 @@ Results are cached per caption in memory and per batch on disk (``kcca_desc._cor
 
 from __future__ import annotations
 
+import importlib.metadata
 import itertools
 import re
 from collections.abc import Sequence
@@ -71,6 +72,26 @@ KEPT_WORDS: frozenset[str] = frozenset({
 
 #: The stop list applied by ``stop_words=True``.
 STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS) - KEPT_WORDS
+
+#: Switch -> the distribution whose output its step produces (its dictionaries, lexicon, lemma
+#: tables or stop list): an upgrade of one can change tokens or tags, so the version of each
+#: library a preprocessing uses keys its cached results and the Grams made from them.
+_LIBRARIES = {"spelling": "pyspellchecker", "pos_tags": "textblob", "lemmatise": "lemminflect",
+              "stop_words": "scikit-learn"}
+
+
+@lru_cache(maxsize=None)
+def _library_version(distribution: str) -> str | None:
+    """The installed version of ``distribution`` (None when it is not installed), read once per process.
+
+    From the installed metadata, so that a cache key imports nothing: a run whose preprocessing
+    is all in the cache never loads the tagger or the lemma tables.
+    """
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
 
 # Words (hyphenated ones whole, split later if asked), clitics ("dog's" -> "dog", "'s") and
 # single punctuation marks.
@@ -197,11 +218,16 @@ class Preprocessor(ValidatedParams, BaseEstimator):
         self.cache = cache
 
     def _switches(self) -> dict[str, bool]:
-        # The key of the on-disk and in-memory caches (and of cache_params): keep it as it is, or
-        # every cached preprocessing and the text Grams keyed by it are computed anew.
+        # The key of the in-memory cache and part of that of the on-disk one (and of cache_params):
+        # keep it as it is, or every cached preprocessing and the text Grams keyed by it are
+        # computed anew.
         return {name: bool(getattr(self, name)) for name in (
             "lowercase", "strip_punctuation", "split_hyphens", "normalise_compounds", "spelling",
             "stop_words", "lemmatise", "pos_tags")}
+
+    def _libraries(self) -> dict[str, str | None]:
+        """The versions of the libraries whose output the steps switched on produce (see ``_LIBRARIES``)."""
+        return {library: _library_version(library) for switch, library in _LIBRARIES.items() if getattr(self, switch)}
 
     def process(self, texts: Sequence[str]) -> tuple[list[list[str]], list[list[str]] | None]:
         """Tokens and Penn tags of each text.
@@ -233,7 +259,8 @@ class Preprocessor(ValidatedParams, BaseEstimator):
         if self.cache and len(texts) > 1000:
             # Only large batches go to disk: small ones are cheaper to recompute than to hash and load.
             results = PickleCache("text_preprocess").get_or_compute(
-                lambda: self._process_all(texts), switches=self._switches(), texts=texts, version=1)
+                lambda: self._process_all(texts), switches=self._switches(), libraries=self._libraries(),
+                texts=texts, version=1)
         else:
             results = self._process_all(texts)
         tokens = [list(t) for t, _ in results]
@@ -270,9 +297,17 @@ class Preprocessor(ValidatedParams, BaseEstimator):
 
         return group(tokens), (None if tags is None else group(tags))
 
-    def cache_params(self) -> dict[str, bool]:
-        """The switches that determine the output, for keying downstream caches."""
-        return self._switches()
+    def cache_params(self) -> dict:
+        """What determines the output, for keying downstream caches.
+
+        Returns
+        -------
+        dict
+            The switches, and under ``"libraries"`` the installed versions of the libraries the
+            steps switched on use (``lemminflect``, ``textblob``, ``pyspellchecker``,
+            ``scikit-learn``'s stop list; None for one not installed).
+        """
+        return {**self._switches(), "libraries": self._libraries()}
 
     def __repr__(self) -> str:
         return f"Preprocessor({', '.join(f'{k}={v}' for k, v in self._switches().items())})"

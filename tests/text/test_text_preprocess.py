@@ -102,6 +102,29 @@ def test_disk_cache_round_trip():
     assert first[0][0] == ["dog", "number", "0", "run"]
 
 
+def test_cached_preprocessing_is_keyed_by_the_versions_of_its_libraries(monkeypatch, tmp_path, request):
+    # An upgrade of lemminflect that lemmatises a word otherwise must not be served the tokens of
+    # the old release, nor the text Grams keyed by cache_params.
+    import lemminflect
+
+    from kcca_desc.text import preprocess
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    texts = [f"a dog is running in field {i}" for i in range(1001)]  # large enough for the disk cache
+    before, params = Preprocessor().process(texts)[0], Preprocessor().cache_params()
+    real_lemma, real_version = lemminflect.getLemma, preprocess._library_version
+    monkeypatch.setattr(lemminflect, "getLemma", lambda word, upos, lemmatize_oov=True:
+                        ("ran",) if word == "running" else real_lemma(word, upos, lemmatize_oov))
+    monkeypatch.setattr(preprocess, "_library_version", lambda name: "99.0" if name == "lemminflect"
+                        else real_version(name))
+    preprocess._lemma.cache_clear()
+    request.addfinalizer(preprocess._lemma.cache_clear)  # no lemma of the fake release outlives the test
+    served, fresh = Preprocessor().process(texts)[0], Preprocessor(cache=False).process(texts)[0]
+    assert before[0] == ["dog", "run", "field", "0"] and fresh[0] == ["dog", "ran", "field", "0"]
+    assert served == fresh
+    assert Preprocessor().cache_params() != params
+
+
 def test_bad_input_is_named():
     with pytest.raises(TypeError, match="not one string"):
         Preprocessor().process("a dog")
