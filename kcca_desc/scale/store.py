@@ -125,23 +125,36 @@ class ChunkStore:
             self.seal.unlink(missing_ok=True)
 
     def create(self, name: str, shape: tuple[int, ...], chunk_rows: int, dtype=np.float64) -> None:
-        """Create ``name`` of ``shape`` (rows first) unless it exists so; a changed one is recreated, flags reset."""
-        group = self._group()
+        """Create ``name`` of ``shape`` (rows first) unless it exists so; a changed one is recreated, flags reset.
+
+        An array that exists so is never recreated, even by processes that find it missing at
+        the same time: the one that takes the group's lock first creates it, and the others find
+        it there under the lock (recreating it would wipe the chunks written since).
+        """
         shape = tuple(int(s) for s in shape)
         chunks = (int(chunk_rows), *shape[1:])
         n_chunks = -(-shape[0] // chunk_rows)
-        if name in group:
-            array, done = group[name], group[f"{name}.done"]
-            if array.shape == shape and array.chunks == chunks and done.shape == (n_chunks,) \
-                    and array.dtype == np.dtype(dtype) and _checksummed(array) and _checksummed(done):
-                self.verify(name)
-                return
-        with entry_lock(self.path):
-            group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, overwrite=True, fill_value=0,
-                               compressors=_checksummed_codecs())
-            group.create_array(f"{name}.done", shape=(n_chunks,), chunks=(1,), dtype=bool, overwrite=True,
-                               fill_value=False, compressors=_checksummed_codecs())
-            self._seal_metadata()
+        exists = lambda group: self._exists(group, name, shape, chunks, n_chunks, np.dtype(dtype))
+        if not exists(self._group()):
+            with entry_lock(self.path):
+                group = self._group()  # as it is now that no other process can change it
+                if not exists(group):
+                    group.create_array(name, shape=shape, chunks=chunks, dtype=dtype, overwrite=True, fill_value=0,
+                                       compressors=_checksummed_codecs())
+                    group.create_array(f"{name}.done", shape=(n_chunks,), chunks=(1,), dtype=bool, overwrite=True,
+                                       fill_value=False, compressors=_checksummed_codecs())
+                    self._seal_metadata()
+                    return
+        self.verify(name)
+
+    @staticmethod
+    def _exists(group, name: str, shape: tuple, chunks: tuple, n_chunks: int, dtype: np.dtype) -> bool:
+        """Whether ``name`` and its flags are in ``group`` as :meth:`create` would make them."""
+        if name not in group or f"{name}.done" not in group:
+            return False
+        array, done = group[name], group[f"{name}.done"]
+        return (array.shape == shape and array.chunks == chunks and done.shape == (n_chunks,)
+                and array.dtype == dtype and _checksummed(array) and _checksummed(done))
 
     def _discard(self, array, name: str, chunk: int, exc: Exception) -> None:
         """Warn that chunk ``chunk`` of ``name`` is damaged and delete its file (read back as unwritten)."""

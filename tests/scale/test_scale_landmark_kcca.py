@@ -257,6 +257,33 @@ def test_a_zarr_store_without_a_seal_is_recreated_without_a_warning(tmp_path):
     np.testing.assert_array_equal(again.canonical_correlations_, reference.canonical_correlations_)
 
 
+def test_an_array_another_process_creates_meanwhile_keeps_its_chunks(tmp_path, monkeypatch):
+    # Two runs find the array missing at once; the other one takes the lock first, creates it and
+    # writes its chunks: this one must then find them under the lock, not create the array anew.
+    import contextlib
+
+    from kcca_desc.scale import ChunkStore
+    from kcca_desc.scale import store as chunk_store
+
+    values = np.arange(1.0, 17.0).reshape(8, 2)
+    other, this = ChunkStore("race", tmp_path), ChunkStore("race", tmp_path)
+    real_lock = chunk_store.entry_lock
+
+    @contextlib.contextmanager
+    def lock_after_the_other_run(path):
+        monkeypatch.setattr(chunk_store, "entry_lock", real_lock)
+        other.create("factor", (8, 2), 2)
+        for chunk in range(4):
+            other.write("factor", chunk, values[2 * chunk:2 * chunk + 2])
+        with real_lock(path):
+            yield
+
+    monkeypatch.setattr(chunk_store, "entry_lock", lock_after_the_other_run)
+    this.create("factor", (8, 2), 2)
+    assert this.missing("factor").size == 0
+    np.testing.assert_array_equal(ChunkStore("race", tmp_path).array("factor")[:], values)
+
+
 def test_bad_input_is_named():
     X, Y = _views(50)
     with pytest.raises(ValueError, match="same pairs"):
