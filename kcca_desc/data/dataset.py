@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -84,6 +84,15 @@ class Dataset:
     metadata: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self):
+        for i, caps in enumerate(self.captions):
+            # A str is a sequence too: tuple("dog") would make three one-letter captions.
+            if isinstance(caps, str):
+                raise ParameterError(
+                    f"dataset {self.name!r}: captions[{i}] is a str ({caps!r:.50}), not a list of captions; "
+                    f"captions[i] lists the captions of image i: wrap it in a list, [caption]")
+            if not isinstance(caps, Iterable):
+                raise ParameterError(f"dataset {self.name!r}: captions[{i}] must be a list of str (the captions "
+                                     f"of image {i}), got {type(caps).__name__}")
         captions = tuple(tuple(c) for c in self.captions)
         object.__setattr__(self, "captions", captions)
         n = len(self.images)

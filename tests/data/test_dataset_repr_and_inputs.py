@@ -53,3 +53,13 @@ def test_a_system_fitted_on_a_whole_data_set_warns_from_the_callers_line():
     with pytest.warns(SplitLeakWarning) as caught:
         NearestNeighbour(cache=False).fit(data)
     assert caught[0].filename == __file__
+
+
+def test_a_str_for_an_images_captions_is_refused_not_split_into_letters():
+    data = load_dataset("synthetic", n_images=30, seed=0).subset("train")
+    n = len(data)
+    with pytest.raises(ParameterError, match=r"^dataset 'x': captions\[0\] is a str \('dog'\), not a list of "
+                                             r"captions; .*wrap it in a list, \[caption\]"):
+        Dataset("x", data.images, ["dog"] * n, {"train": np.arange(n)})
+    with pytest.raises(ParameterError, match=r"^dataset 'x': captions\[1\] must be a list of str .*got NoneType"):
+        Dataset("x", data.images, [["a dog"], None] + [["a dog"]] * (n - 2), {"train": np.arange(n)})
