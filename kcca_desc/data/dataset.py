@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import hashlib
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 import numpy as np
 
 from .._core.errors import DataError, ParameterError, warn_user
 from .._core.progress import counted
 from .._core.registry import UnknownNameError
-from .images import ImageSource
+from .images import ImageSource, require_image_source
 
 __all__ = ["Dataset", "RetrievalView", "PROTOCOLS", "MissingSplitError", "SplitLeakWarning", "require_dataset",
            "require_view"]
@@ -74,6 +74,17 @@ class Dataset:
     metadata : mapping, optional
         Facts about the source that loaders record (the data directory, the
         caption file used, the seed and scenes of synthetic data...).
+
+    Raises
+    ------
+    ParameterError
+        If ``images`` is not an ImageSource, ``captions[i]`` is a str rather
+        than a list of captions, ``splits`` is not a mapping or
+        ``hodosh_caption`` is not a non-negative int.
+    DataError
+        If the captions do not match the images, a caption is empty, an image
+        id repeats, or a split is not a 1-D sequence of integer indices in
+        range (floats and boolean masks are refused, not converted).
     """
 
     name: str
@@ -84,6 +95,15 @@ class Dataset:
     metadata: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self):
+        require_image_source(self.images, f"dataset {self.name!r}: images")
+        hodosh = self.hodosh_caption
+        if isinstance(hodosh, bool) or not isinstance(hodosh, (int, np.integer)) or hodosh < 0:
+            raise ParameterError(f"dataset {self.name!r}: hodosh_caption must be a non-negative int (the caption "
+                                 f"number the hodosh protocol keeps), got {hodosh!r}")
+        object.__setattr__(self, "hodosh_caption", int(hodosh))
+        if not isinstance(self.splits, Mapping):
+            raise ParameterError(f"dataset {self.name!r}: splits must be a mapping of split name to image indices, "
+                                 f"got {type(self.splits).__name__}")
         for i, caps in enumerate(self.captions):
             # A str is a sequence too: tuple("dog") would make three one-letter captions.
             if isinstance(caps, str):
@@ -116,12 +136,8 @@ class Dataset:
                     raise DataError(
                         f"dataset {self.name!r}: caption {self.images.ids[i]}#{k} is empty"
                     )
-        splits = {}
-        for split, idx in self.splits.items():
-            idx = np.asarray(idx, dtype=np.int64)
-            if idx.size and (idx.min() < 0 or idx.max() >= n):
-                raise DataError(f"dataset {self.name!r}: split {split!r} has an index out of range")
-            splits[split] = idx
+        splits = {split: _split_indices(idx, f"dataset {self.name!r}: split {split!r}", n)
+                  for split, idx in self.splits.items()}
         object.__setattr__(self, "splits", splits)
 
     def __repr__(self) -> str:
@@ -223,6 +239,32 @@ class Dataset:
             caption_ids=tuple(cap_ids),
             caption_image=np.asarray(cap_image, dtype=np.int64),
         )
+
+
+def _split_indices(indices: object, where: str, n: int) -> np.ndarray:
+    """``indices`` as a 1-D int64 array of image indices in ``[0, n)``; a DataError naming ``where`` otherwise.
+
+    Floats are refused rather than truncated (``0.7`` would become image 0), and a boolean mask
+    rather than read as the indices 0 and 1.
+    """
+    try:
+        idx = np.asarray(indices)
+    except (ValueError, TypeError):  # ragged nested lists
+        idx = None
+    if idx is None or idx.ndim != 1:
+        shape = "" if idx is None else f", got shape {idx.shape}"
+        raise DataError(f"{where} must be a 1-D sequence of image indices{shape}")
+    if not idx.size:
+        return np.zeros(0, dtype=np.int64)
+    if idx.dtype.kind == "b":
+        raise DataError(f"{where} is a boolean mask; pass its image indices, np.flatnonzero(mask)")
+    if idx.dtype.kind not in "iu":
+        kind = {"f": "floats", "U": "strings", "S": "bytes", "c": "complex numbers"}.get(idx.dtype.kind, str(idx.dtype))
+        raise DataError(f"{where} must hold integer image indices, got {kind} such as {idx.tolist()[0]!r:.40}")
+    if idx.min() < 0 or idx.max() >= n:
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise DataError(f"{where} has an index out of range [0, {n}): {bad}")
+    return idx.astype(np.int64, copy=False)
 
 
 def require_dataset(value: object, owner: str, *, name: str = "train") -> Dataset:

@@ -70,6 +70,8 @@ def _flatten_gold(gold: Sequence, n_queries: int, n_candidates: int, what: str) 
     """Per-query gold index arrays as (sorted unique columns, query offsets)."""
     if len(gold) != n_queries:
         raise DataError(f"{what}: {n_queries} queries but gold items for {len(gold)}")
+    if not n_queries:
+        raise DataError(f"{what}: there are no queries (scores of shape (0, {n_candidates}))")
     columns, offsets = [], np.zeros(n_queries + 1, dtype=np.int64)
     for q, g in enumerate(gold):
         g = np.unique(np.asarray(g).ravel())
@@ -306,6 +308,9 @@ def evaluate_scores(scores, view: RetrievalView, *, ks: Sequence[int] = (1, 5, 1
         If a matrix's shape does not match the view, or it holds NaN/inf.
     """
     shape = (view.n_images, view.n_captions)
+    if not view.n_images:
+        raise DataError(f"{_describe(method)}the {view.protocol} view of {view.dataset}:{view.split} has no queries: "
+                        f"the split {view.split!r} holds no image")
     out = {}
     for task, matrix in zip(TASKS, _task_scores(scores)):
         if not hasattr(matrix, "shape"):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from kcca_desc import ImageSentenceRanker, NearestNeighbour, ParameterError
+from kcca_desc import DataError, ImageSentenceRanker, NearestNeighbour, ParameterError
 from kcca_desc.data import Dataset, SplitLeakWarning, load_dataset, require_dataset
 
 
@@ -63,3 +63,36 @@ def test_a_str_for_an_images_captions_is_refused_not_split_into_letters():
         Dataset("x", data.images, ["dog"] * n, {"train": np.arange(n)})
     with pytest.raises(ParameterError, match=r"^dataset 'x': captions\[1\] must be a list of str .*got NoneType"):
         Dataset("x", data.images, [["a dog"], None] + [["a dog"]] * (n - 2), {"train": np.arange(n)})
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (dict(images=[np.zeros((8, 8, 3), np.uint8)] * 18), ParameterError,
+     r"^dataset 'x': images must be an ImageSource .*got list$"),
+    (dict(splits=[np.arange(24)]), ParameterError, r"^dataset 'x': splits must be a mapping .*got list$"),
+    (dict(splits={"train": ["a"]}), DataError, r"^dataset 'x': split 'train' must hold integer image indices, "
+                                               r"got strings such as 'a'$"),
+    (dict(splits={"train": [0.7, 1.9]}), DataError, r"^dataset 'x': split 'train' must hold integer image "
+                                                    r"indices, got floats such as 0\.7$"),
+    (dict(splits={"train": [[0, 1]]}), DataError, r"^dataset 'x': split 'train' must be a 1-D sequence of image "
+                                                  r"indices, got shape \(1, 2\)$"),
+    (dict(splits={"train": [[0, 1], [2]]}), DataError, r"^dataset 'x': split 'train' must be a 1-D sequence"),
+    (dict(splits={"train": np.ones(24, bool)}), DataError, r"^dataset 'x': split 'train' is a boolean mask; "
+                                                           r"pass its image indices, np\.flatnonzero\(mask\)$"),
+    (dict(splits={"dev": [0, 18]}), DataError, r"^dataset 'x': split 'dev' has an index out of range \[0, 18\): 18$"),
+    (dict(hodosh_caption=-1), ParameterError, r"^dataset 'x': hodosh_caption must be a non-negative int .*got -1$"),
+    (dict(hodosh_caption=1.0), ParameterError, r"^dataset 'x': hodosh_caption must be a non-negative int .*got 1\.0$"),
+])
+def test_the_constructor_refuses_bad_images_splits_and_hodosh_caption(change, error, message):
+    data = load_dataset("synthetic", n_images=30, seed=0).subset("train")
+    parts = dict(name="x", images=data.images, captions=data.captions, splits={"train": np.arange(len(data))})
+    with pytest.raises(error, match=message):
+        Dataset(**{**parts, **change})
+
+
+def test_the_constructor_keeps_empty_and_integer_splits():
+    data = load_dataset("synthetic", n_images=30, seed=0).subset("train")
+    made = Dataset("x", data.images, data.captions, {"train": [0, np.int32(3)], "dev": [], "test": range(2)},
+                   hodosh_caption=np.int64(1))
+    assert {split: idx.tolist() for split, idx in made.splits.items()} == {"train": [0, 3], "dev": [], "test": [0, 1]}
+    assert all(idx.dtype == np.int64 for idx in made.splits.values())
+    assert made.hodosh_caption == 1 and type(made.hodosh_caption) is int

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from kcca_desc._core.errors import DataError
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.ranks import evaluate_scores, gold_ranks, retrieval_metrics
@@ -130,6 +131,16 @@ def test_evaluate_scores_rejects_wrong_shape_and_nan():
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="NaN or infinite"):
         evaluate_scores(bad, view, method="x")
+
+
+def test_the_view_of_an_empty_split_is_refused_as_having_no_queries():
+    view = make_view(3, 2, "hodosh")
+    data = Dataset("toy", view.images, [["a dog"]] * 3, {"train": [0, 1, 2], "test": []}, hodosh_caption=0)
+    with pytest.raises(DataError, match=r"^method 'x': the karpathy view of toy:test has no queries: the split "
+                                        r"'test' holds no image"):
+        evaluate_scores(np.zeros((0, 0)), data.view("test", "karpathy"), method="x")
+    with pytest.raises(DataError, match=r"^gold_ranks: there are no queries"):
+        gold_ranks(np.zeros((0, 3)), [])
 
 
 def test_random_scores_on_1000_pool_give_chance_recall():
