@@ -65,7 +65,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._core.cache import atomic_write_text
-from .._core.errors import DataError, ParameterError, warn_user
+from .._core.errors import DataError, MissingDataFileError, ParameterError, warn_user
 from .._core.profile import stage_entry
 from .._core.registry import UnknownNameError
 from ..data.dataset import PROTOCOLS
@@ -149,6 +149,74 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
     return out
 
 
+def _check_ranks(ranks: object, system: str) -> dict[str, np.ndarray]:
+    """The per-query ranks as int64 arrays: an object of task to a list of positive integers."""
+    if not isinstance(ranks, Mapping):
+        raise DataError(f"result of {system!r}: ranks must be an object {{task: [rank of each query]}}, "
+                        f"got {type(ranks).__name__}")
+    out = {}
+    for task, given in ranks.items():
+        where = f"result of {system!r}: ranks[{task!r}]"
+        try:
+            r = np.asarray(given)
+        except (ValueError, TypeError):  # ragged nested lists
+            r = None
+        if r is None or r.ndim != 1:
+            raise DataError(f"{where} must be a list of ranks, one per query")
+        if r.size and (r.dtype.kind not in "iuf" or not np.all(np.isfinite(r)) or np.any(r != np.round(r))
+                       or r.min() < 1):
+            bad = next(v for v in r.tolist() if isinstance(v, bool) or not isinstance(v, (int, float))
+                       or not math.isfinite(v) or v != round(v) or v < 1)
+            raise DataError(f"{where} must hold ranks, positive integers (1 is the best), got {bad!r}")
+        out[task] = r.astype(np.int64)
+    return out
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_interval(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(map(_is_number, value))
+
+
+def _check_nested(value: object, key: str, layouts: tuple[str, ...], leaf_ok, leaf: str, system: str) -> None:
+    """``value``, the entry ``key`` of a result, is objects nested ``len(layouts)`` deep with leaves that pass ``leaf_ok``.
+
+    ``layouts`` shows each level's layout in the message; ``leaf`` says what a leaf must be.
+    """
+    if not layouts:
+        if not leaf_ok(value):
+            raise DataError(f"result of {system!r}: {key} must be {leaf}, got {value!r:.60}")
+        return
+    if not isinstance(value, Mapping):
+        raise DataError(f"result of {system!r}: {key} must be an object {layouts[0]}, got {type(value).__name__}")
+    for name, item in value.items():
+        _check_nested(item, f"{key}[{name!r}]", layouts[1:], leaf_ok, leaf, system)
+
+
+def _check_known_extras(extras: Mapping, system: str) -> None:
+    """The extras the tables read (``ci``, ``significance``, ``tasks``) are of their documented layout.
+
+    Checked when the result is made or loaded rather than where a table reads them, which
+    failed with an ``AttributeError`` naming neither the result nor the key.
+    """
+    interval = "an interval [low, high]"
+    if "ci" in extras:
+        _check_nested(extras["ci"], "ci", ("{task: {metric: [low, high]}}", "{metric: [low, high]}"),
+                      _is_interval, interval, system)
+    if "significance" in extras:
+        _check_nested(extras["significance"], "significance", ("{task: {metric: p}}", "{metric: p}"),
+                      lambda p: p is None or _is_number(p), "a p-value", system)
+    if "tasks" in extras:
+        _check_nested(extras["tasks"], "tasks", ("{task: {figure: value}}",), lambda v: isinstance(v, Mapping),
+                      "an object {figure: value}", system)
+        for task, figures in extras["tasks"].items():
+            if "ci" in figures:
+                _check_nested(figures["ci"], f"tasks[{task!r}]['ci']", ("{figure: [low, high]}",), _is_interval,
+                              interval, system)
+
+
 @dataclass
 class Result:
     """Metrics of one system on one split under one protocol.
@@ -203,11 +271,16 @@ class Result:
         clash = set(self.extras) & set(_FIXED_KEYS)
         if clash:
             raise DataError(f"result of {self.system!r}: extras may not redefine {sorted(clash)}")
+        for name in ("params", "timings_s", "queries"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise DataError(f"result of {self.system!r}: {name} must be an object {{name: value}}, got "
+                                f"{type(getattr(self, name)).__name__}")
         self.params = _jsonable(dict(self.params), "params")
         given, self.timings_s = self.timings_s, {}
         self.add_timings(given)
         self.extras = _jsonable(dict(self.extras), "extras")
-        self.ranks = {task: np.asarray(r, dtype=np.int64) for task, r in self.ranks.items()}
+        _check_known_extras(self.extras, self.system)
+        self.ranks = _check_ranks(self.ranks, self.system)
         self.queries = _check_queries(dict(self.queries), self.ranks, self.system)
 
     def metric(self, task: str, name: str) -> float:
@@ -296,12 +369,27 @@ def save_results(results: Sequence[Result], path: str | os.PathLike, *, include_
 
 
 def load_results(path: str | os.PathLike) -> list[Result]:
-    """Read a file written by :func:`save_results` or :meth:`Result.save`."""
+    """Read a file written by :func:`save_results` or :meth:`Result.save`.
+
+    Raises
+    ------
+    MissingDataFileError
+        If there is no file at ``path``.
+    DataError
+        If ``path`` is a directory or cannot be read, is not JSON, or a result in it is malformed
+        (the message names the file, the result's index and the key).
+    """
     path = Path(path)
+    if not path.exists():
+        raise MissingDataFileError(f"{path}: no such results file")
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, not a JSON results file")
     try:
         data = json.loads(path.read_text())
     except (ValueError, RecursionError) as exc:  # malformed JSON, bytes that are not UTF-8, nesting too deep
         raise DataError(f"{path}: not a JSON results file ({exc})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the results file ({exc.strerror or exc})") from None
     items = data if isinstance(data, list) else [data]
     results = []
     for i, item in enumerate(items):

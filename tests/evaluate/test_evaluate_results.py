@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kcca_desc._core.errors import DataError, KccaDescError
+from kcca_desc._core.errors import DataError, KccaDescError, MissingDataFileError
 from kcca_desc._core.registry import UnknownNameError
 from kcca_desc.evaluate.latex import LATEX_HEADER
 from kcca_desc.report.compare import load_runs
@@ -87,6 +87,53 @@ def test_a_results_file_of_other_json_values_is_one_data_error_naming_it(tmp_pat
         load_results(tmp_path / "odd.json")
     with pytest.raises(KccaDescError, match="odd.json: (holds no result record|not a JSON results file)"):
         load_runs([tmp_path / "odd.json"])
+
+
+def test_a_missing_results_file_or_a_directory_is_an_error_naming_the_path(tmp_path):
+    with pytest.raises(MissingDataFileError, match=r"nope\.json: no such results file$"):
+        load_results(tmp_path / "nope.json")
+    with pytest.raises(DataError, match=rf"^{tmp_path}: is a directory, not a JSON results file$"):
+        load_results(tmp_path)
+
+
+GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ranks=True)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"ranks": [1, 2]}, r"ranks must be an object \{task: \[rank of each query\]\}, got list"),
+    ({"timings_s": [1, 2]}, r"timings_s must be an object \{name: value\}, got list"),
+    ({"params": "abc"}, r"params must be an object \{name: value\}, got str"),
+    ({"queries": [1]}, r"queries must be an object \{name: value\}, got list"),
+    ({"ranks": {"annotation": [0, 1]}}, r"ranks\['annotation'\] must hold ranks, positive integers \(1 is the best\), "
+                                        r"got 0"),
+    ({"ranks": {"annotation": [1.5, 1]}}, r"ranks\['annotation'\] must hold ranks, .*got 1\.5"),
+    ({"ranks": {"search": ["a"]}}, r"ranks\['search'\] must hold ranks, .*got 'a'"),
+    ({"ranks": {"search": [[1], [2, 3]]}}, r"ranks\['search'\] must be a list of ranks, one per query"),
+    ({"ci": "x"}, r"ci must be an object \{task: \{metric: \[low, high\]\}\}, got str"),
+    ({"ci": {"annotation": [1, 2]}}, r"ci\['annotation'\] must be an object \{metric: \[low, high\]\}, got list"),
+    ({"ci": {"annotation": {"R@1": [1]}}}, r"ci\['annotation'\]\['R@1'\] must be an interval \[low, high\], got \[1\]"),
+    ({"significance": "x"}, r"significance must be an object \{task: \{metric: p\}\}, got str"),
+    ({"significance": {"search": {"R@5": "x"}}}, r"significance\['search'\]\['R@5'\] must be a p-value, got 'x'"),
+    ({"tasks": "x"}, r"tasks must be an object \{task: \{figure: value\}\}, got str"),
+    ({"tasks": {"forced_choice": 3}}, r"tasks\['forced_choice'\] must be an object \{figure: value\}, got 3"),
+    ({"tasks": {"forced_choice": {"accuracy": 50.0, "ci": {"accuracy": "x"}}}},
+     r"tasks\['forced_choice'\]\['ci'\]\['accuracy'\] must be an interval \[low, high\], got 'x'"),
+])
+def test_a_malformed_entry_of_a_results_file_is_refused_naming_the_file_result_and_key(tmp_path, change, message):
+    # Not an AttributeError on loading, nor later from a table that reads ci, significance or tasks.
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps([GOOD, {**GOOD, **change}]))
+    with pytest.raises(DataError, match=rf"^{path}: result 1: result of 'Tri5Sem': {message}$"):
+        load_results(path)
+
+
+def test_whole_number_ranks_and_the_known_extras_load():
+    loaded = Result.from_dict({**GOOD, "ranks": {"annotation": [1.0, 2.0], "search": [2, 1]},
+                               "ci": {"annotation": {"R@1": [1, 2.5]}}, "significance": {"search": {"R@1": None}},
+                               "tasks": {"forced_choice": {"accuracy": 50.0, "ci": {"accuracy": [40.0, 60.0]},
+                                                           "ci_settings": {"n_resamples": 10}}}})
+    assert loaded.ranks["annotation"].tolist() == [1, 2] and loaded.ranks["annotation"].dtype == np.int64
+    assert "[1.0, 2.5]" in format_table(loaded, ci=True)
 
 
 def test_markdown_rows_columns_markers_and_cis():
