@@ -308,7 +308,8 @@ def require_view(value: object, owner: str, *, name: str = "dev") -> "RetrievalV
         If ``value`` is not a RetrievalView.
     """
     if not isinstance(value, RetrievalView):
-        hint = (f"; take the view of a split with {name}=data.view('dev', 'hodosh')"
+        split = "dev" if name == "dev" else "test"
+        hint = (f"; take the view of a split with {name}=data.view({split!r}, 'hodosh')"
                 if isinstance(value, Dataset) else "")
         raise ParameterError(f"{owner}: {name} must be a RetrievalView (Dataset.view), got "
                              f"{type(value).__name__}{hint}")

@@ -12,12 +12,13 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import asdict
+from numbers import Integral
 from typing import Mapping, Sequence
 
-from .._core.errors import ParameterError
+from .._core.errors import DataError, ParameterError
 from .._core.profile import profiled
 from .._core.provenance import environment
-from ..data.dataset import Dataset, RetrievalView
+from ..data.dataset import Dataset, RetrievalView, require_view
 from .judgments import judgment_metrics
 from .ranks import REQUIRED_KS, TASKS, evaluate_scores
 from .results import Result
@@ -56,6 +57,26 @@ def _check_ks(ks: Sequence[int]) -> tuple[int, ...]:
         raise ParameterError(f"ks: every result reports R@1, R@5 and R@10, so ks must include "
                              f"{', '.join(map(str, missing))} (further cut-offs are kept beside them), got {ks!r}")
     return checked
+
+
+def _check_run(owner: str, method, view: object, *, name: object, top_k: object, fits: bool) -> RetrievalView:
+    """The arguments of a run, checked before its fit and scores, which may take long."""
+    needed = ("fit", "score") if fits else ("score",)
+    lacking = [attribute for attribute in needed if not callable(getattr(method, attribute, None))]
+    if lacking:
+        raise ParameterError(f"{owner}: method must be a retrieval system with "
+                             f"{'fit and score methods' if fits else 'a score method'} "
+                             f"(kcca_desc.methods.RetrievalMethod), got {type(method).__name__}, which has no "
+                             f"{' or '.join(lacking)}")
+    view = require_view(view, owner, name="view")
+    if not view.n_images:
+        raise DataError(f"{owner}: view has no queries: the split {view.split!r} of {view.dataset} holds no image")
+    if name is not None and not isinstance(name, str):
+        raise ParameterError(f"{owner}: name must be a str (the run's label) or None, got {type(name).__name__}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, Integral) or top_k < 0):
+        raise ParameterError(f"{owner}: top_k must be a non-negative integer (candidates kept per query; 0 or None "
+                             f"keeps none), got {top_k!r}")
+    return view
 
 
 def result_from_scores(scores, view: RetrievalView, system: str, *, params: Mapping | None = None,
@@ -150,9 +171,18 @@ def evaluate_fitted(method, view: RetrievalView, *, name: str | None = None, par
     -------
     Result
         With the per-query ranks in ``result.ranks``.
+
+    Raises
+    ------
+    ParameterError
+        If ``method`` has no ``score``, ``view`` is not a RetrievalView, ``name`` not a str,
+        ``top_k`` not a non-negative integer or ``ks`` lacks 1, 5 or 10 (checked before scoring).
+    DataError
+        If ``view`` has no queries (the view of an empty split).
     """
-    label = _system_name(method, name)
+    _check_run("evaluate_fitted", method, view, name=name, top_k=top_k, fits=False)
     _check_ks(ks)  # before the scores, which may take long
+    label = _system_name(method, name)
     with profiled("evaluation") as scoring:
         scores = method.score(view.images, view.captions)
     result = result_from_scores(scores, view, label, params=_method_params(method, params),
@@ -205,14 +235,20 @@ def evaluate_method(method, train: Dataset, view: RetrievalView, *, dev: Retriev
     Raises
     ------
     ParameterError
-        If ``dev`` is given to a method whose ``fit`` takes no dev view, or ``ks`` lacks 1, 5 or
-        10 (checked before fitting).
+        If ``method`` has no ``fit`` or ``score``, ``view`` or ``dev`` is not a RetrievalView,
+        ``name`` not a str, ``top_k`` not a non-negative integer, ``dev`` is given to a method
+        whose ``fit`` takes no dev view, or ``ks`` lacks 1, 5 or 10 (all checked before fitting).
+    DataError
+        If ``view`` has no queries (the view of an empty split), also before fitting.
 
     See Also
     --------
     evaluate_fitted : the same for a method that is already fitted.
     """
+    _check_run("evaluate_method", method, view, name=name, top_k=top_k, fits=True)
     _check_ks(ks)  # before the fit, which may take long
+    if dev is not None:
+        require_view(dev, "evaluate_method", name="dev")
     if dev is not None and not _fit_accepts_dev(method):
         raise ParameterError(f"dev: {_system_name(method, name)!r} fits on train alone "
                              f"({type(method).__name__}.fit takes no dev view); leave dev=None")

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from kcca_desc._core.errors import ParameterError
+from kcca_desc._core.errors import DataError, ParameterError
 from kcca_desc.data.dataset import Dataset
 from kcca_desc.data.images import ArrayImages
 from kcca_desc.evaluate.harness import evaluate_fitted, evaluate_method, result_from_scores
@@ -185,3 +185,38 @@ def test_cut_offs_without_those_of_every_result_are_refused_before_fitting(ks, m
     with pytest.raises(ParameterError, match=f"ks: .*{message}"):
         evaluate_method(method, data.subset("train"), data.view("test", "hodosh"), ks=ks)
     assert not hasattr(method, "n_fit_calls_")
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda data: dict(view=data), ParameterError,
+     r"^evaluate_method: view must be a RetrievalView \(Dataset\.view\), got Dataset; take the view of a split "
+     r"with view=data\.view\('test', 'hodosh'\)$"),
+    (lambda data: dict(dev=data), ParameterError, r"^evaluate_method: dev must be a RetrievalView .*got Dataset"),
+    (lambda data: dict(top_k=-1), ParameterError, r"^evaluate_method: top_k must be a non-negative integer .*got -1$"),
+    (lambda data: dict(top_k=2.5), ParameterError, r"^evaluate_method: top_k must be .*got 2\.5$"),
+    (lambda data: dict(name=3), ParameterError, r"^evaluate_method: name must be a str .*or None, got int$"),
+    (lambda data: dict(view=Dataset("toy", data.images, data.captions, {"test": []}).view("test")), DataError,
+     r"^evaluate_method: view has no queries: the split 'test' of toy holds no image$"),
+])
+def test_evaluate_method_checks_its_arguments_before_fitting(change, error, message):
+    data = toy_dataset()
+    method = NumberMatcher()
+    arguments = {"view": data.view("test", "hodosh"), **change(data)}
+    with pytest.raises(error, match=message):
+        evaluate_method(method, data.subset("train"), **arguments)
+    assert not hasattr(method, "n_fit_calls_")
+
+
+def test_a_method_without_fit_or_score_is_refused_naming_what_it_lacks():
+    data = toy_dataset()
+    with pytest.raises(ParameterError, match=r"^evaluate_method: method must be a retrieval system with fit and "
+                                             r"score methods .*got object, which has no fit or score$"):
+        evaluate_method(object(), data.subset("train"), data.view("test", "hodosh"))
+    with pytest.raises(ParameterError, match=r"^evaluate_fitted: method must be a retrieval system with a score "
+                                             r"method .*got function, which has no score$"):
+        evaluate_fitted(lambda images, captions: None, data.view("test", "hodosh"))
+    with pytest.raises(ParameterError, match=r"^evaluate_fitted: view must be a RetrievalView .*got tuple$"):
+        evaluate_fitted(NumberMatcher(), ("images", "captions"))
+    with pytest.raises(ParameterError, match=r"^evaluate_fitted: top_k must be .*got True$"):
+        evaluate_fitted(NumberMatcher(), data.view("test", "hodosh"), top_k=True)
+    assert evaluate_fitted(NumberMatcher(), data.view("test", "hodosh"), top_k=None).queries["top"] == {}
