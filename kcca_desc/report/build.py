@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import jinja2
@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import __version__
 from .._core.cache import atomic_write_text
-from .compare import Comparison, Run, compare_runs, format_p
+from .compare import Comparison, Run, compare_runs, format_p, load_runs
 from ..data.dataset import Dataset
 from .._core.errors import DataError, ParameterError, warn_user
 from ..evaluate.metrics import format_bound, metric_entry
@@ -155,7 +155,37 @@ def _tie_notes(runs: Sequence[Run]) -> list[str]:
     return notes
 
 
-def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dataset: Dataset | None = None,
+def _runs(results: object) -> list[Run]:
+    """``results`` as runs, in order: Runs as given, Results as runs of no file, results files read.
+
+    The files are read together with :func:`~kcca_desc.report.compare.load_runs`, as the command
+    line reads them: runs of one system in several files are labelled with the file's name.
+    """
+    if isinstance(results, (str, os.PathLike, Result, Run)):  # one of them, not a sequence of them
+        results = [results]
+    if not isinstance(results, Iterable):
+        raise ParameterError(f"build_report: results must be a list of Results, Runs or results files, got "
+                             f"{type(results).__name__}")
+    items = list(results)
+    for i, item in enumerate(items):
+        if not isinstance(item, (Result, Run, str, os.PathLike)):
+            raise ParameterError(f"build_report: results[{i}] must be a Result, a Run or the path of a results "
+                                 f"file, got {type(item).__name__}; read a results file with "
+                                 "kcca_desc.evaluate.load_results, or pass its path")
+    files = [Path(item) for item in items if isinstance(item, (str, os.PathLike))]
+    read: dict[str, list[Run]] = {}
+    for run in load_runs(files) if files else ():
+        read.setdefault(run.source, []).append(run)
+    runs = []
+    for item in items:
+        if isinstance(item, (str, os.PathLike)):
+            runs += read.get(str(Path(item)), [])
+        else:
+            runs.append(item if isinstance(item, Run) else Run(item, ""))
+    return runs
+
+
+def build_report(results: Sequence[Result | Run | str | os.PathLike], out: str | os.PathLike, *, dataset: Dataset | None = None,
                  data: str | None = None, data_root: str | None = None, image_root: str | None = None,
                  reference: str | None = None, n_gallery: int = 6, n_worst: int = 5, seed: int = 0,
                  n_resamples: int = N_RESAMPLES, n_permutations: int = N_PERMUTATIONS,
@@ -164,9 +194,11 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
 
     Parameters
     ----------
-    results : sequence of Result or Run
-        Runs with per-query ranks (:func:`kcca_desc.report.compare.load_runs` reads them from files);
-        their top-K retrieved items feed the gallery.
+    results : sequence of Result, Run or path-like
+        Runs with per-query ranks; their top-K retrieved items feed the gallery.  A path is a
+        results file (``python -m kcca_desc.fit --out``, a benchmark's records), read with
+        :func:`kcca_desc.report.compare.load_runs` as the command line reads it, so that
+        ``reference`` and ``gallery`` can name it.
     out : path-like
         Directory of ``report.html``, ``figures/`` and ``comparison.*`` (created).
     dataset : Dataset, optional
@@ -204,13 +236,17 @@ def build_report(results: Sequence[Result | Run], out: str | os.PathLike, *, dat
 
     Raises
     ------
+    ParameterError
+        If an item of ``results`` is none of a Result, a Run and a path.
+    ComparisonError
+        If a results file cannot be read or holds no result with per-query ranks.
     DataError
         Before any work, if a result lacks its per-query ranks (saved by
         :func:`~kcca_desc.evaluate.results.save_results` without ``include_ranks=True``).
     """
     if int(n_gallery) < 0 or int(n_worst) < 0:
         raise ParameterError(f"n_gallery and n_worst must be >= 0, got {n_gallery} and {n_worst}")
-    runs = [r if isinstance(r, Run) else Run(r, "") for r in results]
+    runs = _runs(results)
     if not runs:
         raise ParameterError("build_report: no result to report")
     for run in runs:

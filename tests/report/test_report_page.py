@@ -237,3 +237,24 @@ def test_a_further_cut_off_of_one_run_is_a_column_of_the_page_blank_for_the_othe
              for row in results.split('<tr') if '<td class="name">' in row}
     assert cells["B"][3] == "" and cells["A"][3].startswith(f"{further.annotation['R@20']:.1f}<span")
     assert (tmp_path / "figures" / "intervals.png").is_file()
+
+
+def test_results_files_are_read_from_their_paths(tmp_path, run_files):
+    # As the command line reads them (load_runs), so that gallery= can name the file.
+    runs = load_runs(run_files[:1])
+    page = build_report([str(run_files[0])], tmp_path, gallery=run_files[0].name, n_gallery=1, n_resamples=50,
+                        n_permutations=50)
+    html = page.read_text()
+    assert all(run.label in html for run in runs)
+    assert f"What {runs[0].label} retrieves" in html
+
+
+def test_anything_else_among_the_results_is_refused_naming_it_before_any_work(tmp_path, run_files):
+    from kcca_desc._core.errors import ParameterError
+    runs = load_runs(run_files[:1])
+    out = tmp_path / "report"
+    with pytest.raises(ParameterError, match=r"^build_report: results\[1\] must be a Result, a Run or the path of "
+                                             r"a results file, got dict; read a results file with "
+                                             r"kcca_desc\.evaluate\.load_results, or pass its path$"):
+        build_report([runs[0], runs[0].result.to_dict()], out)
+    assert not out.exists()
