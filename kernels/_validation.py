@@ -12,7 +12,7 @@ line prints them as one line.  :mod:`kcca_desc._core.validation` re-exports them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
@@ -20,7 +20,8 @@ from sklearn.utils import validation as _sklearn
 
 from .errors import DataError, NotFittedError, ParameterError
 
-__all__ = ["check_array", "validate_data", "check_is_fitted"]
+__all__ = ["check_array", "validate_data", "check_is_fitted", "parameter_message", "settings_requirement",
+           "check_settings"]
 
 
 def check_array(array, *, input_name: str = "", **options) -> np.ndarray:
@@ -106,3 +107,60 @@ def check_is_fitted(estimator, attributes: str | Sequence[str] | None = None) ->
         _sklearn.check_is_fitted(estimator, attributes)
     except _SklearnNotFittedError as exc:
         raise NotFittedError(str(exc)) from None
+
+
+def parameter_message(owner: str, name: str, requirement: str, value) -> str:
+    """A bad parameter's message, worded as scikit-learn words it (``The 'reg' parameter of KCCA must be ...``)."""
+    return f"The {name!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
+
+
+def settings_requirement(settings: Mapping, accepted: Iterable[str], *, target: str, owner: str,
+                         set_by: Mapping[str, str] | None = None) -> str | None:
+    """What a dict of settings that ``owner`` passes on to ``target`` must be, if its keys break it; else None.
+
+    The one check of every parameter that hands a dict of keyword arguments to a stage
+    (``image_kernel_params``, ``kcca_params``, ``kernel_params``...), so that a key the stage does
+    not take is named up front rather than by Python's ``TypeError`` deep inside a fit.
+
+    Parameters
+    ----------
+    settings : mapping
+        The dict given (anything else is left to the parameter's own constraint).
+    accepted : iterable of str
+        The keys ``target`` takes (its ``get_params()`` names, or its signature's keywords).
+    target : str
+        What receives them, for the message (``"ImageKernel"``).
+    owner : str
+        The estimator or function that passes them on, for the message.
+    set_by : mapping of str to str, optional
+        Keys that ``owner`` sets itself, each to the parameter of ``owner`` to use instead
+        (``{"power": "power"}``); they are refused too (Python's "got multiple values" otherwise,
+        or a value silently overridden).
+
+    Returns
+    -------
+    str or None
+        The requirement, for :func:`parameter_message` (None when every key is accepted).
+    """
+    if not isinstance(settings, Mapping):
+        return None
+    set_by = dict(set_by or {})
+    takes = sorted(set(accepted) - set(set_by))
+    listed = ", ".join(takes) if takes else "none"
+    for key in settings:
+        if key in set_by:
+            return (f"a dict of {target} parameters without {key!r}, which {owner} sets itself: "
+                    f"use its {set_by[key]!r} parameter instead")
+    unknown = [key for key in settings if key not in takes]
+    if unknown:
+        keys = ", ".join(map(repr, unknown))
+        return f"a dict of {target} parameters ({listed}); {keys} {'is' if len(unknown) == 1 else 'are'} not one"
+    return None
+
+
+def check_settings(owner: str, name: str, settings: Mapping | None, accepted: Iterable[str], *, target: str,
+                   set_by: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`ParameterError` if ``settings`` has a key ``target`` does not take (:func:`settings_requirement`)."""
+    requirement = settings_requirement(settings, accepted, target=target, owner=owner, set_by=set_by)
+    if requirement is not None:
+        raise ParameterError(parameter_message(owner, name, requirement, settings))

@@ -187,6 +187,16 @@ CASES = [
     (fit_ranker, "ImageKernel", "levels", {"image_kernel_params": {"levels": -1}}),
     (fit_ranker, "ImageFeaturizer", "sift_step", {"image_kernel_params": {"featurizer_params": {"sift_step": 0}}}),
     (fit_ranker, "ImageFeaturizer", "n_words", {"image_kernel_params": {"n_words": {"edges": 3}}}),
+    # Keys a stage does not take, or that the system sets itself, named before the stage is built.
+    *cases(fit_ranker, "ImageSentenceRanker", [
+        ("image_kernel_params", {"bogus": 1}), ("image_kernel_params", {"power": 2}),
+        ("image_kernel_params", {"kind": "histo"}), ("kcca_params", {"bogus": 1}),
+        ("kcca_params", {"n_components": 3}), ("kcca_params", {"reg": 0.1})]),
+    (fit_ranker, "ImageKernel", "featurizer_params", {"image_kernel_params": {"featurizer_params": {"bogus": 1}}}),
+    *cases(fit_nn, "NearestNeighbour", [("image_kernel_params", {"bogus": 1}),
+                                        ("image_kernel_params", {"random_state": 1})]),
+    *cases(fit_image_kernel, "ImageKernel", [("featurizer_params", {"levels": 1}),
+                                             ("featurizer_params", {"colour_words": 64})]),
     *cases(fit_nn, "NearestNeighbour", [
         ("text_similarity", "jaccard"), ("image_kernel", "spiral"), ("image_kernel_params", 3),
         ("preprocessor", "nltk"), ("random_state", 1.5), ("cache", None)]),
@@ -283,6 +293,45 @@ BAD_ARGUMENTS = [
     (lambda data: make_text_kernel("tri5", bogus=1),
      r"^make_text_kernel\('tri5'\): unknown parameters \['bogus'\]; TextKernel takes \['cache', 'corpus', "),
 ]
+
+
+STAGE_SETTINGS = [
+    (lambda: ranker(image_kernel_params={"bogus": 1}),
+     r"^The 'image_kernel_params' parameter of ImageSentenceRanker must be a dict of ImageKernel parameters "
+     r"\(backend, featurizer_params, levels, n_words, progress\); 'bogus' is not one\. Got \{'bogus': 1\} instead\.$"),
+    (lambda: ranker(image_kernel_params={"power": 2}),
+     r"^The 'image_kernel_params' parameter of ImageSentenceRanker must be a dict of ImageKernel parameters without "
+     r"'power', which ImageSentenceRanker sets itself: use its 'power' parameter instead\."),
+    (lambda: ranker(kcca_params={"reg": 0.1}), r"without 'reg', .* use its 'regs' parameter instead\."),
+    (lambda: ranker(kcca_params={"bogus": 1, "other": 2}),
+     r"KCCA parameters \(center, .*, view_names\); 'bogus', 'other' are not one"),
+    (lambda: ranker(image_kernel_params={"featurizer_params": {"sift_step": 4, "bogus": 1}}),
+     r"^The 'featurizer_params' parameter of ImageKernel must be a dict of ImageFeaturizer parameters "
+     r"\(chunk_size, .*\); 'bogus' is not one"),
+    (lambda: MultipleKernelRanker(text_kernel="bow5+bow5_idf", image_kernel="histo", n_components=(4,), regs=(1.0,),
+                                  image_kernel_params={"bogus": 1}),
+     r"^The 'image_kernel_params' parameter of MultipleKernelRanker must be a dict of ImageKernel parameters"),
+    (lambda: MultipleKernelRanker(text_kernel="bow5+bow5_idf", n_components=(4,), regs=(1.0,),
+                                  kcca_params={"oversample": 2}),
+     r"^The 'kcca_params' parameter of MultipleKernelRanker must be a dict of KCCA parameters .*'oversample' is not one"),
+]
+
+
+@pytest.mark.parametrize("build, message", STAGE_SETTINGS)
+def test_settings_handed_to_a_stage_name_the_key_and_what_the_stage_takes(data, no_costly_work, build, message):
+    with pytest.raises(InvalidParameterError, match=message):
+        build().fit(data.subset("train"))
+
+
+def test_a_landmark_systems_kcca_params_are_checked_against_landmark_kcca(data, no_costly_work):
+    from kcca_desc.methods.scalable import ScalableRanker
+    from kcca_desc.methods.scalable_multikernel import ScalableMultipleKernelRanker
+    with pytest.raises(InvalidParameterError, match=r"^The 'oversample' parameter of LandmarkKCCA must be"):
+        ScalableRanker(text_kernel="bow5", n_components=(4,), regs=(1.0,), kcca_params={"oversample": 0.5}).fit(
+            data.subset("train"))
+    with pytest.raises(InvalidParameterError, match=r"without 'rank', which ScalableMultipleKernelRanker sets itself"):
+        ScalableMultipleKernelRanker(text_kernel="bow5+bow5_idf", n_components=(4,), regs=(1.0,),
+                                     kcca_params={"rank": 3}).fit(data.subset("train"))
 
 
 @pytest.mark.parametrize("call, message", BAD_ARGUMENTS)

@@ -43,12 +43,12 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils._param_validation import InvalidParameterError as _SklearnInvalidParameterError
 
-from ..kernels._validation import check_array, check_is_fitted, validate_data
+from ..kernels._validation import check_array, check_is_fitted, parameter_message, settings_requirement, validate_data
 from .errors import ParameterError
 
 __all__ = [
     "ValidatedParams", "validate_params", "parameter_errors", "constraint_errors", "validation_errors",
-    "raise_together", "invalid_parameter", "InvalidParameterError",
+    "raise_together", "invalid_parameter", "settings_errors", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
     "check_array", "validate_data", "check_is_fitted",
@@ -197,8 +197,22 @@ def invalid_parameter(owner: Any, name: str, requirement: str, value: Any) -> In
     parameter error.  The caller raises it.
     """
     caller = owner if isinstance(owner, str) else type(owner).__name__
-    return InvalidParameterError(f"The {name!r} parameter of {caller} must be {requirement}. "
-                                 f"Got {value!r} instead.", parameter=name, owner=caller)
+    return InvalidParameterError(parameter_message(caller, name, requirement, value), parameter=name, owner=caller)
+
+
+def settings_errors(owner, name: str, target: type, set_by: Mapping[str, str] | None = None
+                    ) -> list[InvalidParameterError]:
+    """The error of ``owner``'s dict parameter ``name`` if it has a key the estimator class ``target`` does not take.
+
+    For the parameters that hand further settings to a stage (``image_kernel_params`` to
+    :class:`~kcca_desc.image.kernel.ImageKernel`, ``kcca_params`` to :class:`~kcca_desc.kcca.KCCA`...):
+    ``set_by`` maps the keys ``owner`` sets itself to its parameter to use instead
+    (:func:`kcca_desc.kernels._validation.settings_requirement`).  Checked before the stage is
+    built, whose constructor would raise Python's ``TypeError``.
+    """
+    requirement = settings_requirement(getattr(owner, name), target._get_param_names(), target=target.__name__,
+                                       owner=type(owner).__name__, set_by=set_by)
+    return [] if requirement is None else [invalid_parameter(owner, name, requirement, getattr(owner, name))]
 
 
 def constraint_errors(owner: Any, params: Mapping[str, Any],

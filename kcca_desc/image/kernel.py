@@ -34,6 +34,7 @@ from .._core.validation import (
     check_is_fitted,
     parameter_errors,
     raise_together,
+    settings_errors,
 )
 from .features import ImageFeaturizer
 
@@ -154,6 +155,11 @@ class ImageKernel(ValidatedParams, BaseEstimator):
         # after the caller's earlier stages (e.g. a ranker's caption preprocessing) had run.
         errors = parameter_errors(self)
         reported = {e.parameter for e in errors}
+        if "featurizer_params" not in reported:
+            set_by = {"feature_types": "kind", "levels": "levels", "random_state": "random_state", "cache": "cache",
+                      "progress": "progress", **({} if self.n_words is None else {"n_words": "n_words"})}
+            errors += settings_errors(self, "featurizer_params", ImageFeaturizer, set_by)
+            reported |= {e.parameter for e in errors}
         if not reported & {"kind", "featurizer_params"}:
             errors += [e for e in parameter_errors(self._featurizer()) if e.parameter not in reported]
         raise_together(errors)

@@ -271,7 +271,9 @@ preprocessor, random_state, cache
             errors += constraint_errors(f"{type(self).__name__}.encoder_options", self.encoder_options,
                                         Encoder._parameter_constraints)
         errors += [e for e in self._solver_errors(reported) if e.parameter not in reported]
-        stages = [(lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
+        errors += self._stage_settings_errors(reported)
+        reported |= {e.parameter for e in errors}
+        stages = [(lambda: self._solver(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
         if any(isinstance(item, str) and item in IMAGE_KERNELS for item in items.get("image", ())):
             stages.append((lambda: ImageKernel(power=self.power, random_state=self.random_state, cache=self.cache,
                                                **(self.image_kernel_params or {})),

@@ -32,7 +32,8 @@ from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
 from ..evaluate.scores import DirectionalScores
 from .._core.registry import Registry
-from .._core.validation import Registered, SEED, StrOptions, ValidatedParams, check_is_fitted
+from .._core.validation import (Registered, SEED, StrOptions, ValidatedParams, check_is_fitted, parameter_errors,
+                                raise_together, settings_errors)
 from .base import RetrievalMethod
 
 __all__ = ["idf_f1_similarity", "nearest_neighbour_scores", "NearestNeighbour"]
@@ -192,6 +193,13 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
         self.preprocessor = preprocessor
         self.random_state = random_state
         self.cache = cache
+
+    def _validate_params(self) -> None:
+        errors = parameter_errors(self)
+        if "image_kernel_params" not in {e.parameter for e in errors}:
+            errors += settings_errors(self, "image_kernel_params", ImageKernel, {
+                "kind": "image_kernel", "random_state": "random_state", "cache": "cache"})
+        raise_together(errors)
 
     @property
     def name(self) -> str:

@@ -51,6 +51,7 @@ from .._core.validation import (
     check_is_fitted,
     parameter_errors,
     raise_together,
+    settings_errors,
     validation_errors,
 )
 from .base import RetrievalMethod, keep_below_training_size, keep_supported_components
@@ -308,6 +309,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
             params.setdefault("memory", str(cache_dir("kcca_spectra")))
         return KCCA(n_components=n_max, reg=min(self.regs), **params)
 
+    def _solver(self, n_max: int):
+        """The unfitted solver of :meth:`_stages` alone, whose parameters :meth:`_validate_params` checks."""
+        return self._kcca(n_max)
+
     def _stages(self, n_max: int) -> tuple[ImageKernel, object, KCCA]:
         """The image kernel, text kernel and KCCA (of ``n_max`` components) this ranker fits, unfitted."""
         return self._image_kernel(), self._text_kernel(), self._kcca(n_max)
@@ -320,11 +325,13 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         """
         errors = parameter_errors(self)
         reported = {e.parameter for e in errors}
+        errors += self._stage_settings_errors(reported)
+        reported |= {e.parameter for e in errors}
         # Each stage that the ranker's valid parameters can build; a parameter passed down to more
         # than one stage (levels, random_state...) is reported once.
         stages = [(self._image_kernel, {"image_kernel", "power", "random_state", "cache", "image_kernel_params"}),
                   (self._text_kernel, {"text_kernel", "random_state", "cache"}),
-                  (lambda: self._kcca(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
+                  (lambda: self._solver(max(self.n_components)), {"n_components", "regs", "kcca_params", "cache"})]
         for build, inputs in stages:
             if inputs & reported:
                 continue
@@ -333,6 +340,22 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
                     reported.add(error.parameter)
                     errors.append(error)
         raise_together(errors)
+
+    def _stage_settings(self) -> dict[str, tuple[type, dict[str, str]]]:
+        """The dict parameters handed on to a stage: name -> (the stage's class, {key: parameter}).
+
+        The keys of the inner dict are those the ranker sets itself, each with the ranker's
+        parameter to set instead (see :meth:`_image_kernel` and :meth:`_kcca`).
+        """
+        return {"image_kernel_params": (ImageKernel, {"kind": "image_kernel", "power": "power",
+                                                      "random_state": "random_state", "cache": "cache"}),
+                "kcca_params": (KCCA, {"n_components": "n_components", "reg": "regs",
+                                        "weight_power": "weight_power"})}
+
+    def _stage_settings_errors(self, reported: set) -> list:
+        """Errors of the dict parameters (not in ``reported``) with a key their stage does not take."""
+        return [error for name, (target, set_by) in self._stage_settings().items() if name not in reported
+                for error in settings_errors(self, name, target, set_by)]
 
     def _supported_n_components(self, n_train: int) -> tuple[int, ...]:
         """The values of ``n_components`` that ``n_train`` training images support (n < n_train).

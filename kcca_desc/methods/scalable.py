@@ -128,7 +128,18 @@ class ScalableRanker(ImageSentenceRanker):
 
     def _stages(self, n_max: int):
         image_kernel, text_kernel, _ = super()._stages(n_max)
-        return image_kernel, text_kernel, self._landmark_kcca(n_max, store=self.store)
+        return image_kernel, text_kernel, self._solver(n_max)
+
+    def _stage_settings(self) -> dict:
+        set_by = {"n_components": "n_components", "reg": "regs", "weight_power": "weight_power",
+                  "rank": "rank", "landmarks": "landmarks",
+                  "chunk_size": "chunk_size", "engine": "engine", "random_state": "random_state"}
+        if "store" in self._get_param_names():  # ScalableMultipleKernelRanker has none
+            set_by["store"] = "store"
+        return {**super()._stage_settings(), "kcca_params": (LandmarkKCCA, set_by)}
+
+    def _solver(self, n_max: int) -> LandmarkKCCA:
+        return self._landmark_kcca(n_max, store=self.store)
 
     def _landmark_kcca(self, n_max: int, **params) -> LandmarkKCCA:
         """The unfitted :class:`LandmarkKCCA` of ``n_max`` components (``params``: further parameters of it)."""

@@ -153,7 +153,10 @@ n_components_, timings_s_
         return errors
 
     def _stages(self, n_max: int):
-        return None, None, self._landmark_kcca(n_max)
+        return None, None, self._solver(n_max)
+
+    def _solver(self, n_max: int):
+        return self._landmark_kcca(n_max)
 
     def _base_kernels_memory(self, n: int, n_bases: int) -> tuple[int, str, str]:
         rank = min(self.rank, n)
