@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import inspect
+
 import numpy as np
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils import validation as _sklearn
@@ -21,7 +23,7 @@ from sklearn.utils import validation as _sklearn
 from .errors import DataError, NotFittedError, ParameterError
 
 __all__ = ["check_array", "validate_data", "check_is_fitted", "parameter_message", "settings_requirement",
-           "check_settings"]
+           "check_settings", "kernel_keywords"]
 
 
 def check_array(array, *, input_name: str = "", **options) -> np.ndarray:
@@ -156,6 +158,35 @@ def settings_requirement(settings: Mapping, accepted: Iterable[str], *, target: 
         keys = ", ".join(map(repr, unknown))
         return f"a dict of {target} parameters ({listed}); {keys} {'is' if len(unknown) == 1 else 'are'} not one"
     return None
+
+
+def kernel_keywords(kernel, *, pairwise: bool = True) -> set[str] | None:
+    """The keyword arguments a kernel function takes, for checking its ``*_params``; None when any are taken.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        A metric of :func:`sklearn.metrics.pairwise.pairwise_kernels` (it takes the keywords of
+        ``KERNEL_PARAMS``), ``"precomputed"`` (none), or a callable ``f(a, b, **params)`` (the
+        keywords of its signature after ``a, b``; None when it takes ``**kwargs`` or has no
+        signature).
+    pairwise : bool, default=True
+        Whether ``pairwise_kernels`` calls it, which takes ``n_jobs`` itself.
+    """
+    from sklearn.metrics.pairwise import KERNEL_PARAMS
+
+    own = {"n_jobs"} if pairwise else set()
+    if isinstance(kernel, str):
+        return set() if kernel == "precomputed" else {*KERNEL_PARAMS.get(kernel, ()), *own}
+    try:
+        parameters = list(inspect.signature(kernel).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    positional = [p for p in parameters if p.kind is not p.KEYWORD_ONLY][:2]
+    return {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p not in positional} | own
 
 
 def check_settings(owner: str, name: str, settings: Mapping | None, accepted: Iterable[str], *, target: str,

@@ -12,7 +12,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 
-from .._core.errors import DataError, ParameterError
+from .._core.errors import DataError, KccaDescError, ParameterError
+from ..kernels._validation import kernel_keywords
 from .._core.resources import available_memory, require_memory
 from .._core.validation import (
     FINITE_REAL,
@@ -26,6 +27,8 @@ from .._core.validation import (
     check_array,
     check_is_fitted,
     invalid_parameter,
+    raise_together,
+    settings_requirement,
 )
 
 from .incomplete_cholesky import (
@@ -55,6 +58,11 @@ EXACT_MAX_SAMPLES = 10_000
 #: n x n float64 matrices the exact solver holds at its peak: the two kernels, the centred copy
 #: being decomposed, its eigenvectors and LAPACK's workspace (``syevd`` needs about 2 n^2).
 EXACT_PEAK_MATRICES = 6
+
+
+def _kernel_label(kernel) -> str:
+    """A kernel function in messages: its metric name, or the callable's name."""
+    return repr(kernel) if isinstance(kernel, str) else getattr(kernel, "__name__", type(kernel).__name__)
 
 
 def _exact_fits_in_memory(n: int) -> bool:
@@ -306,6 +314,17 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         super()._validate_params()
         if self.reg_form == "hardoon" and self.reg > 1:
             raise invalid_parameter(self, "reg", "in (0, 1] when reg_form='hardoon'", self.reg)
+        errors = []
+        for view in "xy":
+            kernel, name = getattr(self, f"kernel_{view}"), f"kernel_{view}_params"
+            # A PrecomputedKernel takes none, refused as a whole by _kernel_block.
+            accepted = None if isinstance(kernel, PrecomputedKernel) else kernel_keywords(kernel)
+            if accepted is not None:
+                requirement = settings_requirement(getattr(self, name), accepted, owner="KCCA",
+                                                   target=f"kernel_{view}={_kernel_label(kernel)}")
+                if requirement is not None:
+                    errors.append(invalid_parameter(self, name, requirement, getattr(self, name)))
+        raise_together(errors)
 
     def _training_kernel(self, data: Any, view: str) -> np.ndarray | KernelColumns:
         """The square training kernel of one view (or its column oracle); records raw data."""
@@ -342,7 +361,21 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             if params:
                 raise ParameterError(f"kernel_{view}_params must be empty for a PrecomputedKernel, got {params}")
             return kernel.matrix(A, B)  # whole blocks, not one Python call per pair
-        return pairwise_kernels(A, B, metric=kernel, **params)
+        name = f"kernel_{view}={_kernel_label(kernel)}"
+        try:
+            K = pairwise_kernels(A, B, metric=kernel, **params)
+        except KccaDescError:
+            raise
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            if callable(kernel):  # the function breaks its contract, k(x, y) -> float
+                raise ParameterError(f"{name} must return one number for each pair of rows (k(x, y) -> float) "
+                                     f"with kernel_{view}_params={params!r}; it failed on {view.upper()}: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+            raise DataError(f"{name} cannot be computed on {view.upper()}: {exc}") from None
+        if K.shape != (len(A), len(A) if B is None else len(B)) or K.dtype.kind not in "biuf":
+            raise ParameterError(f"{name} must give a ({len(A)}, {len(A) if B is None else len(B)}) matrix of "
+                                 f"numbers on {view.upper()}, got {K.dtype} of shape {K.shape}")
+        return K
 
     def _resolve_method(self, kernels: Sequence[Any], n: int) -> str:
         oracle = any(isinstance(K, KernelColumns) for K in kernels)

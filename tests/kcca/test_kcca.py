@@ -11,6 +11,7 @@ from scipy import linalg
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kcca_desc._core.errors import DataError, ParameterError
 from kcca_desc.kcca import KCCA, CallableKernelColumns, reference_kcca
 from kcca_desc.kcca.reference import center_kernel
 
@@ -242,6 +243,41 @@ def test_bad_training_kernels_are_named():
             KCCA().fit(K, Ky)
     with pytest.raises(ValueError, match="y is None"):
         KCCA().fit(Kx, None)
+
+
+def _one(x, y, scale=1.0):
+    return scale * float(x @ y)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"kernel_x": "rbf", "kernel_x_params": {"bogus": 1}},
+     r"^The 'kernel_x_params' parameter of KCCA must be a dict of kernel_x='rbf' parameters \(gamma, n_jobs\); "
+     r"'bogus' is not one\. Got \{'bogus': 1\} instead\.$"),
+    ({"kernel_y": "linear", "kernel_y_params": {"gamma": 0.5}},
+     r"^The 'kernel_y_params' parameter of KCCA must be a dict of kernel_y='linear' parameters \(n_jobs\); 'gamma'"),
+    ({"kernel_x": _one, "kernel_x_params": {"scale": 2.0, "offset": 1.0}},
+     r"kernel_x=_one parameters \(n_jobs, scale\); 'offset' is not one"),
+    ({"kernel_x": "precomputed", "kernel_x_params": {"gamma": 1.0}}, r"kernel_x='precomputed' parameters \(none\); 'gamma' is not one"),
+])
+def test_kernel_params_name_the_unknown_key_before_any_kernel_is_computed(params, message, monkeypatch):
+    X, Y = _paired_views(16, n=12, dim_x=4, dim_y=3)
+    monkeypatch.setattr("kcca_desc.kcca.estimator.pairwise_kernels", None)  # any kernel computed fails
+    with pytest.raises(ParameterError, match=message):
+        KCCA(n_components=1, **{"kernel_x": "linear", "kernel_y": "linear", **params}).fit(X, Y)
+
+
+@pytest.mark.parametrize("kernel_x, error, message", [
+    ("chi2", DataError, r"^kernel_x='chi2' cannot be computed on X: X contains negative values\.$"),
+    (lambda x, y: np.ones(3), ParameterError,
+     r"^kernel_x=<lambda> must return one number for each pair of rows \(k\(x, y\) -> float\) .*: ValueError"),
+    (lambda x, y: "near", ParameterError, r"^kernel_x=<lambda> must return one number .*could not convert"),
+    (lambda x, y: {}, ParameterError, r"^kernel_x=<lambda> must return one number .*: TypeError"),
+    (lambda x, y: None, DataError, r"^kernel_x produced NaN or infinite values on X$"),
+])
+def test_a_kernel_function_that_fails_on_the_data_is_named(kernel_x, error, message):
+    X, Y = _paired_views(17, n=12, dim_x=4, dim_y=3)
+    with pytest.raises(error, match=message):
+        KCCA(n_components=1, kernel_x=kernel_x, kernel_y="linear").fit(X, Y)
 
 
 def test_too_many_components_for_a_rank_deficient_kernel():
