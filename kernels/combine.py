@@ -36,6 +36,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
@@ -45,7 +46,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 
 from .errors import DataError, ParameterError
-from ._validation import check_array, check_is_fitted, validate_data
+from ._validation import check_array, check_is_fitted, check_settings, kernel_keywords, validate_data
 
 __all__ = ["NORMALIZATIONS", "ALIGNMENT_METHODS", "KernelStatistics", "kernel_statistics", "normalize_train_kernel",
            "normalize_cross_kernel", "weighted_sum", "centered_inner", "centered_alignment", "alignment_weights",
@@ -161,6 +162,16 @@ def _square(K, name: str) -> np.ndarray:
     return K
 
 
+#: A centred kernel whose trace or squared norm is at most this share of the uncentred one's
+#: magnitude is zero up to round-off: the kernel is constant.
+_ZERO_RTOL = 1e-10
+
+
+def _magnitude(K: np.ndarray) -> float:
+    """The scale of ``K``'s centred trace: its absolute diagonal plus n times its absolute mean."""
+    return float(np.abs(np.diagonal(K)).sum() + K.shape[0] * abs(K.mean()))
+
+
 def _row_blocks(n_rows: int, n_cols: int):
     step = max(1, _BLOCK_ELEMENTS // max(n_cols, 1))
     for start in range(0, n_rows, step):
@@ -183,7 +194,8 @@ def kernel_statistics(K, *, normalization: str = "trace") -> KernelStatistics:
     Raises
     ------
     DataError
-        If ``K`` is not square and finite, or its centred trace is not positive (a constant kernel).
+        If ``K`` is not square and finite, or its centred trace is not positive: zero up to
+        round-off (a constant kernel), or negative (a kernel that is not positive semi-definite).
     """
     _check_normalization(normalization)
     K = _square(K, "K")
@@ -193,7 +205,12 @@ def kernel_statistics(K, *, normalization: str = "trace") -> KernelStatistics:
     # diag(HKH)_i = K_ii - 2 mean_j K_ij + 1'K1/n² for symmetric K.
     centred_diagonal = np.diagonal(K) - 2 * column_means + grand_mean
     trace = float(centred_diagonal.sum())
-    if not trace > 0:
+    # Round-off of the formula above is relative to the magnitudes it cancels.
+    if trace < -_ZERO_RTOL * _magnitude(K):
+        raise DataError(f"the centred training kernel has trace {trace:.3g} < 0: the kernel is not positive "
+                        f"semi-definite on the {n} training items (a distance or a negated kernel?), so it "
+                        "cannot be normalised")
+    if not trace > _ZERO_RTOL * _magnitude(K):
         raise DataError(f"the centred training kernel has trace {trace:.3g}: the kernel is constant on the "
                         f"{n} training items, so it cannot be normalised")
     return KernelStatistics(column_means, grand_mean, normalization,
@@ -283,6 +300,8 @@ def weighted_sum(kernels: Sequence[np.ndarray], weights, *, out: np.ndarray | No
     ------
     ParameterError
         If a weight is negative or not finite, all are zero, or their number differs from the kernels'.
+    DataError
+        If a kernel of positive weight holds NaN or infinite values.
     """
     weights = check_weights(weights, len(kernels))
     shape = np.shape(kernels[0])
@@ -299,12 +318,23 @@ def weighted_sum(kernels: Sequence[np.ndarray], weights, *, out: np.ndarray | No
         K = np.asarray(K, dtype=np.float64)
         for rows in _row_blocks(*shape):
             out[rows] += weight * K[rows]
+    if not np.isfinite(out).all():  # one pass over the sum; the kernels are searched only then
+        bad = next((m for m, (weight, K) in enumerate(zip(weights, kernels))
+                    if weight and not np.isfinite(K).all()), None)
+        raise DataError("the weighted sum of the kernels overflows" if bad is None
+                        else f"kernel {bad} contains NaN or infinite values")
     return out
 
 
 def check_weights(weights, n_kernels: int) -> np.ndarray:
     """``weights`` as a float64 vector of ``n_kernels`` non-negative values, not all zero."""
-    weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if isinstance(weights, (Mapping, str, bytes)):
+        raise ParameterError(f"kernel weights must be a sequence of numbers, one per kernel; got "
+                             f"{type(weights).__name__} {weights!r}")
+    try:
+        weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ParameterError(f"kernel weights must be a sequence of numbers, one per kernel; got {weights!r}") from None
     if weights.shape[0] != n_kernels:
         raise ParameterError(f"{weights.shape[0]} kernel weights for {n_kernels} kernels")
     if not np.isfinite(weights).all() or (weights < 0).any() or not weights.any():
@@ -336,9 +366,15 @@ def centered_alignment(K, L) -> float:
         If either centred kernel is zero (a constant kernel has no alignment).
     """
     kk, ll = centered_inner(K, K), centered_inner(L, L)
-    if not (kk > 0 and ll > 0):
+    if _is_zero(kk, K) or _is_zero(ll, L):
         raise DataError("centred alignment of a constant kernel: its centred matrix is zero")
     return centered_inner(K, L) / np.sqrt(kk * ll)
+
+
+def _is_zero(centred_norm2: float, K) -> bool:
+    """Whether ``‖HKH‖²_F`` (``centred_norm2``) is zero up to the round-off of :func:`centered_inner`."""
+    K = np.asarray(K, dtype=np.float64)
+    return not centred_norm2 > _ZERO_RTOL * float(np.vdot(K.reshape(-1), K.reshape(-1)))
 
 
 # --------------------------------------------------------------------------- alignment methods
@@ -401,11 +437,15 @@ def alignment_weights(kernels: Sequence[np.ndarray], target, *, method: str = "a
     Raises
     ------
     DataError
-        If no kernel aligns positively with the target.
+        If the target or a kernel is constant (its centred matrix is zero, up to round-off: it
+        has no alignment), or no kernel aligns positively with the target.
     """
     if not len(kernels):
         raise ParameterError("alignment_weights: no kernels to weight")
     _check_alignment_method(method)
+    if _is_zero(centered_inner(target, target), target):
+        raise DataError("alignment_weights: the target's centred matrix is zero (a constant target kernel): "
+                        "no kernel can align with it")
     a = np.array([centered_inner(K, target) for K in kernels])
     m = len(kernels)
     M = np.zeros((m, m))
@@ -413,6 +453,8 @@ def alignment_weights(kernels: Sequence[np.ndarray], target, *, method: str = "a
     for k in range(m):
         for l in range(k, m if cross_products else k + 1):
             M[k, l] = M[l, k] = centered_inner(kernels[k], kernels[l])
+        if _is_zero(M[k, k], kernels[k]):
+            M[k, k] = 0.0  # refused by alignment_weights_from_products, naming the kernel
     return alignment_weights_from_products(M, a, method=method)
 
 
@@ -441,7 +483,8 @@ def alignment_weights_from_products(M, a, *, method: str = "align") -> np.ndarra
     Raises
     ------
     DataError
-        If no kernel aligns positively with the target.
+        If a kernel's centred matrix is zero (``M_kk`` not positive: a constant kernel), or no
+        kernel aligns positively with the target.
 
     Notes
     -----
@@ -450,6 +493,12 @@ def alignment_weights_from_products(M, a, *, method: str = "align") -> np.ndarra
     """
     _check_alignment_method(method)
     M, a = np.asarray(M, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    if not (np.isfinite(M).all() and np.isfinite(a).all()):
+        raise DataError("alignment_weights: the kernels' centred inner products hold NaN or infinite values")
+    zero = [k for k, mkk in enumerate(np.diagonal(M)) if not mkk > 0]
+    if zero:
+        raise DataError(f"alignment_weights: the centred matrix of kernel {zero[0]} is zero (a constant kernel): "
+                        "it has no alignment with the target; drop it")
     weights = _ALIGNMENT_METHODS[method].weights(M, a)
     if not weights.any():
         raise DataError("no kernel aligns positively with the target: alignment gives every weight 0")
@@ -517,6 +566,11 @@ class KernelCombination(TransformerMixin, BaseEstimator):
         params = list(self.kernel_params) if self.kernel_params is not None else [{}] * len(self.kernels)
         if len(params) != len(self.kernels):
             raise ParameterError(f"{len(params)} kernel_params for {len(self.kernels)} kernels")
+        for m, (kernel, settings) in enumerate(zip(self.kernels, params)):
+            accepted = kernel_keywords(kernel, pairwise=not callable(kernel))
+            if accepted is not None:
+                check_settings("KernelCombination", f"kernel_params[{m}]", settings, accepted,
+                               target=f"kernel {_metric_name(kernel)!r}")
         _check_normalization(self.normalization)
         if isinstance(self.weights, str) and self.weights not in ALIGNMENT_METHODS:
             raise ParameterError(f"weights must be None, {' or '.join(map(repr, ALIGNMENT_METHODS))} or an array; "

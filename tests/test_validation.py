@@ -208,7 +208,7 @@ CASES = [
     (fit_image_kernel, "ImageFeaturizer", "pixel_step", {"featurizer_params": {"pixel_step": 0}}),
     *cases(fit_featurizer, "ImageFeaturizer", [
         ("feature_types", ("colour", "shape")), ("feature_types", ("colour", "colour")), ("feature_types", ()),
-        ("n_words", {"edges": 3}), ("n_words", {"colour": 0}), ("levels", -1), ("pixel_step", 0),
+        ("n_words", {"edges": 3}), ("n_words", {"colour": 0}), ("levels", -1), ("levels", 9), ("pixel_step", 0),
         ("sift_step", 2.5), ("sift_size", 0), ("max_samples", 0), ("n_fit_images", 0), ("max_iter", 0),
         ("random_state", -3), ("n_jobs", 0), ("n_jobs", -2), ("cache", "no"), ("progress", None)]),
     *cases(fit_text_kernel, "TextKernel", [

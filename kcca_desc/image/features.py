@@ -28,6 +28,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
+from numbers import Integral
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -38,6 +39,7 @@ from ..kernels.image.codebook import Codebook, TooFewDescriptorsError
 from ..kernels.image.features import colour_features
 from ..kernels.image.histograms import n_pyramid_cells, pyramid_histograms
 from ..kernels.image.mr8 import texture_features
+from ..kernels.image.pyramid import MAX_LEVELS
 from ..kernels.image.sift import dense_sift
 
 from .._core.cache import ChunkCache, NpzCache, cache_key
@@ -50,6 +52,7 @@ from .._core.validation import (
     POSITIVE_INT,
     POSITIVE_REAL,
     SEED,
+    Interval,
     MappingOf,
     Options,
     Registered,
@@ -116,7 +119,8 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         Codebook size per feature type; missing entries take the feature type's
         ``n_words`` (128 colour, 256 texture, 256 SIFT).
     levels : int, default=2
-        Finest pyramid level L; each image gets (4^(L+1) - 1) / 3 cells.
+        Finest pyramid level L, at most :data:`~kcca_desc.kernels.image.pyramid.MAX_LEVELS` (8);
+        each image gets (4^(L+1) - 1) / 3 cells.
     pixel_step : int, default=2
         Colour and texture are computed on every ``pixel_step``-th pixel in
         each direction (1 = every pixel; 2 gives 12,544 samples on a 224 x 224
@@ -190,7 +194,7 @@ class ImageFeaturizer(ValidatedParams, BaseEstimator):
         "feature_types": [Registered(FEATURE_TYPES, "feature type"),
                           SequenceOf(Registered(FEATURE_TYPES, "feature type"), distinct=True)],
         "n_words": [MappingOf(Registered(FEATURE_TYPES, "feature type"), POSITIVE_INT), None],
-        "levels": [NON_NEGATIVE_INT],
+        "levels": [Interval(Integral, 0, MAX_LEVELS, closed="both")],
         "pixel_step": [POSITIVE_INT],
         "sift_step": [POSITIVE_INT],
         "sift_size": [POSITIVE_REAL],

@@ -15,9 +15,18 @@ __all__ = ["pyramid_cell_weights", "whole_image_cell_weights", "pyramid_kernel",
 _PYRAMID_AXES = ("n_samples", "n_cells", "n_words")
 
 
+#: The finest pyramid level allowed: a pyramid of L levels has (4^(L+1) - 1) / 3 cells per
+#: visual word, 87,381 at L = 8 (22 million histogram bins per image with 256 words); the paper
+#: uses L = 2.
+MAX_LEVELS = 8
+
+
 def _check_levels(levels) -> int:
     if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 0:
         raise ParameterError(f"levels must be a non-negative integer; got {levels!r}")
+    if levels > MAX_LEVELS:
+        raise ParameterError(f"levels must be at most {MAX_LEVELS} (a pyramid of L levels has (4^(L+1) - 1) / 3 "
+                             f"cells per visual word); got {levels!r}")
     return int(levels)
 
 

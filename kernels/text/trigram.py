@@ -526,6 +526,10 @@ def trigram_kernel(
        classification based on topological measures of feature similarity", ICDM.
     """
     _check_params(lam, max_len)
+    if similarity is not None and not callable(getattr(similarity, "pairwise", None)):
+        raise ParameterError(f"trigram_kernel: similarity must be None or a WordSimilarity (an object with "
+                             f"pairwise(words_a, words_b)), got {type(similarity).__name__} {similarity!r}; a "
+                             "similarity by name is built by make_text_kernel (WORD_SIMILARITIES)")
     items_a, items_b, symmetric = check_pair(items_a, items_b)
     if similarity is None:
         vocabulary = vocabulary_of(items_a, items_b)

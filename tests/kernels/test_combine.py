@@ -167,6 +167,41 @@ def test_bad_inputs_are_one_clear_error():
         KernelCombination(kernels=("gauss",)).fit(np.eye(3))
 
 
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(3, 30), level=st.floats(-1e6, 1e6, allow_nan=False).filter(lambda c: abs(c) > 1e-6),
+       method=st.sampled_from(["align", "alignf"]), seed=st.integers(0, 2**32 - 1))
+def test_a_constant_kernel_or_target_is_named_not_weighted_from_round_off(n, level, method, seed):
+    X = np.random.default_rng(seed).standard_normal((n, 3))
+    K, C = X @ X.T, np.full((n, n), level)
+    with pytest.raises(DataError, match=r"^alignment_weights: the centred matrix of kernel 1 is zero \(a constant"):
+        alignment_weights([K, C], K, method=method)
+    with pytest.raises(DataError, match=r"^alignment_weights: the target's centred matrix is zero"):
+        alignment_weights([K, K @ K], C, method=method)
+    with pytest.raises(DataError, match="constant"):
+        kernel_statistics(C)
+
+
+def test_degenerate_kernels_and_weights_are_one_clear_error():
+    X = np.random.default_rng(1).standard_normal((10, 3))
+    K = X @ X.T
+    with pytest.raises(DataError, match=r"centred matrix of kernel 0 is zero"):
+        alignment_weights([0 * K, 0 * K], K, method="alignf")
+    with pytest.raises(DataError, match=r"^kernel 1 contains NaN or infinite values$"):
+        weighted_sum([K, K * np.nan], [1.0, 1.0])
+    weighted_sum([K, K * np.nan], [1.0, 0.0])  # a kernel of weight 0 is skipped
+    with pytest.raises(ParameterError, match=r"^kernel weights must be a sequence of numbers, one per kernel; got dict"):
+        weighted_sum([K, K], {"a": 1, "b": 1})
+    with pytest.raises(ParameterError, match=r"^kernel weights must be a sequence of numbers"):
+        weighted_sum([K, K], ["a", "b"])
+    with pytest.raises(DataError, match=r"trace -\S+ < 0: the kernel is not positive semi-definite"):
+        kernel_statistics(-K)
+    with pytest.raises(ParameterError, match=r"^The 'kernel_params\[1\]' parameter of KernelCombination must be a dict "
+                                             r"of kernel 'rbf' parameters \(gamma, n_jobs\); 'gama' is not one\."):
+        KernelCombination(kernels=("linear", "rbf"), kernel_params=[{}, {"gama": 1}]).fit(X)
+    with pytest.raises(ParameterError, match=r"kernel '_rbf' parameters \(none\); 'gamma' is not one"):
+        KernelCombination(kernels=(_rbf,), kernel_params=[{"gamma": 1}]).fit(X)
+
+
 @parametrize_with_checks([KernelCombination(kernels=("linear", "rbf"), normalization="diagonal"),
                           KernelCombination(kernels=("linear", "rbf", "poly"), weights="alignf")])
 def test_kernel_combination_is_a_scikit_learn_transformer(estimator, check):

@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import arrays
 from kcca_desc.kernels import _backend
 from kcca_desc.kernels._backend import cupy_available, resolve_backend
 from kcca_desc.kernels.image.intersection import histogram_intersection
+from kcca_desc.kernels.errors import ParameterError
 from kcca_desc.kernels.image.pyramid import image_kernel, pyramid_cell_weights, pyramid_kernel
 
 CPU_BACKENDS = ("numba", "numpy")
@@ -328,3 +329,10 @@ def test_cupy_image_kernel_agrees_with_numba():
     a = {"colour": normalised_pyramids(rng, 70, 16, 2), "sift": normalised_pyramids(rng, 70, 32, 2)}
     np.testing.assert_allclose(image_kernel(a, power=2, backend="cupy"),
                                image_kernel(a, power=2, backend="numba"), atol=1e-5)
+
+
+@pytest.mark.parametrize("levels", [9, 40, 10**6])
+def test_levels_beyond_a_sane_pyramid_are_refused(levels):
+    with pytest.raises(ParameterError, match=rf"^levels must be at most 8 .*; got {levels}$"):
+        pyramid_cell_weights(levels)
+    assert pyramid_cell_weights(8).shape == ((4 ** 9 - 1) // 3,)

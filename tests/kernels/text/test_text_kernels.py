@@ -13,6 +13,7 @@ from kcca_desc.kernels.text._items import document_idf
 from kcca_desc.kernels.text.bow import bow_kernel
 from kcca_desc.kernels.text.tagrank import TagRank, tagrank_kernel
 from kcca_desc.kernels.text import trigram
+from kcca_desc.kernels.errors import ParameterError
 from kcca_desc.kernels.text.trigram import _LANES, trigram_kernel
 
 WORDS = ["a", "b", "c", "d", "e"]
@@ -420,3 +421,10 @@ def test_tagrank_rank_vectors_equal_the_word_by_word_reference(train, query_sent
         assume(False)
     for got, expected in zip(model._rank_vectors(query_sentences), rank_vectors_reference(model, query_sentences)):
         np.testing.assert_array_equal(got, np.asarray(expected, dtype=got.dtype))
+
+
+@pytest.mark.parametrize("similarity", [lambda a, b: 1.0, "glove", 0.5])
+def test_a_similarity_that_is_no_word_similarity_is_named(similarity):
+    with pytest.raises(ParameterError, match=r"^trigram_kernel: similarity must be None or a WordSimilarity \(an object "
+                                             r"with pairwise\(words_a, words_b\)\), got "):
+        trigram_kernel([[["man", "ride", "horse"]], [["dog"]]], similarity=similarity)
