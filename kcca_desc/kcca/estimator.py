@@ -40,7 +40,7 @@ from .incomplete_cholesky import (
 from .memory import SolverMemory
 from .precomputed import PrecomputedKernel
 from .preprocessing import KernelCentering, symmetrised
-from .scoring import CanonicalScoreMixin
+from .scoring import CanonicalScoreMixin, correlation_weights
 from .spectral import (
     KernelSpectrum,
     n_canonical_pairs,
@@ -559,7 +559,10 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         weights = (self.alpha_ if view == "x" else self.beta_)[:, :n_components]
         scores = K @ weights
         if self.weight_power:
-            scores *= self.canonical_correlations_[:n_components] ** self.weight_power
+            scores *= correlation_weights(self.canonical_correlations_[:n_components], self.weight_power, self)
+            if not np.isfinite(scores).all():
+                raise invalid_parameter(self, "weight_power", "small enough in magnitude that the weighted "
+                                        "projections stay finite", self.weight_power)
         return scores
 
     def centred_rows(self, X=None, Y=None) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -15,8 +15,37 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.errors import DataError
+from .._core.validation import invalid_parameter
 
-__all__ = ["CanonicalScoreMixin", "heldout_correlations"]
+__all__ = ["CanonicalScoreMixin", "heldout_correlations", "correlation_weights"]
+
+
+def correlation_weights(correlations, weight_power: float, owner="KCCA") -> np.ndarray:
+    """Each projected dimension's weight ``rho_k ** weight_power``, refused when it is degenerate.
+
+    A ``weight_power`` so large that every weight underflows to 0 makes every projection 0 (all
+    scores tie), and a negative one on a correlation of 0, or one so negative that the weights
+    overflow, makes them infinite (NaN scores): both are :class:`InvalidParameterError` naming
+    ``weight_power``, rather than scores that rank nothing.
+
+    Parameters
+    ----------
+    correlations : array-like of shape (k,)
+        The canonical correlations of the dimensions projected.
+    weight_power : float
+    owner : estimator or str, default="KCCA"
+        Whose parameter it is, for the message.
+    """
+    rho = np.asarray(correlations, dtype=np.float64)
+    with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):
+        weights = rho ** weight_power
+    if rho.size and (not np.isfinite(weights).all() or not weights.any()):
+        what = "overflow to infinity" if not np.isfinite(weights).all() else "underflow to 0 in every dimension"
+        raise invalid_parameter(
+            owner, "weight_power", f"such that the weights rho ** weight_power of the canonical correlations "
+            f"(here {rho.min():.3g} to {rho.max():.3g}) are finite and not all 0; they {what}, so every score "
+            "would tie or be NaN", weight_power)
+    return weights
 
 
 def heldout_correlations(x_scores: np.ndarray, y_scores: np.ndarray) -> np.ndarray:

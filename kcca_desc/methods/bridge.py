@@ -36,6 +36,7 @@ from ..data.images import ImageSource
 from ..kcca import KCCA, CallableKernelColumns
 from ..adapters.base import Encoder
 from ..kcca.linear import LinearCCA
+from ..kcca.scoring import correlation_weights
 from ..evaluate.scores import DirectionalScores, cosine_scores
 from .._core.validation import FINITE_REAL, POSITIVE_INT, POSITIVE_REAL, SEED, HasMethods, StrOptions
 from .base import RetrievalMethod, WrapsModel, keep_below_training_size, keep_supported_components
@@ -190,7 +191,7 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
         else:
             self.cca_ = LinearCCA(n_components=self.n_components, reg=self.reg).fit(X[image_of], Y)
             self.n_components_ = self.n_components
-            self.dimension_weights_ = self.cca_.correlations_ ** self.weight_power
+            self.dimension_weights_ = correlation_weights(self.cca_.correlations_, self.weight_power, self)
 
     def _fit_kcca(self, X: np.ndarray, Y: np.ndarray, n_components: int) -> None:
         self.gammas_ = tuple(self.gamma_scale * median_gamma(V, random_state=self.random_state)

@@ -163,6 +163,17 @@ def test_weight_power_scales_dimensions_by_correlation():
     np.testing.assert_allclose(weighted.transform(Kx), plain.transform(Kx) * rho**4)
 
 
+@settings(max_examples=25, deadline=None)
+@given(power=st.one_of(st.floats(5e3, 1e300), st.floats(-1e300, -5e3)))
+def test_a_weight_power_that_under_or_overflows_is_named_not_scored(power):
+    Kx, Ky = _kernels(6, n=20)
+    model = KCCA(n_components=3, reg=1.0).fit(Kx, Ky)  # correlations well inside (0, 1)
+    with pytest.raises(ParameterError, match=r"^The 'weight_power' parameter of KCCA must be such that the weights "
+                                             r"rho \*\* weight_power .* are finite and not all 0; they "
+                                             r"(underflow to 0 in every dimension|overflow to infinity)"):
+        model.with_params(weight_power=power).transform(Kx, Ky)
+
+
 def test_deterministic():
     Kx, Ky = _kernels(7)
     runs = [KCCA(n_components=4, reg=0.2, method=m, rank=15).fit(Kx, Ky).transform(Kx) for m in ("lowrank",) * 2]
