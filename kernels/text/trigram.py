@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError, ParameterError
-from ._items import Items, check_pair, idf_vector, normalise_gram, vocabulary_of
+from ._items import Items, check_pair, idf_vector, normalise_gram, vocabulary_of, warn_long_sentences
 
 __all__ = ["trigram_kernel", "subsequence_features"]
 
@@ -507,6 +507,12 @@ def trigram_kernel(
         soft kernel, a symmetric Gram from its diagonal (up to :data:`SELF_CACHE_ITEMS` items). One mapping per fitted kernel: its values hold for this
         ``lam``, ``max_len``, ``idf`` and ``similarity`` only.
 
+    Warns
+    -----
+    UserWarning
+        If a sentence has more than :data:`~kcca_desc.kernels.text._items.LONG_SENTENCE_TOKENS`
+        (150) tokens, naming the longest: the cost grows steeply with a sentence's length.
+
     Returns
     -------
     ndarray of shape (len(items_a), len(items_b)), float64
@@ -531,6 +537,9 @@ def trigram_kernel(
                              f"pairwise(words_a, words_b)), got {type(similarity).__name__} {similarity!r}; a "
                              "similarity by name is built by make_text_kernel (WORD_SIMILARITIES)")
     items_a, items_b, symmetric = check_pair(items_a, items_b)
+    warn_long_sentences(items_a, "items_a", "trigram_kernel")
+    if not symmetric:
+        warn_long_sentences(items_b, "items_b", "trigram_kernel")
     if similarity is None:
         vocabulary = vocabulary_of(items_a, items_b)
         column_of = {word: j for j, word in enumerate(vocabulary)}

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -428,3 +429,14 @@ def test_a_similarity_that_is_no_word_similarity_is_named(similarity):
     with pytest.raises(ParameterError, match=r"^trigram_kernel: similarity must be None or a WordSimilarity \(an object "
                                              r"with pairwise\(words_a, words_b\)\), got "):
         trigram_kernel([[["man", "ride", "horse"]], [["dog"]]], similarity=similarity)
+
+
+def test_a_very_long_sentence_warns_naming_it_and_its_length():
+    long = [f"w{i}" for i in range(151)]
+    with pytest.warns(UserWarning, match=r"^trigram_kernel: items_b\[0\]\[1\] \(\"w0 w1 w2 w3 w4 w5 \.\.\.\"\) has 151 "
+                                         r"tokens; the trigram kernel's cost grows steeply"):
+        K = trigram_kernel([[["w1", "w2"]]], [[["a"], long]])
+    assert np.isfinite(K).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trigram_kernel([[long[:150]], [["w1"]]])  # at the threshold: no warning
