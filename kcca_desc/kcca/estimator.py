@@ -559,7 +559,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         weights = (self.alpha_ if view == "x" else self.beta_)[:, :n_components]
         scores = K @ weights
         if self.weight_power:
-            scores *= correlation_weights(self.canonical_correlations_[:n_components], self.weight_power, self)
+            scores *= correlation_weights(self.canonical_correlations_[:n_components], self.weight_power, owner=self)
             if not np.isfinite(scores).all():
                 raise invalid_parameter(self, "weight_power", "small enough in magnitude that the weighted "
                                         "projections stay finite", self.weight_power)

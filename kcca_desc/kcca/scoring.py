@@ -20,7 +20,7 @@ from .._core.validation import invalid_parameter
 __all__ = ["CanonicalScoreMixin", "heldout_correlations", "correlation_weights"]
 
 
-def correlation_weights(correlations, weight_power: float, owner="KCCA") -> np.ndarray:
+def correlation_weights(correlations, weight_power: float, *, owner="KCCA") -> np.ndarray:
     """Each projected dimension's weight ``rho_k ** weight_power``, refused when it is degenerate.
 
     A ``weight_power`` so large that every weight underflows to 0 makes every projection 0 (all

@@ -191,7 +191,7 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
         else:
             self.cca_ = LinearCCA(n_components=self.n_components, reg=self.reg).fit(X[image_of], Y)
             self.n_components_ = self.n_components
-            self.dimension_weights_ = correlation_weights(self.cca_.correlations_, self.weight_power, self)
+            self.dimension_weights_ = correlation_weights(self.cca_.correlations_, self.weight_power, owner=self)
 
     def _fit_kcca(self, X: np.ndarray, Y: np.ndarray, n_components: int) -> None:
         self.gammas_ = tuple(self.gamma_scale * median_gamma(V, random_state=self.random_state)

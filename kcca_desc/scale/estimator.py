@@ -33,7 +33,7 @@ from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
 
 from .._core.cache import cache_key, cache_write_failed
 from .._core.errors import DataError, ParameterError, warn_user
-from ..kcca.scoring import CanonicalScoreMixin
+from ..kcca.scoring import CanonicalScoreMixin, correlation_weights
 from ..kcca.spectral import KernelSpectrum, n_canonical_pairs, solve_canonical, spectrum_from_gram
 from .._core.validation import (
     FINITE_REAL,
@@ -474,7 +474,7 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
                                 f"view {name!r}")
             projected = data.values @ weights[:, :k]
             if self.weight_power:
-                projected *= self.canonical_correlations_[:k] ** self.weight_power
+                projected *= correlation_weights(self.canonical_correlations_[:k], self.weight_power, owner=self)
             scores.append(projected)
         return scores[0] if len(scores) == 1 else tuple(scores)
 

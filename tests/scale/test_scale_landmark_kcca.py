@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcca_bench import synthetic_items
+from kcca_desc._core.errors import ParameterError
 from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
 from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
                              SparseRows, base_columns, nystrom_map, running_sum)
@@ -66,6 +67,17 @@ def test_path_reuses_the_factorisation_and_matches_a_refit():
         np.testing.assert_allclose(model.transform(fx), refit.transform(X), atol=1e-12)
     with pytest.raises(ValueError, match="refit to change"):
         base.with_params(rank=10)
+
+
+@pytest.mark.parametrize("power", [1e4, -1e4])
+def test_a_weight_power_that_under_or_overflows_is_named_not_scored(power):
+    X, Y = _views(60)
+    model = LandmarkKCCA(n_components=3, reg=1.0, rank=20).fit(X, Y)
+    np.testing.assert_allclose(model.with_params(weight_power=2.0).transform(X),
+                               model.transform(X) * model.canonical_correlations_[:3] ** 2)
+    with pytest.raises(ParameterError, match=r"^The 'weight_power' parameter of LandmarkKCCA must be such that "
+                                             r"the weights rho \*\* weight_power .* (underflow|overflow)"):
+        model.with_params(weight_power=power).transform(X)
 
 
 def test_uniform_landmarks_are_distinct_items_and_caption_level_rows_repeat_images():
