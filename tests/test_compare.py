@@ -121,6 +121,28 @@ def test_runs_of_other_queries_are_refused():
                           Run(make_result([1, 2, 3], [1, 2, 3], "B", queries=moved), "b.json")])
 
 
+def test_runs_of_another_data_set_under_the_same_ids_are_refused(tmp_path, capsys):
+    # fit --seed 1 draws other synthetic data under the same name and image ids: the queries
+    # matched, so the runs were compared query by query, unrelated queries paired.
+    def run(system, fingerprint, path):
+        source = {"name": "synthetic", "seed": 0, "fingerprint": fingerprint}
+        make_result([1, 2, 3], [1, 2, 3], system, queries={"images": ["x", "y", "z"]},
+                    extras={"data_source": source}).save(path, include_ranks=True)
+        return str(path)
+
+    a, b = run("A", "e7383804c0d4aaaa", tmp_path / "a.json"), run("B", "f3cf1400e07bbbbb", tmp_path / "b.json")
+    with pytest.raises(ComparisonError, match=r"A \(.*a\.json\) with B \(.*b\.json\): another data set.*"
+                                              r"fingerprint e7383804c0d4… vs f3cf1400e07b…"):
+        compare_runs(load_runs([a, b]))
+    assert main([a, b]) == 2
+    assert "another data set" in capsys.readouterr().err
+    # The same fingerprint, or one run that records none, is compared as before.
+    same = run("C", "e7383804c0d4aaaa", tmp_path / "c.json")
+    bare = tmp_path / "d.json"
+    make_result([1, 2, 3], [1, 2, 3], "D", queries={"images": ["x", "y", "z"]}).save(bare, include_ranks=True)
+    assert compare_runs(load_runs([a, same, str(bare)]), n_resamples=20).reference == {"hodosh": "A"}
+
+
 def test_cli_refuses_mismatched_files_with_a_clear_error(tmp_path, capsys):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     make_result([1, 2, 3], [1, 2, 3], "A").save(a, include_ranks=True)

@@ -1,8 +1,8 @@
 """Compare retrieval runs query by query: figures, bootstrap intervals and paired tests.
 
 Runs written on different days by different commands (``python -m kcca_desc.fit --out``, a
-benchmark's records) are comparable when they ranked the same queries: same data set, split and
-protocol, the same query ids in the same order. Each results file keeps the per-query ranks of
+benchmark's records) are comparable when they ranked the same queries: same data set (and data-set
+fingerprint, where both record one), split and protocol, the same query ids in the same order. Each results file keeps the per-query ranks of
 both tasks (:class:`~kcca_desc.evaluate.results.Result`), so every figure, interval and test is
 recomputed here from them, with no re-run:
 
@@ -54,7 +54,8 @@ from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, boot
                                    paired_tests)
 
 __all__ = [
-    "ComparisonError", "Run", "Comparison", "load_runs", "system_names", "check_comparable", "cluster_groups",
+    "ComparisonError", "Run", "Comparison", "load_runs", "system_names", "check_comparable", "data_fingerprint",
+    "cluster_groups",
     "caption_image", "compare_runs", "significance_marker", "format_p",
 ]
 
@@ -192,11 +193,25 @@ def _query_ids(result: Result) -> dict[str, Any]:
     return ids
 
 
+def data_fingerprint(result: Result) -> str | None:
+    """The fingerprint of the data set a result was measured on, where it records one.
+
+    ``python -m kcca_desc.fit`` records it under ``data_source.fingerprint``
+    (:meth:`~kcca_desc.data.dataset.Dataset.fingerprint`): the image ids, captions and splits,
+    so that synthetic data drawn with another seed, or an edited caption file, tells apart.
+    """
+    source = result.extras.get("data_source")
+    fingerprint = source.get("fingerprint") if isinstance(source, Mapping) else None
+    return fingerprint if isinstance(fingerprint, str) and fingerprint else None
+
+
 def check_comparable(runs: Sequence[Run]) -> None:
     """Raise :class:`ComparisonError` unless all ``runs`` ranked the same queries.
 
-    Same data set, split and protocol; same number of queries per task; and, where both runs
-    record them, the same query ids and the same image of each caption, in the same order.
+    Same data set, split and protocol; where both runs record it, the same data-set fingerprint
+    (:func:`data_fingerprint`: the same ids may name other images and captions, as in synthetic
+    data drawn with another seed); same number of queries per task; and, where both runs record
+    them, the same query ids and the same image of each caption, in the same order.
     """
     if not runs:
         raise ComparisonError("no run to compare")
@@ -207,6 +222,11 @@ def check_comparable(runs: Sequence[Run]) -> None:
             if a != b:
                 raise ComparisonError(f"cannot compare {first.label} ({first.source}) with {run.label} "
                                       f"({run.source}): {key} {a!r} vs {b!r}")
+        ours, theirs = data_fingerprint(first.result), data_fingerprint(run.result)
+        if ours is not None and theirs is not None and ours != theirs:
+            raise ComparisonError(f"cannot compare {first.label} ({first.source}) with {run.label} "
+                                  f"({run.source}): another data set under the same name and query ids "
+                                  f"(data_source.fingerprint {ours[:12]}… vs {theirs[:12]}…)")
         ours, theirs = _query_ids(first.result), _query_ids(run.result)
         for key in [key for key in ours if key in theirs]:
             if ours[key] != theirs[key]:
