@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -11,10 +12,11 @@ from pathlib import Path
 import jinja2
 import matplotlib
 import numpy as np
+import scipy.stats
 
 from .. import __version__
 from .._core.cache import atomic_write_text
-from .compare import Comparison, Run, compare_runs, format_p, load_runs
+from .compare import Comparison, Run, compare_runs, format_p, gold_captions, load_runs, pool_sizes
 from ..data.dataset import Dataset
 from .._core.errors import DataError, ParameterError, warn_user
 from ..evaluate.metrics import format_bound, metric_entry
@@ -129,29 +131,56 @@ def _summary(runs: Sequence[Run]) -> str:
     return text
 
 
-#: A run is noted for ties when at least this many of its queries, and this share of them, share
-#: its worst gold rank (without ties about one query takes the worst rank).
-TIED_QUERIES, TIED_SHARE = 5, 0.01
+#: A run and task is noted for ties when at least this many of its queries, and this share of
+#: them, rank their gold item last of the pool, and so many that a ranking without ties would
+#: put that many there by chance with probability below :data:`TIED_CHANCE`.
+TIED_QUERIES, TIED_SHARE, TIED_CHANCE = 5, 0.01, 0.001
+
+
+def _last_rank(run: Run, task: str) -> tuple[np.ndarray, np.ndarray]:
+    """The last rank of the pool of each query of ``task``, and the chance of a random ranking putting its gold item there.
+
+    A search query has one gold image among the pool's images; an annotation query has its
+    ``g`` gold captions among the pool's ``n`` captions, and ranks last (rank ``n - g + 1``)
+    when all of them come after every other caption, with chance ``1 / C(n, g)``.
+    """
+    pool = pool_sizes(run.result)[task]
+    n_queries = len(run.result.ranks[task])
+    if task == "search":
+        return np.full(n_queries, pool), np.full(n_queries, 1.0 / max(pool, 1))
+    gold = gold_captions(run.result)
+    chance = np.array([1.0 / math.comb(pool, int(g)) if 0 < g <= pool else 0.0 for g in gold])
+    return pool - gold + 1, chance
 
 
 def _tie_notes(runs: Sequence[Run]) -> list[str]:
-    """One line per run and task whose queries pile up at the worst rank: their scores tie.
+    """One line per run and task with more queries ranking their gold item last than chance explains.
 
     A system that gives many candidates the same score (nearest neighbours scoring 0 when no
     caption of a neighbour shares a word with the query) ranks a tied gold item after every
-    tied candidate (:func:`~kcca_desc.evaluate.ranks.gold_ranks`), so such queries share the
-    worst rank and the rank CDF jumps there. Without ties, about one query takes the worst rank.
+    tied candidate (:func:`~kcca_desc.evaluate.ranks.gold_ranks`): a gold item scoring the
+    lowest score ties with the rest and takes the last rank of the pool. The results keep the
+    ranks, not the scores, so the ties themselves are not counted: a run is noted when its
+    queries at the last rank are many more than a ranking without ties would put there by chance
+    (one in the pool's size per search query; so with five captions per image, five times as
+    many search queries as images, about five queries rank their image last).
     """
     notes = []
     for run in runs:
         for task in TASKS:
             ranks = np.asarray(run.result.ranks[task])
-            worst = int(ranks.max())
-            tied = int(np.count_nonzero(ranks == worst))
-            if tied >= TIED_QUERIES and tied >= TIED_SHARE * ranks.size:
-                notes.append(f"{run.label} ({run.result.protocol}, {task}): {tied:,} of {ranks.size:,} queries "
-                             f"({tied / ranks.size:.0%}) share the worst gold rank, {worst:,}: their gold item ties "
-                             "with the candidates it is ranked after.")
+            last, chance = _last_rank(run, task)
+            if ranks.size != last.size:
+                continue
+            at_last = ranks == last
+            n_last, expected = int(np.count_nonzero(at_last)), float(chance.sum())
+            if (n_last >= TIED_QUERIES and n_last >= TIED_SHARE * ranks.size
+                    and scipy.stats.poisson.sf(n_last - 1, expected) < TIED_CHANCE):
+                where = f"rank {int(last[0]):,}" if np.all(last == last[0]) else "its last rank"
+                notes.append(f"{run.label} ({run.result.protocol}, {task}): {n_last:,} of {ranks.size:,} queries "
+                             f"({n_last / ranks.size:.0%}) rank their gold item last of the pool ({where}), where "
+                             f"a ranking without ties would put about {expected:.2g} by chance: their gold item "
+                             "most likely ties with the candidates it is ranked after.")
     return notes
 
 

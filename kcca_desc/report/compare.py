@@ -55,7 +55,7 @@ from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, boot
 
 __all__ = [
     "ComparisonError", "Run", "Comparison", "load_runs", "system_names", "check_comparable", "data_fingerprint",
-    "cluster_groups",
+    "cluster_groups", "pool_sizes", "gold_captions",
     "caption_image", "compare_runs", "significance_marker", "format_p",
 ]
 
@@ -243,6 +243,35 @@ def _first_difference(a: list, b: list) -> int:
 def caption_image(result: Result) -> np.ndarray | None:
     """The pool image of each search query (caption), where the result records it."""
     return caption_images(result)
+
+
+def pool_sizes(result: Result) -> dict[str, int]:
+    """The candidates each query of a task is ranked among: captions for annotation, images for search.
+
+    From the pool a fold-averaged result records (``extras["pool"]``: images per fold and
+    captions per image), else from the queries: every image of the pool is an annotation query
+    and every caption a search query.
+    """
+    pool = result.extras.get("pool")
+    if isinstance(pool, Mapping) and isinstance(pool.get("pool_images"), int):
+        images = pool["pool_images"]
+        return {"annotation": images * int(pool.get("captions_per_image") or 1), "search": images}
+    return {"annotation": len(result.ranks["search"]), "search": len(result.ranks["annotation"])}
+
+
+def gold_captions(result: Result) -> np.ndarray:
+    """The number of gold captions of each annotation query (image) of a result.
+
+    Counted from the image of each caption where the result records it, else the captions per
+    image of its pool (one under the hodosh protocol).
+    """
+    n_images = len(result.ranks["annotation"])
+    pool = result.extras.get("pool")
+    image_of = caption_image(result)
+    if not isinstance(pool, Mapping) and image_of is not None and image_of.size == len(result.ranks["search"]):
+        return np.bincount(image_of, minlength=n_images)[:n_images]
+    sizes = pool_sizes(result)
+    return np.full(n_images, max(1, sizes["annotation"] // max(1, sizes["search"])))
 
 
 def cluster_groups(result: Result) -> dict[str, np.ndarray]:

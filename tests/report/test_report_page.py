@@ -7,7 +7,7 @@ import pytest
 
 from kcca_desc.report.compare import load_runs
 from kcca_desc.data.registry import load_dataset
-from kcca_desc.evaluate import result_from_scores
+from kcca_desc.evaluate import Result, result_from_scores, retrieval_metrics
 from kcca_desc.evaluate.results import format_task_figure
 from kcca_desc.cli.fit import main as fit_main
 from kcca_desc.report import build_report
@@ -189,7 +189,32 @@ def test_runs_whose_queries_pile_up_at_the_worst_rank_are_explained():
     plain, ties = (Run(result_from_scores(s, view, name), "") for s, name in ((scores, "plain"), (tied, "tied")))
     notes = _tie_notes([plain, ties])
     assert notes and all(note.startswith("tied (hodosh, ") for note in notes)
-    assert any("share the worst gold rank" in note for note in notes)
+    assert any(f"rank their gold item last of the pool (rank {view.n_images})" in note for note in notes)
+
+
+def test_no_ties_are_claimed_where_chance_puts_queries_at_the_last_rank():
+    # Karpathy search: five captions per image, so without any tie one query in the pool's size
+    # (12 images) ranks its image last, 5 of 60; the note claimed ties of those 5 queries.
+    from kcca_desc.report.build import _tie_notes
+    from kcca_desc.report.compare import Run
+
+    n_images, per_image = 12, 5
+    image_of = np.repeat(np.arange(n_images), per_image)
+    search = np.arange(n_images * per_image) % n_images + 1  # every rank 1..12 taken by 5 queries
+    annotation = np.arange(n_images) % (n_images * per_image - per_image) + 1
+    ranks = {"annotation": annotation, "search": search}
+    result = Result(system="no ties", dataset="synthetic", protocol="karpathy", split="test",
+                    annotation=retrieval_metrics(annotation), search=retrieval_metrics(search), ranks=ranks,
+                    queries={"caption_image": image_of.tolist()})
+    assert _tie_notes([Run(result, "")]) == []
+    # Thirty of sixty queries with their image last are ties, not chance.
+    piled = np.where(np.arange(search.size) < 30, n_images, search)
+    tied = Result(system="ties", dataset="synthetic", protocol="karpathy", split="test",
+                  annotation=retrieval_metrics(annotation), search=retrieval_metrics(piled),
+                  ranks={"annotation": annotation, "search": piled}, queries={"caption_image": image_of.tolist()})
+    (note,) = _tie_notes([Run(tied, "")])
+    assert note.startswith("ties (karpathy, search): 33 of 60 queries (55%) rank their gold item last of the pool "
+                           "(rank 12), where a ranking without ties would put about 5 by chance")
 
 
 def test_legends_sit_outside_the_curves(run_files):
