@@ -234,6 +234,15 @@ def test_a_reference_of_another_protocol_suggests_selecting_one(tmp_path, capsys
     assert main([str(a), str(b), str(c), "--reference", "B", "--protocol", "hodosh", "--n-resamples", "20"]) == 0
 
 
+def test_a_bar_in_a_system_name_is_escaped_in_the_markdown_table():
+    comparison = compare_runs([Run(make_result([1, 2, 3], [1, 2, 3], "A|B"), "a"),
+                               Run(make_result([2, 1, 3], [1, 3, 2], "C"), "c")], n_resamples=20)
+    lines = comparison.to_markdown().splitlines()
+    assert lines[2].startswith(r"| hodosh | annotation | R@1 | A\|B (ref.) |")
+    table = [line for line in lines if line.startswith("|")]
+    assert {line.replace(r"\|", "").count("|") for line in table} == {10}
+
+
 def test_csv_rounds_figures_as_the_markdown_table_shows_them(tmp_path):
     runs = [Run(make_result([1, 5, 3, 9, 2, 2], [2, 1, 4, 4, 7, 1], "A"), "a.json"),
             Run(make_result([2, 1, 3, 7, 1, 3], [1, 1, 8, 2, 2, 5], "B"), "b.json")]

@@ -25,7 +25,7 @@ from ..data.karpathy import EvaluationPool
 from .harness import _system_name, result_from_scores
 from .metrics import metric_entry
 from .ranks import METRIC_KEYS, TASKS
-from .results import TABLE_METRICS, Result, _recall_columns, _table_metrics
+from .results import TABLE_METRICS, Result, _recall_columns, _table_metrics, markdown_table
 
 __all__ = ["evaluate_pool", "evaluate_pool_folds", "fold_average", "side_by_side"]
 
@@ -162,7 +162,7 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] | None = None
     cells = {(r.system, _pool_label(r)): r for r in results}
     header = ["System"] + [f"{g}: {task[:3].capitalize()}. {_header(m)}"
                            for g in groups for task in TASKS for m in metrics]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    rows = []
     for system in systems:
         row = [system]
         for g in groups:
@@ -170,5 +170,5 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] | None = None
             # A further cut-off that another result of the table has is blank, as in every results table.
             row += [("" if r is None or m not in getattr(r, task) else f"{r.metric(task, m):.1f}")
                     for task in TASKS for m in metrics]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(row)
+    return markdown_table(header, rows)

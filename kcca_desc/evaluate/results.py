@@ -76,6 +76,7 @@ from .ranks import METRIC_KEYS, TASKS, recall_ks
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
     "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
+    "markdown_table",
 ]
 
 # The columns of every table, per task.
@@ -533,9 +534,21 @@ def _task_rows(results: Sequence[Result], ci: bool) -> tuple[list[str], list[lis
     return header, rows
 
 
-def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
-            *["| " + " | ".join(row) + " |" for row in rows]]
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown (GitHub) table of ``header`` and ``rows``, ending with a newline.
+
+    A ``|`` in a cell (a system label such as ``KCCA a|b``) would end the cell: it is escaped
+    as ``\\|``, which Markdown shows as ``|``.
+
+    >>> print(markdown_table(["System", "R@1"], [["KCCA a|b", "8.3"]]), end="")
+    | System | R@1 |
+    |---|---|
+    | KCCA a\\|b | 8.3 |
+    """
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(cell).replace("|", r"\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("---" for _ in header) + "|", *map(line, rows)]) + "\n"
 
 
 def to_markdown(results: Result | Sequence[Result], *, ci: bool = False, alpha: float = 0.05, marker: str = "*") -> str:
@@ -570,11 +583,11 @@ def to_markdown(results: Result | Sequence[Result], *, ci: bool = False, alpha: 
     row per result, with their intervals under ``ci``.
     """
     results = _table_results(results, ci)
-    lines = _markdown(*_rows(results, ci, alpha, marker))
+    text = markdown_table(*_rows(results, ci, alpha, marker))
     tasks = _task_rows(results, ci)
     if tasks is not None:
-        lines += ["", *_markdown(*tasks)]
-    return "\n".join(lines) + "\n"
+        text += "\n" + markdown_table(*tasks)
+    return text
 
 
 def to_csv(results: Result | Sequence[Result], *, ci: bool = False) -> str:

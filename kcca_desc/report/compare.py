@@ -49,7 +49,7 @@ from .._core.errors import DataError, KccaDescError
 from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound, metric_entry
 from ..evaluate.ranks import TASKS, recall_ks, retrieval_metrics
-from ..evaluate.results import Result, format_task_figure, task_figures
+from ..evaluate.results import Result, format_task_figure, markdown_table, task_figures
 from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, bootstrap_groups, caption_images, metric_cis,
                                    paired_tests)
 
@@ -357,10 +357,10 @@ class Comparison:
 
     def to_markdown(self) -> str:
         legend = ", ".join(f"{marker} p < {threshold}" for threshold, marker in MARKERS)
-        text = _markdown(*self._cells()) + f"\nReference: {_reference_text(self.reference)}; {legend}.\n"
+        text = markdown_table(*self._cells()) + f"\nReference: {_reference_text(self.reference)}; {legend}.\n"
         if self.task_rows:
             text += ("\nOther tasks (figures and intervals as the runs stored them):\n\n"
-                     + _markdown(*self._task_cells()))
+                     + markdown_table(*self._task_cells()))
         return text
 
     def to_latex(self) -> str:
@@ -407,11 +407,6 @@ def _shown(row: Mapping, column: str) -> str:
     if column == "p_value":
         return format_p(value)
     return str(value)
-
-
-def _markdown(header: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body]) + "\n"
 
 
 def _shown_task(row: Mapping, column: str) -> str:

@@ -86,6 +86,9 @@ def test_side_by_side_groups_data_sets():
     assert "flickr30k 1000 images: Ann. R@1" in header and "coco 1000 images: Sea. med r" in header
     assert row_a.split(" | ")[1] == "10.0" and row_b.split(" | ")[1] == ""
     assert row_b.split(" | ")[9] == "30.0"
+    # A bar in a system name is escaped, not a column of its own.
+    table = side_by_side([result("A|B", "coco", 20.0)])
+    assert table.splitlines()[2].startswith(r"| A\|B | 20.0 |")
 
 
 def test_side_by_side_shows_the_further_cut_offs_the_results_carry_as_the_tables_do():

@@ -149,6 +149,13 @@ def test_markdown_rows_columns_markers_and_cis():
     assert "*" not in to_markdown([r], alpha=0.001)
 
 
+def test_a_bar_in_a_system_name_is_escaped_not_a_column():
+    # "KCCA a|b" split its row into one column more than the header.
+    md = to_markdown([result("KCCA a|b"), result("NN")])
+    assert md.splitlines()[2].startswith(r"| KCCA a\|b | 8.3 |")
+    assert {line.replace(r"\|", "").count("|") for line in md.splitlines()} == {10}
+
+
 def test_identity_columns_appear_when_they_vary():
     md = to_markdown([result(protocol="hodosh"), result(protocol="karpathy")])
     assert md.splitlines()[0].startswith("| System | Protocol | Ann. R@1")
