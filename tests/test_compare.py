@@ -260,6 +260,21 @@ def test_csv_rounds_figures_as_the_markdown_table_shows_them(tmp_path):
     assert any(row["value"] != round(row["value"], 1) for row in comparison.rows)  # rounding did something
 
 
+def test_p_values_are_printed_in_one_format():
+    # They were printed as 1, 0.25, 0.00391 and <0.001 in one column.
+    from kcca_desc.report.build import _p_text
+    from kcca_desc.report.compare import format_p
+
+    assert [format_p(p) for p in (1.0, 0.25, 0.5 ** 8, 0.0015, 0.001, 0.000999)] == [
+        "1.000", "0.250", "0.004", "0.002", "0.001", "<0.001"]
+    assert (_p_text(0.125), _p_text(1e-5)) == ("p = 0.125", "p < 0.001")
+    a = np.array([1] * 8 + [2] * 4)
+    comparison = compare_runs([Run(make_result(a, a, "A"), "a"), Run(make_result(np.roll(a, 3), a, "B"), "b")],
+                              n_resamples=20)
+    shown = [line.split(" | ")[7] for line in comparison.to_markdown().splitlines() if "| B |" in line]
+    assert shown and all(p == "<0.001" or (len(p) == 5 and p[1] == ".") for p in shown), shown
+
+
 def test_task_figures_are_listed_with_their_stored_intervals_in_every_format(tmp_path):
     tasks = {"forced_choice": {"accuracy": 62.5, "mean_positive": 0.41, "n_queries": 8,
                                "ci": {"accuracy": [37.5, 87.5], "mean_positive": [0.3, 0.52]},

@@ -431,8 +431,14 @@ def _task_rows(runs: Sequence[Run], protocol: str) -> list[dict]:
 
 
 def format_p(p: float) -> str:
-    """A p-value for a table: three significant digits, ``<0.001`` below that."""
-    return "<0.001" if p < 0.001 else f"{p:.3g}"
+    """A p-value as every table and the report print it: three decimals, ``<0.001`` below 0.001.
+
+    One format for every p-value, so a column of them lines up (``1`` beside ``0.00391`` did not).
+
+    >>> [format_p(p) for p in (1.0, 0.25, 0.0390625, 0.00390625, 0.0004)]
+    ['1.000', '0.250', '0.039', '0.004', '<0.001']
+    """
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _reference_text(reference: Mapping[str, str]) -> str:
