@@ -67,8 +67,11 @@ def _task_table(comparison: Comparison) -> dict:
 
 def _figures(runs: Sequence[Run], comparison: Comparison, directory: Path) -> list[dict]:
     """Every figure as a ``data:`` URI with its caption; PNG and PDF files in ``directory``."""
+    limits = figures.recall_k_limits(runs)
+    ks = (f"K = 1…{limits['annotation']}" if len(set(limits.values())) == 1 else
+          ", ".join(f"K = 1…{k} for {task}" for task, k in limits.items()))
     made = [
-        ("recall_at_k", "Recall at K (K = 1…100) of each run, both tasks.", figures.recall_curves(runs)),
+        ("recall_at_k", f"Recall at K ({ks}) of each run, both tasks.", figures.recall_curves(runs)),
         ("rank_cdf", "Share of queries whose gold item ranks at most r (log scale).", figures.rank_cdf(runs)),
         ("intervals", f"Figures with their {comparison.settings['confidence']:.0%} bootstrap intervals "
                       "(square: the reference run).", figures.forest_plot(comparison)),

@@ -4,7 +4,8 @@ Every figure is built on a :class:`matplotlib.figure.Figure` (no pyplot state, n
 needed) and saved by :func:`save_figure` as PNG (embedded in the HTML page) and PDF (vector,
 for a paper), from the same object, so both look the same.
 
-- :func:`recall_curves`: R@K for K = 1..100 of each run, one panel per task;
+- :func:`recall_curves`: R@K for K = 1..100 of each run, one panel per task (up to the pool's
+  size where that is smaller);
 - :func:`rank_cdf`: the share of queries whose gold item ranks at most r, r on a log scale;
 - :func:`forest_plot`: each figure of each run with its bootstrap interval (from a
   :class:`~kcca_desc.report.compare.Comparison`), R@K of every cut-off the runs carry;
@@ -22,12 +23,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._core.cache import atomic_write_bytes
-from .compare import Comparison, Run
+from .compare import Comparison, Run, pool_sizes
 from ..evaluate.metrics import metric_entry
 from ..evaluate.ranks import TASKS
 from ..evaluate.results import TABLE_METRICS
 
-__all__ = ["STYLE", "recall_curves", "rank_cdf", "forest_plot", "training_curves", "save_figure",
+__all__ = ["STYLE", "recall_curves", "recall_k_limits", "rank_cdf", "forest_plot", "training_curves", "save_figure",
            "training_history"]
 
 #: rcParams of every figure: small type for a two-column paper, no top/right spines.
@@ -59,17 +60,30 @@ def _run_label(run: Run, runs: Sequence[Run]) -> str:
     return run.label if len(protocols) == 1 else f"{run.label} ({run.result.protocol})"
 
 
+def recall_k_limits(runs: Sequence[Run], max_k: int = 100) -> dict[str, int]:
+    """The largest K of each task's R@K curve: ``max_k``, or the largest pool of the runs when smaller.
+
+    Past its pool's size (12 images, say) every run's R@K is 100%: the curve would be flat.
+    """
+    return {task: max(1, min(max_k, max(pool_sizes(run.result)[task] for run in runs))) for task in TASKS}
+
+
 def recall_curves(runs: Sequence[Run], max_k: int = 100) -> Figure:
-    """R@K (percent) against K = 1..``max_k``, one line per run, one panel per task."""
+    """R@K (percent) against K = 1..``max_k``, one line per run, one panel per task.
+
+    Each panel stops at the largest pool of its task when that is smaller than ``max_k``
+    (:func:`recall_k_limits`).
+    """
     fig = Figure(figsize=(_WIDTH, 2.8), layout="constrained")
     axes = fig.subplots(1, len(TASKS), sharey=True)
-    ks = np.arange(1, max_k + 1)
+    limits = recall_k_limits(runs, max_k)
     for ax, task in zip(axes, TASKS):
+        ks = np.arange(1, limits[task] + 1)
         for i, run in enumerate(runs):
             ranks = np.sort(run.result.ranks[task])
             recall = 100.0 * np.searchsorted(ranks, ks, side="right") / ranks.size
             ax.plot(ks, recall, label=_run_label(run, runs), **_style(i))
-        ax.set(title=f"{task.capitalize()}", xlabel="K", xlim=(1, max_k), ylim=(0, 100))
+        ax.set(title=f"{task.capitalize()}", xlabel="K", xlim=(1, max(limits[task], 2)), ylim=(0, 100))
     axes[0].set_ylabel("R@K (%)")
     _legend(fig, axes[0], len(runs))
     return fig

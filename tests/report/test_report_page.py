@@ -217,6 +217,25 @@ def test_no_ties_are_claimed_where_chance_puts_queries_at_the_last_rank():
                            "(rank 12), where a ranking without ties would put about 5 by chance")
 
 
+def test_recall_curves_stop_at_the_largest_pool(run_files, report_page):
+    # With pools of 20 images they ran to K = 100, flat at 100% past the pool's size.
+    from kcca_desc.report import figures
+
+    runs = load_runs(run_files)
+    limits = figures.recall_k_limits(runs)
+    hodosh = [run for run in runs if run.result.protocol == "hodosh"]
+    images = max(len(run.result.ranks["annotation"]) for run in runs)
+    captions = max(len(run.result.ranks["search"]) for run in runs)
+    assert limits == {"annotation": min(100, captions), "search": min(100, images)} and images < 100
+    for fig, pools in ((figures.recall_curves(runs), limits), (figures.recall_curves(hodosh), None)):
+        for ax, task in zip(fig.axes, ("annotation", "search")):
+            top = (pools or figures.recall_k_limits(hodosh))[task]
+            assert ax.get_xlim()[1] == top and max(line.get_xdata()[-1] for line in ax.get_lines()) == top
+    assert f"Recall at K (K = 1…{limits['annotation']} for annotation, K = 1…{limits['search']} for search)" \
+        in report_page.read_text()
+    assert figures.recall_k_limits(runs, max_k=10) == {"annotation": 10, "search": 10}
+
+
 def test_legends_sit_outside_the_curves(run_files):
     from kcca_desc.report import figures
 
