@@ -134,6 +134,16 @@ def _summary(runs: Sequence[Run]) -> str:
     return text
 
 
+def _counted_runs(runs: Sequence[Run]) -> str:
+    """The runs as the progress line counts them: ``"3 runs, 2 protocols"``, not one per result.
+
+    A results file of both protocols holds two results of one run (a system and its file).
+    """
+    n_runs = len({(run.label, run.source) for run in runs})
+    protocols = len({run.result.protocol for run in runs})
+    return f"{n_runs} run{'s' if n_runs != 1 else ''}" + (f", {protocols} protocols" if protocols > 1 else "")
+
+
 #: A run and task is noted for ties when at least this many of its queries, and this share of
 #: them, rank their gold item last of the pool, and so many that a ranking without ties would
 #: put that many there by chance with probability below :data:`TIED_CHANCE`.
@@ -293,7 +303,7 @@ def build_report(results: Sequence[Result | Run | str | os.PathLike], out: str |
     shown = gallery_run(runs, gallery)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with stage(f"report: comparing {len(runs)} runs"):
+    with stage(f"report: comparing {_counted_runs(runs)}"):
         comparison = compare_runs(runs, reference=reference, n_resamples=n_resamples, n_permutations=n_permutations,
                                   seed=seed)
         comparison.write(out / "comparison")

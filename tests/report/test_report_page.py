@@ -236,6 +236,16 @@ def test_recall_curves_stop_at_the_largest_pool(run_files, report_page):
     assert figures.recall_k_limits(runs, max_k=10) == {"annotation": 10, "search": 10}
 
 
+def test_progress_counts_runs_not_results(run_files, tmp_path, capsys):
+    # Two files of both protocols were "report: comparing 4 runs".
+    from kcca_desc.cli.report import main as report_main
+
+    assert report_main([*map(str, run_files), "--out", str(tmp_path), "--n-gallery", "0", "--n-worst", "0",
+                        "--n-resamples", "20", "--n-permutations", "20"]) == 0
+    err = capsys.readouterr().err
+    assert "report: comparing 2 runs, 2 protocols" in err and "comparing 4 runs" not in err
+
+
 def test_legends_sit_outside_the_curves(run_files):
     from kcca_desc.report import figures
 
