@@ -292,7 +292,9 @@ def test_task_figures_are_listed_with_their_stored_intervals_in_every_format(tmp
     assert "| hodosh | forced_choice | accuracy | A | 62.5 | [37.5, 87.5] |" in markdown
     assert "| hodosh | off_topic | AP | B | 71.2 |  |" in markdown
     assert "hodosh,forced_choice,mean_positive,A,0.41,0.3,0.52,,,," in comparison.to_csv()
-    assert r"forced\_choice & mean\_positive & A & 0.41 & [0.3, 0.52] \\" in comparison.to_latex()
+    latex = comparison.to_latex()
+    assert r"A & forced\_choice & accuracy & 62.5 & [37.5, 87.5] \\" in latex
+    assert "\n &  & mean\\_positive & 0.41 & [0.3, 0.52] \\\\\n" in latex  # its run and task shown once
     assert json.loads(comparison.to_json())["task_rows"] == comparison.task_rows
 
 

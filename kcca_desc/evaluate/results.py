@@ -76,7 +76,7 @@ from .ranks import METRIC_KEYS, TASKS, recall_ks
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
     "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
-    "markdown_table",
+    "markdown_table", "latex_task_tabular",
 ]
 
 # The columns of every table, per task.
@@ -659,6 +659,30 @@ def to_csv(results: Result | Sequence[Result], *, ci: bool = False) -> str:
     return buffer.getvalue()
 
 
+def latex_task_tabular(ident: Sequence[str], metrics: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """The lines of a ``tabular`` in the paper's layout: identity columns, then Annotation and Search groups.
+
+    ``ident`` heads the identity columns (escaped here), ``metrics`` are the metrics of each
+    task group (headed by their labels), and ``rows`` hold the LaTeX source of every cell
+    (already escaped: a cell may carry a marker such as ``$^{*}$``). :func:`to_latex` and the
+    comparison's LaTeX (:meth:`kcca_desc.report.compare.Comparison.to_latex`) share it.
+    """
+    n_ident, n_metric = len(ident), len(metrics)
+    return [
+        rf"\begin{{tabular}}{{{'l' * n_ident + 'r' * (2 * n_metric)}}}",
+        r"\toprule",
+        " & " * (n_ident - 1)
+        + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
+        rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
+        rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
+        " & ".join(map(latex_escape, [*ident, *[metric_entry(m).label for m in metrics] * 2])) + r" \\",
+        r"\midrule",
+        *[" & ".join(row) + r" \\" for row in rows],
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+
+
 def to_latex(results: Result | Sequence[Result], *, ci: bool = False, alpha: float = 0.05,
              marker: str = r"$^{*}$") -> str:
     """A LaTeX ``tabular`` (booktabs rules) with the paper's column groups.
@@ -672,23 +696,8 @@ def to_latex(results: Result | Sequence[Result], *, ci: bool = False, alpha: flo
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
     metrics = _table_metrics(results)
     n_ident = len(header) - 2 * len(metrics)
-    n_metric = len(metrics)
-    spec = "l" * n_ident + "r" * (2 * n_metric)
-    lines = [
-        LATEX_HEADER,
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
-        " & " * (n_ident - 1)
-        + rf" & \multicolumn{{{n_metric}}}{{c}}{{Annotation}} & \multicolumn{{{n_metric}}}{{c}}{{Search}} \\",
-        rf"\cmidrule(lr){{{n_ident + 1}-{n_ident + n_metric}}}"
-        rf"\cmidrule(lr){{{n_ident + n_metric + 1}-{n_ident + 2 * n_metric}}}",
-        " & ".join(map(latex_escape, header[:n_ident] + [metric_entry(m).label for m in metrics] * 2)) + r" \\",
-        r"\midrule",
-    ]
-    for row in rows:
-        cells = [latex_escape(c).replace("\0", marker) for c in row]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines = [LATEX_HEADER, *latex_task_tabular(header[:n_ident], metrics,
+                                               [[latex_escape(c).replace("\0", marker) for c in row] for row in rows])]
     tasks = _task_rows(results, ci)
     if tasks is not None:
         header, rows = tasks

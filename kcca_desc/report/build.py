@@ -151,7 +151,7 @@ TIED_QUERIES, TIED_SHARE, TIED_CHANCE = 5, 0.01, 0.001
 
 
 def _last_rank(run: Run, task: str) -> tuple[np.ndarray, np.ndarray]:
-    """The last rank of the pool of each query of ``task``, and the chance of a random ranking putting its gold item there.
+    """The last rank of the pool of each query of ``task``, and the chance that a random ranking puts it there.
 
     A search query has one gold image among the pool's images; an annotation query has its
     ``g`` gold captions among the pool's ``n`` captions, and ranks last (rank ``n - g + 1``)

@@ -2,9 +2,10 @@
 
 Runs written on different days by different commands (``python -m kcca_desc.fit --out``, a
 benchmark's records) are comparable when they ranked the same queries: same data set (and data-set
-fingerprint, where both record one), split and protocol, the same query ids in the same order. Each results file keeps the per-query ranks of
-both tasks (:class:`~kcca_desc.evaluate.results.Result`), so every figure, interval and test is
-recomputed here from them, with no re-run:
+fingerprint, where both record one), split and protocol, the same query ids in the same order.
+Each results file keeps the per-query ranks of both tasks
+(:class:`~kcca_desc.evaluate.results.Result`), so every figure, interval and test is recomputed
+here from them, with no re-run:
 
 - R@1, R@5, R@10, median and mean rank of each run and task, and R@K of any further cut-off K a
   run was evaluated with (``ks=(1, 5, 10, 20)``), after R@10 as in the results tables;
@@ -49,7 +50,8 @@ from .._core.errors import DataError, KccaDescError
 from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound, metric_entry
 from ..evaluate.ranks import TASKS, recall_ks, retrieval_metrics
-from ..evaluate.results import Result, format_task_figure, markdown_table, task_figures
+from ..evaluate.results import (TABLE_METRICS, Result, format_task_figure, latex_task_tabular, markdown_table,
+                                task_figures)
 from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, bootstrap_groups, caption_images, metric_cis,
                                    paired_tests)
 
@@ -61,6 +63,8 @@ __all__ = [
 
 #: (threshold, marker), tightest first: a p-value below the threshold gets the marker.
 MARKERS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
+#: System labels longer than this wrap in the comparison's LaTeX tables.
+_LATEX_LABEL_CHARS = 20
 _COLUMNS = ("protocol", "task", "metric", "system", "value", "ci_low", "ci_high", "difference", "p_value",
             "test", "marker")
 
@@ -364,22 +368,63 @@ class Comparison:
         return text
 
     def to_latex(self) -> str:
-        """A LaTeX ``tabular`` that compiles with pdflatex; its first line names the package it needs (booktabs)."""
-        header, body = self._cells()
-        lines = [LATEX_HEADER, r"\begin{tabular}{llll" + "r" * 4 + "l}", r"\toprule",
-                 " & ".join(map(latex_escape, header)) + r" \\", r"\midrule"]
-        for cells in body:
-            cells = [latex_escape(c) for c in cells]
-            cells[4] = cells[4].replace("*", "") + (rf"$^{{{'*' * cells[4].count('*')}}}$" if "*" in cells[4] else "")
-            lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}"]
-        if self.task_rows:
-            header, body = self._task_cells()
-            lines += ["", r"\bigskip", "", r"\begin{tabular}{llll" + "r" * 2 + "}", r"\toprule",
-                      " & ".join(map(latex_escape, header)) + r" \\", r"\midrule",
-                      *[" & ".join(map(latex_escape, cells)) + r" \\" for cells in body],
-                      r"\bottomrule", r"\end{tabular}"]
+        """LaTeX that compiles with pdflatex: one ``tabular`` per protocol in the paper's layout, each with a note.
+
+        Systems are rows, each task's R@K and median rank columns (:data:`~kcca_desc.evaluate.results.TABLE_METRICS`
+        and any further cut-off), as the results tables lay them out
+        (:func:`~kcca_desc.evaluate.results.latex_task_tabular`); a figure carries the marker of
+        its paired test against the reference. The note under each table names the reference,
+        the markers and tests, and where the differences, intervals and p-values are (the
+        other formats). The other tasks' figures of a protocol follow in a table of their own (a
+        run's label and a task shown once). The first line names the package it needs (booktabs).
+        """
+        metrics = [m for m in self.metrics if m.startswith("R@") or m in TABLE_METRICS]
+        confidence = self.settings.get("confidence", CONFIDENCE)
+        legend = ", ".join(f"$^{{{marker}}}$ p {latex_escape('<')} {threshold}" for threshold, marker in MARKERS)
+        lines = [LATEX_HEADER]
+        for protocol, reference in self.reference.items():
+            cells: dict[str, dict[tuple[str, str], str]] = {}
+            for row in self.rows:
+                if row["protocol"] != protocol or row["metric"] not in metrics:
+                    continue
+                marker = f"$^{{{row['marker']}}}$" if row["marker"] else ""
+                cells.setdefault(row["system"], {})[(row["task"], row["metric"])] = (
+                    latex_escape(metric_entry(row["metric"]).format(row["value"])) + marker)
+            labels = _latex_labels([system + (" (ref.)" if system == reference else "") for system in cells])
+            body = [[label, *[figures.get((task, metric), "") for task in TASKS for metric in metrics]]
+                    for label, figures in zip(labels, cells.values())]
+            if len(lines) > 1:
+                lines += ["", r"\bigskip", ""]
+            if len(self.reference) > 1:
+                lines += [rf"\noindent\textbf{{{latex_escape(protocol.capitalize())} protocol}}\par\smallskip", ""]
+            lines += [_LATEX_SMALL, *latex_task_tabular(["System"], metrics, body), r"\par}", "",
+                      r"\smallskip{\footnotesize\noindent "
+                      + latex_escape(f"Reference: {reference}. Against it, on the same queries: ") + legend
+                      + latex_escape(" (McNemar's test for R@K, Fisher's randomisation test for the median rank; "
+                                     "not corrected for multiple comparisons). Differences to the reference (Δ), "
+                                     f"{confidence:.0%} bootstrap intervals and p-values: the comparison's .md, "
+                                     ".csv and .json.") + r"\par}"]
+            lines += self._latex_task_table(protocol)
         return "\n".join(lines) + "\n"
+
+    def _latex_task_table(self, protocol: str) -> list[str]:
+        """The other tasks' figures of ``protocol`` as LaTeX lines: a run's label and a task shown once each."""
+        header, body = self._task_cells()
+        body = [cells for cells in body if cells[0] == protocol]
+        if not body:
+            return []
+        labels = _latex_labels([cells[3] for cells in body])
+        rows, previous = [], (None, None)
+        for (_, task, figure, system, value, interval), label in zip(body, labels):
+            rows.append(" & ".join([label if system != previous[0] else "",
+                                    latex_escape(task) if (system, task) != previous else "",
+                                    *map(latex_escape, (figure, value, interval))]) + r" \\")
+            previous = (system, task)
+        title = latex_escape("Other tasks (figures and intervals as the runs stored them)")
+        return ["", r"\medskip", "", rf"\noindent{{\footnotesize {title}}}\par\smallskip", _LATEX_SMALL,
+                r"\begin{tabular}{lllrr}", r"\toprule",
+                " & ".join(map(latex_escape, [header[3], header[1], *header[2:3], *header[4:]])) + r" \\",
+                r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", r"\par}"]
 
     def write(self, path: str | os.PathLike) -> list[Path]:
         """Write ``path`` with the suffixes .json, .md, .csv and .tex (atomically); return the paths."""
@@ -391,6 +436,21 @@ class Comparison:
             atomic_write_text(target, text)
             written.append(target)
         return written
+
+
+#: What opens each LaTeX table of a comparison (closed by ``\par}``): small type, narrow gaps.
+_LATEX_SMALL = r"\noindent{\footnotesize\setlength{\tabcolsep}{3pt}%"
+
+
+def _latex_labels(labels: Sequence[str]) -> list[str]:
+    """System labels as LaTeX cells; when one is long, all wrap in a column of a fifth of the line.
+
+    So that the figures fit beside them: ``fit`` names a run by its settings
+    (``KCCA bow5 (pyramid) n=8,16 κ=0.1,1 [bow5_seed1.json]``).
+    """
+    if max(map(len, labels), default=0) <= _LATEX_LABEL_CHARS:
+        return [latex_escape(label) for label in labels]
+    return [rf"\parbox[t]{{0.2\linewidth}}{{\raggedright {latex_escape(label)}}}" for label in labels]
 
 
 def _shown(row: Mapping, column: str) -> str:

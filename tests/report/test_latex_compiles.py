@@ -56,6 +56,40 @@ def test_table_compiles_with_pdflatex(tables, kind, tmp_path):
     assert (tmp_path / "doc.pdf").stat().st_size > 0
 
 
+def _three_runs(run_files):
+    """Three runs under both protocols, one with a long default label as ``fit`` names its systems."""
+    from kcca_desc.report.compare import Run
+
+    runs = load_runs(run_files)
+    long = [Run(run.result, "c.json", "KCCA bow5 (pyramid) n=8,16 κ=0.1,1 [bow5_seed1.json]")
+            for run in runs if run.result.system == runs[0].result.system]
+    return runs + long
+
+
+def test_comparison_latex_is_one_table_per_protocol_with_a_legend(run_files):
+    # It was one long-format tabular (a row per protocol, task, metric and run) with no legend.
+    runs = _three_runs(run_files)
+    table = compare_runs(runs, n_resamples=50, n_permutations=50).to_latex()
+    # A table of each protocol's figures, then one of its other tasks' (the first run measured them).
+    assert table.count(r"\begin{tabular}") == 4 and table.count("Other tasks") == 2
+    assert table.count(r"\multicolumn{4}{c}{Annotation} & \multicolumn{4}{c}{Search}") == 2
+    assert table.count("Reference: ") == 2 and table.count(r"$^{***}$ p $<$ 0.001") == 2
+    assert r"\textbf{Hodosh protocol}" in table and r"\textbf{Karpathy protocol}" in table
+    assert table.count("(ref.)") == 2 and len([line for line in table.splitlines() if "(ref.)" in line]) == 2
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed (Debian texlive-latex-base)")
+def test_comparison_of_three_runs_under_two_protocols_fits_the_page(run_files, tmp_path):
+    comparison = compare_runs(_three_runs(run_files), n_resamples=50, n_permutations=50)
+    # The worst case of the markers: every figure with three stars.
+    for row in comparison.rows:
+        row["marker"] = "***"
+    done = compile_latex(comparison.to_latex(), tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    log = (tmp_path / "doc.log").read_text(errors="replace")
+    assert "Overfull" not in log, log[log.index("Overfull"):][:600]
+
+
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed (Debian texlive-latex-base)")
 def test_an_unescaped_symbol_fails_to_compile(tmp_path):
     # The compile test can fail: the characters latex_escape maps are the ones pdflatex rejects.
