@@ -52,8 +52,9 @@ def test_runs_are_named_and_describe_themselves(tmp_path, capsys):
     assert main(SMALL + ["--text-kernel", "bow5", "--n-components", "4", "--regs", "1", "--weight-power", "2",
                          "--out", str(out), "--quiet"]) == 0
     (result,) = load_results(out)
-    # Default label: the system's name and each setting that differs from its default, in its notation.
-    assert result.system == "KCCA bow5 (pyramid) n=4 κ=1 ρ²"
+    # Default label: the system's name and each setting that differs from its default, in its notation,
+    # the shared ones (SMALL's pyramid levels and codebook sizes) after the system's own.
+    assert result.system == "KCCA bow5 (pyramid) n=4 κ=1 ρ² L=1 words=colour:16,texture:16,sift:16"
     environment = result.extras["environment"]
     assert environment["kcca_desc"] == kcca_desc.__version__ and environment["python"].count(".") == 2
     assert {"numpy", "scipy", "scikit-learn"} <= set(environment["libraries"])
@@ -66,6 +67,28 @@ def test_runs_are_named_and_describe_themselves(tmp_path, capsys):
     assert len(result.extras["data_source"]["fingerprint"]) == 64
     assert main(SMALL + ["--method", "nn", "--name", "my baseline", "--out", str(out), "--quiet"]) == 0
     assert load_results(out)[0].system == "my baseline"
+
+
+@pytest.mark.parametrize("argv, label", [
+    ([], "KCCA tri_sem (pyramid)"),  # the default run's name is unchanged
+    (["--text-kernel", "bow5", "--n-components", "8,16", "--regs", "0.1,1"], "KCCA bow5 (pyramid) n=8,16 κ=0.1,1"),
+    # Shared settings were left out: both runs were labelled as the default one.
+    (["--text-kernel", "bow5", "--levels", "1", "--colour-words", "64"], "KCCA bow5 (pyramid) L=1 words=colour:64"),
+    (["--seed", "1"], "KCCA tri_sem (pyramid) seed=1"),
+    (["--pixel-step", "1", "--sift-step", "4", "--weight-power", "2"],
+     "KCCA tri_sem (pyramid) ρ² pixel_step=1 sift_step=4"),
+    (["--method", "nn", "--levels", "3", "--sift-words", "512"], "NN5 idf F1 (pyramid) L=3 words=sift:512"),
+    (["--method", "cca", "--seed", "2"], "cca_efficientnet_lite0+minilm seed=2"),
+    # The data, split and protocol are recorded beside the label, not in it.
+    (["--n-images", "60", "--protocol", "both", "--split", "dev"], "KCCA tri_sem (pyramid)"),
+])
+def test_the_default_label_shows_every_setting_that_differs_from_its_default(argv, label):
+    from kcca_desc.cli.fit import _default_label, _make_method, build_parser
+    from kcca_desc.methods.registry import SYSTEMS
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    assert _default_label(args, parser, SYSTEMS[args.method].resolve(vars(args)), _make_method(args)) == label
 
 
 def test_version_option(capsys):

@@ -43,6 +43,7 @@ from .outputs import write_or_keep
 from ..methods.base_kernels import base_kernel_names
 from ..methods.multikernel import parse_kernel_sum
 from ..methods.registry import SYSTEMS
+from .._core.settings import Setting
 from .preflight import add_options as add_preflight_options
 from .preflight import prepare_run, settings_error
 from .._core.progress import set_quiet
@@ -123,6 +124,31 @@ def _check_kernel_options(args: argparse.Namespace, parser: argparse.ArgumentPar
                              f"{method_form(vars(args), args.method, SYSTEMS)}: drop {'them' if len(given) > 1 else 'it'}")
 
 
+def _labelled_settings(parser: argparse.ArgumentParser) -> tuple[Setting, ...]:
+    """The shared options a run's default label shows when they differ from their defaults (:meth:`System.label`).
+
+    The options of the paper's image kernel (given only to a system over it, :func:`_check_kernel_options`),
+    in a compact notation (``L=1 words=colour:64``), and ``--seed``, which draws the synthetic data as
+    well as every random choice of the fit.  The data options are not in the label: each result
+    records its data set, split and protocol (the tables show the protocol) and compare and report
+    refuse to compare runs on different data.  The defaults are the parser's, so they cannot drift.
+    """
+    words = {name: parser.get_default(f"{name}_words") for name in FEATURE_TYPES}
+
+    def words_label(n_words: dict) -> str:
+        return "words=" + ",".join(f"{name}:{n}" for name, n in n_words.items() if n != words[name])
+
+    return (Setting("levels", int, parser.get_default("levels"), label=lambda levels: f"L={levels}"),
+            Setting("n_words", dict, words, label=words_label),
+            *(Setting(dest, int, parser.get_default(dest)) for dest in ("pixel_step", "sift_step", "seed")))
+
+
+def _default_label(args: argparse.Namespace, parser: argparse.ArgumentParser, system, method) -> str:
+    """The run's label without ``--name``: the system's name and every setting that differs from its default."""
+    values = {**vars(args), "n_words": {name: getattr(args, f"{name}_words") for name in FEATURE_TYPES}}
+    return system.label(method, values, shared=_labelled_settings(parser))
+
+
 def _task_list(value: str) -> list[str]:
     """argparse type of a comma-separated list of registered task names."""
     return [_choice("task", TASKS)(name.strip()) for name in value.split(",") if name.strip()]
@@ -180,7 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("output")
     g.add_argument("--name", default=None,
                    help="the run's label in tables, results and reports (default: the system's name and "
-                        "every setting that differs from its default, e.g. 'KCCA bow5 (pyramid) ρ²')")
+                        "every setting that differs from its default, the system's own and --levels, --*-words, "
+                        "--pixel-step, --sift-step and --seed, e.g. 'KCCA bow5 (pyramid) ρ² L=1 seed=1'; the data "
+                        "set, split and protocol are recorded beside it)")
     g.add_argument("--task", type=_task_list, default=[RETRIEVAL],
                    help=f"evaluation tasks, comma-separated; {RETRIEVAL} makes the table and always runs, "
                         "the others' metrics, with bootstrap intervals, are printed as a second table and written "
@@ -281,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The retrieval task is the table; the other tasks add their metrics to each result.
         further = [name for name in dict.fromkeys(args.task) if name != RETRIEVAL]
         results = []
-        label = args.name or system.label(method, vars(args))
+        label = args.name or _default_label(args, parser, system, method)
         for protocol in protocols:
             set_stage(f"evaluation ({args.split}, {protocol})")
             view = dataset.view(args.split, protocol)

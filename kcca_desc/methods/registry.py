@@ -40,7 +40,7 @@ classical systems over the paper's kernels, as before.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,13 +117,17 @@ class System:
         """The form of this system ``settings`` ask for: :attr:`over_features` when an encoder is named."""
         return self.over_features if self.over_features is not None and encoder_requested(settings) else self
 
-    def label(self, method: RetrievalMethod, settings: Mapping[str, Any]) -> str:
+    def label(self, method: RetrievalMethod, settings: Mapping[str, Any], shared: Iterable[Setting] = ()) -> str:
         """The run's default label: ``method.name`` and every setting that differs from its default.
 
         Short and alike for every system (``"KCCA bow5 (pyramid) ρ²"``); each setting's notation
-        is its :attr:`~kcca_desc._core.settings.Setting.label`.
+        is its :attr:`~kcca_desc._core.settings.Setting.label`.  ``shared`` are the settings
+        common to the systems that :meth:`build` gets outside :attr:`settings` (the command
+        line's ``--levels``, ``--seed``...): those of ``settings`` that differ from their
+        defaults follow the system's own (``"KCCA bow5 (pyramid) ρ² L=1 seed=1"``).
         """
-        changed = changed_settings(self.settings, settings)
+        changed = " ".join(part for part in (changed_settings(self.settings, settings),
+                                             changed_settings(shared, settings)) if part)
         return f"{method.name} {changed}" if changed else method.name
 
     def applied(self, settings: Mapping[str, Any]) -> dict[str, Any]:

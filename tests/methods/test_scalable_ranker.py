@@ -84,7 +84,7 @@ def test_command_line_runs_the_scalable_system(tmp_path, capsys):
     assert code in (0, None)
     (result,) = load_results(out)
     # The label shows the settings that differ from the defaults and change the figures.
-    assert result.system == "Landmark KCCA bow5 (pyramid, rank 20) n=4 κ=1"
+    assert result.system == "Landmark KCCA bow5 (pyramid, rank 20) n=4 κ=1 L=1 words=colour:16,texture:16,sift:16"
     assert result.params["rank"] == 20 and result.params["chunk_size"] == 16  # the estimator's, resolved
     assert result.extras["command"]["settings"]["engine"] == "local"
 
