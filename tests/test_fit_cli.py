@@ -157,3 +157,45 @@ def test_the_results_file_records_the_grid_the_fit_used(tmp_path, capsys):
     # What was asked for stays where it was; what was used is beside it.
     assert result.params["n_components"] == result.extras["command"]["settings"]["n_components"] == [16, 32, 64, 128]
     assert result.extras["command"]["resolved"] == {"n_components": used}
+
+
+def test_a_run_onto_the_results_of_another_keeps_them_as_a_numbered_version(tmp_path, capsys):
+    from kcca_desc.cli.compare import main as compare_main
+
+    out = tmp_path / "runs" / "nn.json"
+    nn = SMALL + ["--method", "nn", "--out", str(out), "-q"]
+    assert main(nn + ["--nn-text", "f1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {out} (+ .md, .csv, .tex)"
+    # The same settings on the same data: replaced, in one line that says so.
+    assert main(nn + ["--nn-text", "f1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (f"replaced {out} (+ .md, .csv, .tex): the earlier run "
+                                                        "there had the same settings and data")
+    assert sorted(path.name for path in out.parent.iterdir()) == ["nn.csv", "nn.json", "nn.md", "nn.tex"]
+    first = out.read_text()
+    # Other settings: the earlier run was silently replaced; it is kept as nn.1.json, tables too.
+    assert main(nn) == 0
+    lines = capsys.readouterr().out.splitlines()
+    version = out.with_name("nn.1.json")
+    assert lines[-2:] == [f"kept the earlier run of {out}, of other settings or data, as {version} (+ its tables)",
+                          f"wrote {out} (+ .md, .csv, .tex)"]
+    assert version.read_text() == first and "NN5 F1" in version.with_suffix(".md").read_text()
+    assert load_results(out)[0].system.startswith("NN5 idf F1 (pyramid)")
+    # Other data (another seed): the next number; a version removed since is not reused.
+    version.with_suffix(".csv").unlink()
+    assert main(nn + ["--seed", "1"]) == 0
+    assert f"as {out.with_name('nn.2.json')}" in capsys.readouterr().out
+    assert sorted(path.name for path in out.parent.iterdir()) == [
+        "nn.1.json", "nn.1.md", "nn.1.tex", "nn.2.csv", "nn.2.json", "nn.2.md", "nn.2.tex",
+        "nn.csv", "nn.json", "nn.md", "nn.tex"]
+    # compare over a glob of the folder takes the versions as runs of their own, each named.
+    runs = sorted(map(str, out.parent.glob("*.json")))
+    assert compare_main([*runs[:2], "--n-resamples", "20", "--n-permutations", "20"]) == 0
+    assert "NN5 F1 (pyramid)" in capsys.readouterr().out
+
+
+def test_a_file_at_out_that_holds_no_results_is_kept_too(tmp_path, capsys):
+    out = tmp_path / "notes.json"
+    out.write_text("my notes, not a results file\n")
+    assert main(SMALL + ["--method", "nn", "--nn-text", "f1", "--out", str(out), "-q"]) == 0
+    assert f"as {tmp_path / 'notes.1.json'}" in capsys.readouterr().out
+    assert (tmp_path / "notes.1.json").read_text() == "my notes, not a results file\n"

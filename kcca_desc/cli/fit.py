@@ -39,7 +39,7 @@ from .._core.profile import format_profile, profiled, recording
 from .._core.progress import set_stage, watched_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser, method_form, output_path
-from .outputs import write_or_keep
+from .outputs import keep_earlier_run, write_or_keep
 from ..methods.base_kernels import base_kernel_names
 from ..methods.multikernel import parse_kernel_sum
 from ..methods.registry import SYSTEMS
@@ -214,7 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the others' metrics, with bootstrap intervals, are printed as a second table and written "
                         "under 'tasks' in --out: " + TASKS.describe())
     g.add_argument("--out", default=None, metavar="FILE.json",
-                   help="write results as JSON to this file, plus .md, .csv and .tex tables beside it")
+                   help="write results as JSON to this file, plus .md, .csv and .tex tables beside it; an earlier "
+                        "run there of other settings or data is kept as FILE.1.json (the next free number, "
+                        "tables too), one of the same settings and data is replaced; a line says which")
     g.add_argument("--top-k", type=int, default=10,
                    help="retrieved items kept per query in --out (for galleries and later comparisons)")
     g.add_argument("--report", type=output_path, default=None, metavar="DIR",
@@ -354,15 +356,25 @@ def _resolved(system, method) -> dict:
 def _write_outputs(args: argparse.Namespace, results: list, dataset, *, ci: bool) -> None:
     """The results file and its tables (``--out``) and the HTML report (``--report``)."""
     if args.out:
-        def write(out: Path) -> Path:
+        tables = (".md", ".csv", ".tex")
+
+        def write(out: Path) -> tuple[Path, Path | None]:
+            # An earlier run of other settings or data there is kept as out.<n>.json (+ tables), never lost.
+            earlier = keep_earlier_run(out, [result.to_dict() for result in results], siblings=tables)
             # The per-query ranks go in too, so every figure can be recomputed and tested from the file.
             save_results(results, out, include_ranks=True)
             atomic_write_text(out.with_suffix(".md"), to_markdown(results, ci=ci))
             atomic_write_text(out.with_suffix(".csv"), to_csv(results, ci=ci))
             atomic_write_text(out.with_suffix(".tex"), to_latex(results, ci=ci))
-            return out
+            return out, earlier
 
-        print(f"wrote {write_or_keep(args.out, write)} (+ .md, .csv, .tex)")
+        out, earlier = write_or_keep(args.out, write)
+        if earlier == out:
+            print(f"replaced {out} (+ {', '.join(tables)}): the earlier run there had the same settings and data")
+        else:
+            if earlier is not None:
+                print(f"kept the earlier run of {out}, of other settings or data, as {earlier} (+ its tables)")
+            print(f"wrote {out} (+ {', '.join(tables)})")
     if args.report:
         # Imported here: Matplotlib and Jinja2 load only when a report is asked for.
         from ..report import build_report
