@@ -183,9 +183,12 @@ def test_outputs_in_every_format(tmp_path, capsys):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     make_result([1, 5, 3, 9], [2, 1, 4, 4], "A").save(a, include_ranks=True)
     make_result([2, 1, 3, 7], [1, 1, 8, 2], "B_sys").save(b, include_ranks=True)
-    assert main([str(a), str(b), "--reference", "B_sys", "--n-resamples", "20", "--out", str(tmp_path / "t")]) == 0
-    printed = capsys.readouterr().out
-    assert "| hodosh | annotation | R@1 | B_sys (ref.) |" in printed
+    assert main([str(a), str(b), "--reference", "B_sys", "--n-resamples", "20", "--out", str(tmp_path / "t"),
+                 "-q"]) == 0
+    # With --out, only what was written is printed (the whole Markdown table was, before it).
+    written = ", ".join(str(tmp_path / f"t{suffix}") for suffix in (".json", ".md", ".csv", ".tex"))
+    assert capsys.readouterr().out == f"wrote {written}\n"
+    assert "| hodosh | annotation | R@1 | B_sys (ref.) |" in (tmp_path / "t.md").read_text()
     table = json.loads((tmp_path / "t.json").read_text())
     assert table["reference"] == {"hodosh": "B_sys"} and len(table["rows"]) == 2 * 2 * 5
     assert (tmp_path / "t.csv").read_text().splitlines()[0].startswith("protocol,task,metric,system,value")

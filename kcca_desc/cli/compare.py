@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .._core.progress import set_quiet
 from ..evaluate.statistics import CONFIDENCE
 from ..report.compare import compare_runs
 from .errors import exits_cleanly
@@ -27,7 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "# one protocol of runs made with --protocol both",
                               "python -m kcca_desc.compare nn.json kcca.json --protocol karpathy"])
     p.add_argument("--confidence", type=float, default=CONFIDENCE, help="confidence level of the intervals")
-    p.add_argument("--out", type=output_path, default=None, help="write the table to this path with suffixes .json, .md, .csv, .tex")
+    p.add_argument("--out", type=output_path, default=None,
+                   help="write the table to this path with suffixes .json, .md, .csv, .tex and print only what was "
+                        "written (without it, the Markdown table is printed)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return p
 
 
@@ -36,16 +40,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a problem exits with the code :mod:`kcca_desc._core.errors` documents."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    set_quiet(args.quiet)
     # Every option, and where the table goes, before the files are read and the bootstrap runs.
     check_settings(None, args, parser)
     if args.out:
         check_writable(args.out)
     comparison = compare_runs(selected_runs(args), reference=args.reference, n_resamples=args.n_resamples,
                               n_permutations=args.n_permutations, confidence=args.confidence, seed=args.seed)
-    print(comparison.to_markdown())
     if args.out:
+        # The table is in the files written; printed, it would bury the line that names them.
         written = write_or_keep(args.out, comparison.write)
         print("wrote " + ", ".join(map(str, written)))
+    else:
+        print(comparison.to_markdown())
     return 0
 
 
