@@ -173,3 +173,22 @@ def test_a_bar_left_open_and_idle_does_not_silence_a_watched_stage(loud, capsys,
         time.sleep(0.3)
     assert "long step: running" in capsys.readouterr().err
     idle.close()
+
+
+def test_the_verbose_log_has_one_format(tmp_path):
+    # -v mixed "2026-11-30 20:06:56,679 kcca_desc.stages: stage: ..." with "20:06:59 KCCA solves ...".
+    import os
+    import re
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "kcca_desc.fit", "--n-images", "40", "--method", "nn", "--nn-text",
+                           "f1", "--levels", "1", "--colour-words", "8", "--texture-words", "8", "--sift-words", "8",
+                           "--no-cache", "-v"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)})
+    assert done.returncode == 0, done.stderr
+    stamped = [line for line in done.stderr.splitlines() if re.match(r"\d", line)]
+    assert any(line.endswith("stage: data loading") for line in stamped)  # a log line of the stages
+    assert any("image features" in line and "started" in line for line in stamped)  # a progress line
+    # The profile table's rows start with a stage name: every line that starts with a digit is a timestamp.
+    assert all(re.match(r"\d\d:\d\d:\d\d [^\d]", line) for line in stamped), stamped

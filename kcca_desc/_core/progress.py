@@ -60,7 +60,7 @@ from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 __all__ = ["progress", "progress_bar", "stage", "watched_stage", "set_stage", "report_stages_to", "set_quiet",
-           "is_quiet", "counted", "LOGGER"]
+           "is_quiet", "counted", "LOGGER", "LINE_FORMAT", "TIME_FORMAT"]
 
 T = TypeVar("T")
 
@@ -102,9 +102,13 @@ def _shown(record: logging.LogRecord) -> bool:
 
 LOGGER.addFilter(_shown)
 
+#: The format of a progress line (``20:06:59 KCCA solves (one per κ): started (2 κs)``), and of
+#: every log line of the command line's ``-v``, so that the two read as one log.
+LINE_FORMAT, TIME_FORMAT = "%(asctime)s %(message)s", "%H:%M:%S"
+
 if not LOGGER.handlers:
     _handler = _StderrHandler()
-    _handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    _handler.setFormatter(logging.Formatter(LINE_FORMAT, TIME_FORMAT))
     LOGGER.addHandler(_handler)
     LOGGER.setLevel(logging.INFO)
     # Own handler: a caller's logging configuration (level WARNING by default) must not hide

@@ -36,7 +36,7 @@ from ..evaluate.results import format_table, to_csv, to_latex, to_markdown, save
 from ..image.features import FEATURE_TYPES, ImageFeaturizer
 from ..image.kernel import IMAGE_KERNELS
 from .._core.profile import format_profile, profiled, recording
-from .._core.progress import set_stage, watched_stage
+from .._core.progress import LINE_FORMAT, TIME_FORMAT, set_stage, watched_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser, method_form, output_path
 from .outputs import keep_earlier_run, write_or_keep
@@ -283,8 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_out(args.out)
     if args.report:
         _check_report_option(parser, Path(args.report))
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(name)s: %(message)s")
+    # The progress lines' format: -v mixed "2026-11-30 20:06:56,679 kcca_desc.stages: ..." with them.
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format=LINE_FORMAT,
+                        datefmt=TIME_FORMAT)
     protocols = PROTOCOLS if args.protocol == "both" else (args.protocol,)
     check_applicable(vars(args), args.method, SYSTEMS)
     system = SYSTEMS[args.method].resolve(vars(args))
