@@ -28,7 +28,7 @@ scikit-learn's, raising the toolkit's :class:`~kcca_desc._core.errors.DataError`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -48,7 +48,7 @@ from .errors import ParameterError
 
 __all__ = [
     "ValidatedParams", "validate_params", "parameter_errors", "constraint_errors", "validation_errors",
-    "raise_together", "invalid_parameter", "settings_errors", "InvalidParameterError",
+    "raise_together", "invalid_parameter", "settings_errors", "listed_items", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
     "check_array", "validate_data", "check_is_fitted",
@@ -213,6 +213,56 @@ def settings_errors(owner, name: str, target: type, set_by: Mapping[str, str] | 
     requirement = settings_requirement(getattr(owner, name), target._get_param_names(), target=target.__name__,
                                        owner=type(owner).__name__, set_by=set_by)
     return [] if requirement is None else [invalid_parameter(owner, name, requirement, getattr(owner, name))]
+
+
+def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str, name: str, expected: str,
+                 item: str, hint: str = "") -> list:
+    """``value``, an argument that takes one item or several, as a list of items of the types ``accepted``.
+
+    One item of ``accepted`` is a list of one; any other iterable (a list, a tuple, a generator,
+    read once) gives its items.  Checked before any work, where a wrong type would otherwise
+    surface as an ``AttributeError`` on some item deep in the caller.
+
+    Parameters
+    ----------
+    value : object
+        The argument as given.
+    accepted : type or tuple of type
+        The types of an item.
+    owner : str
+        The function taking the argument, for the message (``"format_table"``).
+    name : str
+        The argument's name (``"results"``); an item is named ``name[i]``.
+    expected : str
+        What the argument must be (``"a Result or a list of Results"``).
+    item : str
+        What each item must be (``"a Result"``).
+    hint : str, optional
+        How to get a right one from a wrong one, appended to the message.
+
+    Returns
+    -------
+    list
+        The items, in order.
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is neither an item nor an iterable of items (a string, bytes or a mapping
+        counts as no list of items, unless ``accepted`` takes it as one item), or an item is not
+        of ``accepted``; the message names ``owner``, ``name`` (``name[i]``) and the type given.
+    """
+    advice = f"; {hint}" if hint else ""
+    if isinstance(value, accepted):
+        return [value]
+    # A string or a mapping is iterable, but its characters or keys are no list of items.
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise ParameterError(f"{owner}: {name} must be {expected}, got {type(value).__name__}{advice}")
+    items = list(value)
+    for i, entry in enumerate(items):
+        if not isinstance(entry, accepted):
+            raise ParameterError(f"{owner}: {name}[{i}] must be {item}, got {type(entry).__name__}{advice}")
+    return items
 
 
 def constraint_errors(owner: Any, params: Mapping[str, Any],

@@ -14,7 +14,7 @@ out as one table with a column group per data set and pool.
 from __future__ import annotations
 
 import time
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..data.karpathy import EvaluationPool
 from .harness import _system_name, result_from_scores
 from .metrics import metric_entry
 from .ranks import METRIC_KEYS, TASKS
-from .results import TABLE_METRICS, Result, _recall_columns, _table_metrics, markdown_table
+from .results import TABLE_METRICS, Result, _recall_columns, _table_metrics, markdown_table, table_results
 
 __all__ = ["evaluate_pool", "evaluate_pool_folds", "fold_average", "side_by_side"]
 
@@ -135,7 +135,7 @@ def _header(metric: str) -> str:
     return metric_entry(metric).label if metric in TABLE_METRICS or metric.startswith("R@") else metric
 
 
-def side_by_side(results: Sequence[Result], metrics: Sequence[str] | None = None) -> str:
+def side_by_side(results: Iterable[Result], metrics: Sequence[str] | None = None) -> str:
     """A Markdown table with one row per system and one column group per data set and pool.
 
     Parameters
@@ -148,7 +148,16 @@ def side_by_side(results: Sequence[Result], metrics: Sequence[str] | None = None
         :func:`~kcca_desc.evaluate.ranks.retrieval_metrics`, or ``R@K`` of a further cut-off the
         results carry.  Default: the columns of every results table, :data:`TABLE_METRICS` with
         the further cut-offs of any result after R@10 (blank for a result without them).
+
+    Raises
+    ------
+    ParameterError
+        If ``results`` is not an iterable of Results (naming the item, ``results[i]``), or a
+        metric is unknown.
+    DataError
+        If ``results`` is empty.
     """
+    results = table_results(results, "side_by_side")
     if not results:
         raise DataError("a results table needs at least one result")
     recalls = _recall_columns(results)

@@ -68,6 +68,7 @@ from .._core.cache import atomic_write_text
 from .._core.errors import DataError, MissingDataFileError, ParameterError, warn_user
 from .._core.profile import stage_entry
 from .._core.registry import UnknownNameError
+from .._core.validation import listed_items
 from ..data.dataset import PROTOCOLS
 from .latex import LATEX_HEADER, latex_escape
 from .metrics import format_bound, metric_entry
@@ -76,7 +77,7 @@ from .ranks import METRIC_KEYS, TASKS, recall_ks
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
     "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
-    "markdown_table", "latex_task_tabular",
+    "markdown_table", "latex_task_tabular", "table_results",
 ]
 
 # The columns of every table, per task.
@@ -402,13 +403,18 @@ def load_results(path: str | os.PathLike) -> list[Result]:
 
 
 # ----------------------------------------------------------------- tables
-def _table_results(results: Result | Iterable[Result], ci: bool) -> list[Result]:
-    """The results of a table as a list (one :class:`Result` is a table of one row).
+def table_results(results: Result | Iterable[Result], owner: str, *, ci: bool = False) -> list[Result]:
+    """The results of a table as a list (one :class:`Result` is a table of one row), each checked a Result.
 
-    With ``ci``, warns about the results that have no intervals at all: their rows would print
-    the plain figures, which is easily mistaken for a table with intervals.
+    ``owner`` is the table's function, named by the :class:`~kcca_desc._core.errors.ParameterError`
+    for anything else (``None``, a result's dict, a path). With ``ci``, warns about the results
+    that have no intervals at all: their rows would print the plain figures, which is easily
+    mistaken for a table with intervals.
     """
-    results = [results] if isinstance(results, Result) else list(results)
+    results = listed_items(results, Result, owner=owner, name="results", expected="a Result or a list of Results",
+                           item="a Result", hint="make one from a result's dict with "
+                           "kcca_desc.evaluate.Result.from_dict, or read a results file with "
+                           "kcca_desc.evaluate.load_results")
     if ci:
         bare = [r.system for r in results
                 if "ci" not in r.extras and not any("ci" in m for m in r.extras.get("tasks", {}).values())]
@@ -574,6 +580,9 @@ def to_markdown(results: Result | Sequence[Result], *, ci: bool = False, alpha: 
 
     Raises
     ------
+    ParameterError
+        If ``results`` is neither a Result nor an iterable of Results (the message names the
+        function and the item, ``results[i]``).
     DataError
         If ``results`` is empty.
 
@@ -582,7 +591,7 @@ def to_markdown(results: Result | Sequence[Result], *, ci: bool = False, alpha: 
     Results with other tasks' figures (``extras["tasks"]``) get a second table below, one
     row per result, with their intervals under ``ci``.
     """
-    results = _table_results(results, ci)
+    results = table_results(results, "to_markdown", ci=ci)
     text = markdown_table(*_rows(results, ci, alpha, marker))
     tasks = _task_rows(results, ci)
     if tasks is not None:
@@ -614,10 +623,13 @@ def to_csv(results: Result | Sequence[Result], *, ci: bool = False) -> str:
 
     Raises
     ------
+    ParameterError
+        If ``results`` is neither a Result nor an iterable of Results (the message names the
+        function and the item, ``results[i]``).
     DataError
         If ``results`` is empty.
     """
-    results = _table_results(results, ci)
+    results = table_results(results, "to_csv", ci=ci)
     if not results:
         raise DataError("a results table needs at least one result")
     columns = ["system", "dataset", "protocol", "split"]
@@ -692,7 +704,7 @@ def to_latex(results: Result | Sequence[Result], *, ci: bool = False, alpha: flo
     :func:`~kcca_desc.evaluate.latex.latex_escape` (symbols such as ``ρ`` or ``<`` in math mode).
     ``results``, ``ci``, ``alpha`` and ``marker`` are as for :func:`to_markdown`.
     """
-    results = _table_results(results, ci)
+    results = table_results(results, "to_latex", ci=ci)
     header, rows = _rows(results, ci, alpha, "\0", ci_format=" [{:.1f}, {:.1f}]")
     metrics = _table_metrics(results)
     n_ident = len(header) - 2 * len(metrics)
@@ -731,10 +743,13 @@ def format_table(results: Result | Iterable[Result], *, ci: bool = False, alpha:
 
     Raises
     ------
+    ParameterError
+        If ``results`` is neither a Result nor an iterable of Results (the message names the
+        function and the item, ``results[i]``).
     DataError
         If ``results`` is empty.
     """
-    results = _table_results(results, ci)
+    results = table_results(results, "format_table", ci=ci)
     text = _aligned(*_rows(results, ci, alpha, "*"), n_ident=1 + len(_varying(results)))
     tasks = _task_rows(results, ci)
     return text if tasks is None else text + "\n" + _aligned(*tasks, n_ident=1 + len(_varying(results)))

@@ -6,7 +6,7 @@ import datetime
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import jinja2
@@ -24,6 +24,7 @@ from ..evaluate.ranks import TASKS
 from ..evaluate.results import Result, format_task_figure
 from ..evaluate.statistics import N_PERMUTATIONS, N_RESAMPLES
 from .._core.progress import stage
+from .._core.validation import listed_items
 from . import figures, gallery
 from .gallery import gallery_run
 
@@ -203,17 +204,11 @@ def _runs(results: object) -> list[Run]:
     The files are read together with :func:`~kcca_desc.report.compare.load_runs`, as the command
     line reads them: runs of one system in several files are labelled with the file's name.
     """
-    if isinstance(results, (str, os.PathLike, Result, Run)):  # one of them, not a sequence of them
-        results = [results]
-    if not isinstance(results, Iterable):
-        raise ParameterError(f"build_report: results must be a list of Results, Runs or results files, got "
-                             f"{type(results).__name__}")
-    items = list(results)
-    for i, item in enumerate(items):
-        if not isinstance(item, (Result, Run, str, os.PathLike)):
-            raise ParameterError(f"build_report: results[{i}] must be a Result, a Run or the path of a results "
-                                 f"file, got {type(item).__name__}; read a results file with "
-                                 "kcca_desc.evaluate.load_results, or pass its path")
+    # One of them alone is a list of one.
+    items = listed_items(results, (Result, Run, str, os.PathLike), owner="build_report", name="results",
+                         expected="a list of Results, Runs or results files",
+                         item="a Result, a Run or the path of a results file",
+                         hint="read a results file with kcca_desc.evaluate.load_results, or pass its path")
     files = [Path(item) for item in items if isinstance(item, (str, os.PathLike))]
     read: dict[str, list[Run]] = {}
     for run in load_runs(files) if files else ():

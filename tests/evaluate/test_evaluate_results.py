@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kcca_desc._core.errors import DataError, KccaDescError, MissingDataFileError
+from kcca_desc._core.errors import DataError, KccaDescError, MissingDataFileError, ParameterError
 from kcca_desc._core.registry import UnknownNameError
 from kcca_desc.evaluate.latex import LATEX_HEADER
+from kcca_desc.evaluate.pools import side_by_side
 from kcca_desc.report.compare import load_runs
 from kcca_desc.evaluate.results import (
     Result,
@@ -215,6 +216,29 @@ def test_one_result_is_a_table_of_one_row():
     assert to_markdown(r) == to_markdown([r])
     assert to_csv(r) == to_csv([r]) and to_latex(r) == to_latex([r])
     assert format_table(r) == format_table([r])
+
+
+@pytest.mark.parametrize("table", [format_table, to_markdown, to_csv, to_latex, side_by_side])
+@pytest.mark.parametrize("given, message", [
+    (None, r"results must be a Result or a list of Results, got NoneType"),
+    (3, r"results must be a Result or a list of Results, got int"),
+    ("runs.json", r"results must be a Result or a list of Results, got str"),
+    (GOOD, r"results must be a Result or a list of Results, got dict"),
+    ([GOOD], r"results\[0\] must be a Result, got dict"),
+    ([result(), None], r"results\[1\] must be a Result, got NoneType"),
+])
+def test_anything_but_results_is_refused_naming_the_table_and_the_item(table, given, message):
+    # Not a TypeError or an AttributeError on some item deep in the table.
+    with pytest.raises(ParameterError, match=rf"^{table.__name__}: {message}; make one from a result's dict with "
+                                             r"kcca_desc\.evaluate\.Result\.from_dict, or read a results file "
+                                             r"with kcca_desc\.evaluate\.load_results$"):
+        table(given)
+
+
+def test_a_generator_of_results_is_read_once_into_every_table():
+    results = [result(), result("NN")]
+    for table in (format_table, to_markdown, to_csv, to_latex, side_by_side):
+        assert table(r for r in results) == table(results)
 
 
 def test_an_unknown_metric_is_a_key_error_listing_the_metrics():

@@ -312,3 +312,15 @@ def test_anything_else_among_the_results_is_refused_naming_it_before_any_work(tm
                                              r"kcca_desc\.evaluate\.load_results, or pass its path$"):
         build_report([runs[0], runs[0].result.to_dict()], out)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("given, kind", [(None, "NoneType"), ({"system": "A"}, "dict")])
+def test_results_that_are_no_list_are_refused_naming_them_before_any_work(tmp_path, given, kind):
+    # A dict was read key by key as paths of results files; None was a TypeError.
+    from kcca_desc._core.errors import ParameterError
+    out = tmp_path / "report"
+    with pytest.raises(ParameterError, match=rf"^build_report: results must be a list of Results, Runs or results "
+                                             rf"files, got {kind}; read a results file with "
+                                             r"kcca_desc\.evaluate\.load_results, or pass its path$"):
+        build_report(given, out)
+    assert not out.exists()
