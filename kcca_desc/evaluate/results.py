@@ -131,6 +131,20 @@ def _check_metrics(metrics: Mapping, task: str, system: str) -> dict:
     return out
 
 
+def _check_tasks(record: object, key: str, layout: str, system: str) -> None:
+    """``record``, the entry ``key`` of a result (``ranks``, ``queries['top']``), is an object ``layout`` keyed by task.
+
+    A misspelt task (``"annotaton"``) was kept beside the real one, its ranks read by no table
+    and the real task's reported missing, or a ``KeyError``, where they were needed.
+    """
+    if not isinstance(record, Mapping):
+        raise DataError(f"result of {system!r}: {key} must be an object {layout}, got {type(record).__name__}")
+    for task in record:
+        if task not in TASKS:
+            raise DataError(f"result of {system!r}: {key} has an unknown task {task!r}; "
+                            f"available: {', '.join(TASKS)}")
+
+
 def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) -> dict:
     """The per-query record as arrays, its lengths checked against the ranks."""
     if not queries:
@@ -141,6 +155,7 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
     out = {key: [str(v) for v in queries[key]] for key in ("images", "captions") if key in queries}
     if "caption_image" in queries:
         out["caption_image"] = np.asarray(queries["caption_image"], dtype=np.int64)
+    _check_tasks(queries.get("top", {}), "queries['top']", "{task: [[K candidate indices] per query]}", system)
     out["top"] = {task: np.asarray(top, dtype=np.int64).reshape(len(top), -1)
                   for task, top in queries.get("top", {}).items()}
     sizes = {"annotation": len(out.get("images", ())), "search": len(out.get("captions", ()))}
@@ -153,9 +168,7 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
 
 def _check_ranks(ranks: object, system: str) -> dict[str, np.ndarray]:
     """The per-query ranks as int64 arrays: an object of task to a list of positive integers."""
-    if not isinstance(ranks, Mapping):
-        raise DataError(f"result of {system!r}: ranks must be an object {{task: [rank of each query]}}, "
-                        f"got {type(ranks).__name__}")
+    _check_tasks(ranks, "ranks", "{task: [rank of each query]}", system)
     out = {}
     for task, given in ranks.items():
         where = f"result of {system!r}: ranks[{task!r}]"
