@@ -6,7 +6,7 @@ import copy
 import functools
 import numbers
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -21,6 +21,7 @@ from .._core.validation import (
     POSITIVE_REAL,
     DtypeOptions,
     Interval,
+    InvalidParameterError,
     SequenceOf,
     StrOptions,
     ValidatedParams,
@@ -49,7 +50,7 @@ from .spectral import (
     spectrum_from_kernel,
 )
 
-__all__ = ["KCCA"]
+__all__ = ["KCCA", "kernel_params_errors", "kernel_block"]
 
 #: Largest training set that ``method="auto"`` solves exactly (two n x n eigendecompositions).
 EXACT_MAX_SAMPLES = 10_000
@@ -63,6 +64,71 @@ EXACT_PEAK_MATRICES = 6
 def _kernel_label(kernel) -> str:
     """A kernel function in messages: its metric name, or the callable's name."""
     return repr(kernel) if isinstance(kernel, str) else getattr(kernel, "__name__", type(kernel).__name__)
+
+
+def kernel_params_errors(owner: Any) -> list[InvalidParameterError]:
+    """The errors of ``owner``'s ``kernel_x_params``/``kernel_y_params`` with a key its kernel function does not take.
+
+    For the estimators that take a kernel function and its keyword arguments per view
+    (:class:`KCCA`, :class:`~kcca_desc.scale.LandmarkKCCA`): checked against the metric's keywords
+    or the callable's signature (:func:`~kcca_desc.kernels._validation.kernel_keywords`) before
+    any kernel is computed, where Python's ``TypeError`` would name neither the estimator nor
+    the parameter.  A callable taking ``**kwargs`` takes any key.
+    """
+    errors = []
+    for view in "xy":
+        kernel, name = getattr(owner, f"kernel_{view}"), f"kernel_{view}_params"
+        # A PrecomputedKernel takes none, refused as a whole by KCCA._kernel_block.
+        accepted = None if isinstance(kernel, PrecomputedKernel) else kernel_keywords(kernel)
+        if accepted is not None:
+            requirement = settings_requirement(getattr(owner, name), accepted, owner=type(owner).__name__,
+                                               target=f"kernel_{view}={_kernel_label(kernel)}")
+            if requirement is not None:
+                errors.append(invalid_parameter(owner, name, requirement, getattr(owner, name)))
+    return errors
+
+
+def kernel_block(A: np.ndarray, B: np.ndarray | None, kernel: str | Callable, params: Mapping[str, Any], *,
+                 setting: str, data: str) -> np.ndarray:
+    """``k(A, B)`` of a kernel function on raw rows (``B=None``: ``k(A, A)``), its failures named.
+
+    Parameters
+    ----------
+    A, B : ndarray
+        Feature rows.
+    kernel : str or callable
+        A metric of :func:`sklearn.metrics.pairwise.pairwise_kernels` or ``k(x, y, **params) -> float``.
+    params : mapping
+        Its keyword arguments.
+    setting : str
+        The parameter that set the kernel (``"kernel_x"``), for messages; its keywords are
+        ``setting + "_params"``.
+    data : str
+        What ``A`` is (``"X"``), for messages.
+
+    Raises
+    ------
+    DataError
+        If the metric cannot be computed on the data (``chi2`` on negative features).
+    ParameterError
+        If a callable fails or returns no number for each pair of rows, or the result is no
+        ``(len(A), len(B))`` matrix of numbers.
+    """
+    name = f"{setting}={_kernel_label(kernel)}"
+    try:
+        K = pairwise_kernels(A, B, metric=kernel, **params)
+    except KccaDescError:
+        raise
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        if callable(kernel):  # the function breaks its contract, k(x, y) -> float
+            raise ParameterError(f"{name} must return one number for each pair of rows (k(x, y) -> float) "
+                                 f"with {setting}_params={dict(params)!r}; it failed on {data}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        raise DataError(f"{name} cannot be computed on {data}: {exc}") from None
+    if K.shape != (len(A), len(A) if B is None else len(B)) or K.dtype.kind not in "biuf":
+        raise ParameterError(f"{name} must give a ({len(A)}, {len(A) if B is None else len(B)}) matrix of "
+                             f"numbers on {data}, got {K.dtype} of shape {K.shape}")
+    return K
 
 
 def _exact_fits_in_memory(n: int) -> bool:
@@ -314,17 +380,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
         super()._validate_params()
         if self.reg_form == "hardoon" and self.reg > 1:
             raise invalid_parameter(self, "reg", "in (0, 1] when reg_form='hardoon'", self.reg)
-        errors = []
-        for view in "xy":
-            kernel, name = getattr(self, f"kernel_{view}"), f"kernel_{view}_params"
-            # A PrecomputedKernel takes none, refused as a whole by _kernel_block.
-            accepted = None if isinstance(kernel, PrecomputedKernel) else kernel_keywords(kernel)
-            if accepted is not None:
-                requirement = settings_requirement(getattr(self, name), accepted, owner="KCCA",
-                                                   target=f"kernel_{view}={_kernel_label(kernel)}")
-                if requirement is not None:
-                    errors.append(invalid_parameter(self, name, requirement, getattr(self, name)))
-        raise_together(errors)
+        raise_together(kernel_params_errors(self))
 
     def _training_kernel(self, data: Any, view: str) -> np.ndarray | KernelColumns:
         """The square training kernel of one view (or its column oracle); records raw data."""
@@ -361,21 +417,7 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
             if params:
                 raise ParameterError(f"kernel_{view}_params must be empty for a PrecomputedKernel, got {params}")
             return kernel.matrix(A, B)  # whole blocks, not one Python call per pair
-        name = f"kernel_{view}={_kernel_label(kernel)}"
-        try:
-            K = pairwise_kernels(A, B, metric=kernel, **params)
-        except KccaDescError:
-            raise
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            if callable(kernel):  # the function breaks its contract, k(x, y) -> float
-                raise ParameterError(f"{name} must return one number for each pair of rows (k(x, y) -> float) "
-                                     f"with kernel_{view}_params={params!r}; it failed on {view.upper()}: "
-                                     f"{type(exc).__name__}: {exc}") from exc
-            raise DataError(f"{name} cannot be computed on {view.upper()}: {exc}") from None
-        if K.shape != (len(A), len(A) if B is None else len(B)) or K.dtype.kind not in "biuf":
-            raise ParameterError(f"{name} must give a ({len(A)}, {len(A) if B is None else len(B)}) matrix of "
-                                 f"numbers on {view.upper()}, got {K.dtype} of shape {K.shape}")
-        return K
+        return kernel_block(A, B, kernel, params, setting=f"kernel_{view}", data=view.upper())
 
     def _resolve_method(self, kernels: Sequence[Any], n: int) -> str:
         oracle = any(isinstance(K, KernelColumns) for K in kernels)

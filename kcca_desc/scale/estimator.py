@@ -33,6 +33,7 @@ from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
 
 from .._core.cache import cache_key, cache_write_failed
 from .._core.errors import DataError, ParameterError, warn_user
+from ..kcca.estimator import kernel_params_errors
 from ..kcca.scoring import CanonicalScoreMixin, correlation_weights
 from ..kcca.spectral import KernelSpectrum, n_canonical_pairs, solve_canonical, spectrum_from_gram
 from .._core.validation import (
@@ -49,6 +50,7 @@ from .._core.validation import (
     check_array,
     check_is_fitted,
     invalid_parameter,
+    raise_together,
 )
 from .engine import LocalEngine
 from .landmarks import LANDMARKS, NystromMap, nystrom_map
@@ -265,6 +267,9 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
         super()._validate_params()
         if self.reg_form == "hardoon" and self.reg > 1:
             raise invalid_parameter(self, "reg", "in (0, 1] when reg_form='hardoon'", self.reg)
+        # As KCCA checks them: a key the kernel function does not take was Python's TypeError
+        # from the first chunk of kernel columns.
+        raise_together(kernel_params_errors(self))
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -291,7 +296,8 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
                 raise DataError(f"X has {rows.shape[1]} features, but LandmarkKCCA is expecting "
                                 f"{self.n_features_in_} features as input")
         params = getattr(self, f"kernel_{name}_params") or {}
-        return KernelView(rows, PairwiseKernel(getattr(self, f"kernel_{name}"), tuple(sorted(params.items()))))
+        return KernelView(rows, PairwiseKernel(getattr(self, f"kernel_{name}"), tuple(sorted(params.items())),
+                                               setting=f"kernel_{name}"))
 
     def _map(self, view: KernelView, rng: np.random.Generator) -> NystromMap:
         if view.landmarks is not None:  # a view whose columns against its landmarks are cached

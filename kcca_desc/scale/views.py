@@ -13,7 +13,7 @@ copying them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from .._core.errors import DataError, ParameterError
+from ..kcca.estimator import kernel_block
 from ..kernels.image.intersection import histogram_intersection
 
 __all__ = ["KernelView", "SparseRows", "take", "HistogramIntersection", "LinearKernel", "PairwiseKernel"]
@@ -164,7 +165,22 @@ class KernelView:
         return take(self.items, self.item_numbers(rows))
 
     def _checked_kernel(self, items_a: Any, items_b: Any) -> np.ndarray:
-        K = np.asarray(self.kernel(items_a, items_b), dtype=np.float64)
+        """The kernel's block of ``items_a`` against ``items_b``, checked to be the finite numbers its contract says.
+
+        A kernel of the user's that returns something else failed in NumPy, several calls
+        later (a broadcast into the block of columns), naming neither the view nor its kernel.
+        """
+        shape = (_length(items_a), _length(items_b))
+        value = self.kernel(items_a, items_b)
+        try:
+            K = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            K = None
+        if K is None or K.shape != shape:
+            label = getattr(self.kernel, "__name__", type(self.kernel).__name__)
+            got = f"shape {K.shape}" if K is not None else f"{type(value).__name__} {value!r:.60}"
+            raise ParameterError(f"KernelView: its kernel {label} must return a {shape} matrix of numbers for "
+                                 f"{shape[0]} items against {shape[1]}, got {got}")
         if not np.all(np.isfinite(K)):
             raise DataError("KernelView: the kernel produced NaN or infinite values")
         return K
@@ -219,11 +235,21 @@ class PairwiseKernel:
         A metric name (``"linear"``, ``"rbf"``, ...) or a callable ``k(x, y) -> float``.
     params : tuple of (str, value) pairs, default=()
         Keyword arguments of the metric (a tuple, so the kernel stays hashable and picklable).
+    setting : str, default=""
+        The estimator parameter that chose the metric (``"kernel_x"`` of
+        :class:`~kcca_desc.scale.LandmarkKCCA`): a metric that cannot be computed on the rows, or
+        a callable that returns no number per pair, is then an error naming it and the view
+        (:func:`kcca_desc.kcca.estimator.kernel_block`), not scikit-learn's or the callable's own.
     """
 
     metric: str | Callable = "linear"
     params: tuple = ()
+    setting: str = field(default="", compare=False)
 
     def __call__(self, a, b) -> np.ndarray:
-        return pairwise_kernels(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
-                                metric=self.metric, **dict(self.params))
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if self.setting:
+            # kernel_x names the view X (kernel_y, Y), as KCCA's messages do.
+            return kernel_block(a, b, self.metric, dict(self.params), setting=self.setting,
+                                data=self.setting.rpartition("_")[2].upper())
+        return pairwise_kernels(a, b, metric=self.metric, **dict(self.params))

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcca_bench import synthetic_items
-from kcca_desc._core.errors import ParameterError
+from kcca_desc._core.errors import DataError, ParameterError
 from kcca_desc.kcca import KCCA, MatrixColumns, incomplete_cholesky
 from kcca_desc.scale import (HistogramIntersection, KernelView, LandmarkFeatures, LandmarkKCCA, LinearKernel,
                              SparseRows, base_columns, nystrom_map, running_sum)
@@ -306,6 +306,49 @@ def test_bad_input_is_named():
         LandmarkKCCA(landmarks="kmeans").fit(X, Y)
     with pytest.raises(ValueError, match="index"):
         KernelView(X.items, X.kernel, index=np.array([0, 60]))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"kernel_x": "rbf", "kernel_x_params": {"gama": 0.5}},
+     r"^The 'kernel_x_params' parameter of LandmarkKCCA must be a dict of kernel_x='rbf' parameters "
+     r"\(gamma, n_jobs\); 'gama' is not one\. Got \{'gama': 0\.5\} instead\.$"),
+    ({"kernel_y_params": {"gamma": 0.5}},
+     r"^The 'kernel_y_params' parameter of LandmarkKCCA must be a dict of kernel_y='linear' parameters \(n_jobs\); "
+     r"'gamma'"),
+    ({"kernel_x": lambda x, y, scale=1.0: scale * float(x @ y), "kernel_x_params": {"scale": 2.0, "offset": 1.0}},
+     r"kernel_x=<lambda> parameters \(n_jobs, scale\); 'offset' is not one"),
+])
+def test_kernel_params_name_the_unknown_key_before_any_kernel_is_computed(params, message, monkeypatch):
+    # As KCCA checks them (one helper, kcca.estimator.kernel_params_errors); it was Python's
+    # TypeError from the first chunk of kernel columns.
+    rng = np.random.default_rng(0)
+    monkeypatch.setattr("kcca_desc.kcca.estimator.pairwise_kernels", None)  # any kernel computed fails
+    monkeypatch.setattr("kcca_desc.scale.views.pairwise_kernels", None)
+    with pytest.raises(ParameterError, match=message):
+        LandmarkKCCA(rank=5, **params).fit(rng.random((20, 4)), rng.random((20, 3)))
+
+
+@pytest.mark.parametrize("kernel_x, error, message", [
+    ("chi2", DataError, r"^kernel_x='chi2' cannot be computed on X: X contains negative values\.$"),
+    (lambda x, y: "near", ParameterError, r"^kernel_x=<lambda> must return one number .*could not convert"),
+])
+def test_a_kernel_function_that_fails_on_the_data_is_named(kernel_x, error, message):
+    # As KCCA names them (kcca.estimator.kernel_block); they were scikit-learn's ValueErrors.
+    rng = np.random.default_rng(0)
+    with pytest.raises(error, match=message):
+        LandmarkKCCA(rank=5, kernel_x=kernel_x).fit(rng.normal(size=(20, 4)), rng.normal(size=(20, 3)))
+
+
+@pytest.mark.parametrize("kernel, got", [
+    (lambda a, b: "x", r"got str 'x'"),
+    (lambda a, b: np.ones((2, 2)), r"got shape \(2, 2\)"),
+])
+def test_a_view_kernel_that_returns_no_block_of_numbers_is_named(kernel, got):
+    # It failed in NumPy (a broadcast into the columns) naming neither the view nor its kernel.
+    X, Y = _views(30)
+    with pytest.raises(ParameterError, match=rf"^KernelView: its kernel <lambda> must return a \(\d+, \d+\) matrix "
+                                             rf"of numbers for \d+ items against \d+, {got}$"):
+        LandmarkKCCA(rank=5).fit(KernelView(X.items, kernel), Y)
 
 
 def test_scikit_learn_conventions():
