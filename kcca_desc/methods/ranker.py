@@ -26,7 +26,7 @@ from typing import Iterator, Sequence
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._core.cache import NpzCache, cache_dir, cache_key
+from .._core.cache import NpzCache, cache_dir
 from ..data.dataset import Dataset, RetrievalView, require_dataset, require_view
 from ..data.images import ImageSource
 from .._core.errors import DataError, ParameterError
@@ -37,7 +37,7 @@ from .._core.resources import require_memory
 from ..kcca import KCCA, scale_diagonal
 from ..evaluate.scores import DirectionalScores, cosine_scores
 from ..text import named_kernels
-from ..text.named_kernels import TEXT_KERNELS, make_text_kernel, raw_corpus
+from ..text.named_kernels import TEXT_KERNELS, make_text_kernel
 from ..text.preprocess import Preprocessor
 from .._core.validation import (
     FINITE_REAL,
@@ -77,16 +77,16 @@ def text_cache_params(text_kernel, preprocessor: Preprocessor, train_captions) -
     # Shallow: the kernel's preprocessor is left out below, and so are its settings (the
     # ``preprocessor__*`` entries a deep get_params adds for a Preprocessor).
     params = text_kernel.get_params(deep=False)
-    # Neither changes the values: the corpus's preprocessing is that of the captions (keyed below).
+    # The kernel's preprocessor reads the external corpus only, keyed with it below (the
+    # captions' preprocessor is keyed apart); cache does not change the values.
     params.pop("preprocessor")
     params.pop("cache")
     spec = TEXT_KERNELS[params["name"]]
     if spec.reads_external_corpus:
-        # The corpus by content, as the word similarities beneath key it: the default one
-        # (corpus=None) is read from an installed package, which an upgrade changes.  A kernel
-        # without the fingerprint (its corpus preprocessor has no cache_params) keys the raw text.
-        params["corpus"] = getattr(text_kernel, "corpus_fingerprint_", None) or cache_key(
-            corpus=raw_corpus(text_kernel.corpus))
+        # The corpus by content and its preprocessing (settings and library versions, the default
+        # preprocessor's too), as the word similarities beneath key it: the default corpus
+        # (corpus=None) is read from an installed package, which an upgrade changes.
+        params["corpus"] = text_kernel.corpus_fingerprint_
     if getattr(spec, "source", None) is not None:
         # Read when called, so that a raised version (named_kernels' rule when a source changes
         # what it computes) reaches the Grams of the similarity as well as the similarity.

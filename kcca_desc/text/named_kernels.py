@@ -135,25 +135,32 @@ class TrainingText:
         """Digest of the training captions and tags, which the word similarities learn from."""
         return cache_key(items=self.items, tags=self.tags)
 
+    @property
+    def corpus_preprocessor(self):
+        """The preprocessor of the external corpus: ``preprocessor``, or ``Preprocessor(cache=cache)``."""
+        return Preprocessor(cache=self.cache) if self.preprocessor is None else self.preprocessor
+
     @functools.cached_property
-    def corpus_fingerprint(self) -> str | None:
+    def corpus_fingerprint(self) -> str:
         """Digest of the raw external sentences (the default corpus read now) and their preprocessing.
 
-        None when the corpus preprocessor cannot say what it computes (no ``cache_params``): a
-        similarity of such a corpus is not shared.
+        The preprocessing is keyed by the corpus preprocessor's ``cache_params`` (its settings and
+        the versions of its libraries), the default one's included.  A preprocessor without
+        ``cache_params`` cannot say what it computes, so it is keyed by what it computed: the
+        preprocessed corpus (:attr:`external_sentences`, computed then even when the word
+        similarities are in the cache).
         """
-        preprocessor = None
-        if self.preprocessor is not None:
-            if not hasattr(self.preprocessor, "cache_params"):
-                return None
-            preprocessor = self.preprocessor.cache_params()
-        return cache_key(corpus=raw_corpus(self.corpus), preprocessor=preprocessor)
+        preprocessor = self.corpus_preprocessor
+        if hasattr(preprocessor, "cache_params"):
+            preprocessing = preprocessor.cache_params()
+        else:
+            preprocessing = {"sentences": self.external_sentences}
+        return cache_key(corpus=raw_corpus(self.corpus), preprocessor=preprocessing)
 
+    @functools.cached_property
     def external_sentences(self) -> list[list[str]]:
-        """The external corpus, preprocessed like the captions (empty sentences dropped)."""
-        raw = raw_corpus(self.corpus)
-        preprocessor = Preprocessor(cache=self.cache) if self.preprocessor is None else self.preprocessor
-        tokens, _ = preprocessor.process(raw)
+        """The external corpus, preprocessed by :attr:`corpus_preprocessor` (empty sentences dropped)."""
+        tokens, _ = self.corpus_preprocessor.process(raw_corpus(self.corpus))
         return [s for s in tokens if s]
 
 
@@ -175,8 +182,6 @@ def _shared_fit(key: tuple, fit: Callable[[], WordSimilarity]) -> WordSimilarity
     the same vocabulary: one fit and one table per kind serve them all. A fitted similarity is
     not changed by its use, so sharing the object gives the same values as refitting it.
     """
-    if any(part is None for part in key):  # a corpus that cannot be fingerprinted
-        return fit()
     if key in _shared:
         _shared.move_to_end(key)
         return _shared[key]
@@ -233,7 +238,7 @@ def captions_similarity(train: TrainingText) -> WordSimilarity:
 @WORD_SIMILARITIES.register("dext", help="distributional similarity on the external corpus")
 @shared(corpus=True)
 def external_similarity(train: TrainingText) -> WordSimilarity:
-    return DistributionalSimilarity().fit(train.external_sentences())
+    return DistributionalSimilarity().fit(train.external_sentences)
 
 
 external_and_captions_similarity = WORD_SIMILARITIES.register(
@@ -272,9 +277,8 @@ def tabulated_similarity(source: str, train: TrainingText, *, reads_corpus: bool
     everything it depends on: the source's name and :data:`SIMILARITY_CACHE_VERSION`, the training
     captions and tags (:attr:`TrainingText.fingerprint`, whose words are the vocabulary), the
     external corpus and its preprocessing when the source reads it (``reads_corpus``), and the
-    versions of the libraries whose objects are pickled.  A corpus that cannot be fingerprinted,
-    or ``train.cache`` False, fits anew.  Within a process, the kernels sharing a table share the
-    object (:func:`_shared_fit`).
+    versions of the libraries whose objects are pickled.  ``train.cache`` False fits anew.  Within
+    a process, the kernels sharing a table share the object (:func:`_shared_fit`).
     """
     corpus = train.corpus_fingerprint if reads_corpus else ""
 
@@ -285,7 +289,7 @@ def tabulated_similarity(source: str, train: TrainingText, *, reads_corpus: bool
             return TabulatedSimilarity(fitted).fit(vocabulary)
 
     def read_or_fit() -> TabulatedSimilarity:
-        if not train.cache or corpus is None:
+        if not train.cache:
             return fit()
         return PickleCache("word_similarity").get_or_compute(
             fit, kind="tabulated_word_similarity", source=source, version=SIMILARITY_CACHE_VERSION,
@@ -454,7 +458,7 @@ class TextKernel(ValidatedParams, BaseEstimator):
     corpus_fingerprint_ : str or None
         :attr:`TrainingText.corpus_fingerprint` of the external corpus the kernel learnt from (the
         digest of its content, the default corpus as read at fit time, and of its preprocessing);
-        None when the kernel reads no corpus or its preprocessor cannot say what it computes.
+        None when the kernel reads no corpus.
     """
 
     def __init__(self, *, name: str = "tri5", lam: float = 0.5, max_len: int = 3, random_state: int = 0,

@@ -229,9 +229,9 @@ def test_the_progress_line_counts_one_kcca_solve_per_kappa(data, regs, count, ca
     assert f"KCCA solves (one per κ): started ({count})" in capsys.readouterr().err
 
 
-def _cached_text_gram(name: str, monkeypatch, cache: bool) -> np.ndarray:
-    """The training Gram of the text kernel ``name`` on toy items, through the ``text_gram`` cache
-    as a ranker reads it, the word similarities fitted as in a new process."""
+def _cached_text_gram(name: str, monkeypatch, cache: bool, **params) -> np.ndarray:
+    """The training Gram of the text kernel ``name`` (with ``params``) on toy items, through the
+    ``text_gram`` cache as a ranker reads it, the word similarities fitted as in a new process."""
     from kcca_desc.methods.ranker import cached_text_gram, text_cache_params
     from kcca_desc.text import named_kernels
     from kcca_desc.text.named_kernels import make_text_kernel
@@ -241,7 +241,7 @@ def _cached_text_gram(name: str, monkeypatch, cache: bool) -> np.ndarray:
     items, tags = tagged_items(30, 6)
     captions = [[" ".join(c) for c in item] for item in items]
     monkeypatch.setattr(named_kernels, "_shared", named_kernels.OrderedDict())
-    kernel = make_text_kernel(name, cache=cache).fit(items, tags)
+    kernel = make_text_kernel(name, cache=cache, **params).fit(items, tags)
     return cached_text_gram(kernel.train_gram, text_cache_params(kernel, Preprocessor(), captions),
                             cache=cache, what="gram")
 
@@ -260,6 +260,45 @@ def test_text_grams_of_the_default_corpus_are_keyed_by_its_content(monkeypatch, 
     first = gram(["The dog runs on the grass.", "A boy rides a bike."] * 5)
     second = ["The girl swims in the water.", "A dog swims near a boy."] * 5
     served, fresh = gram(second), gram(second, cache=False)
+    assert not np.allclose(first, fresh)
+    np.testing.assert_array_equal(served, fresh)
+
+
+class _FirstWords:
+    """A corpus preprocessor without cache_params: the first ``n`` words of each sentence."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def process(self, texts):
+        return [t.lower().split()[:self.n] for t in texts], None
+
+
+def _upgrade_lemminflect(monkeypatch):
+    # A new lemminflect release whose lemmas differ: its version is what the keys can see.
+    from kcca_desc.text import preprocess
+
+    real = preprocess._library_version
+    monkeypatch.setattr(preprocess, "_library_version", lambda d: "99" if d == "lemminflect" else real(d))
+    monkeypatch.setattr(preprocess, "_lemma", lambda word, tag: {"dog": "boy", "boy": "dog"}.get(word, word))
+
+
+@pytest.mark.parametrize("before, after, change", [
+    # The default corpus preprocessor (preprocessor=None) and the versions of its libraries.
+    ({}, {}, _upgrade_lemminflect),
+    # A preprocessor that cannot say what it computes is keyed by what it computed.
+    ({"preprocessor": _FirstWords(8)}, {"preprocessor": _FirstWords(2)}, lambda monkeypatch: None),
+], ids=["default-preprocessor-libraries", "preprocessor-without-cache-params"])
+def test_text_grams_are_keyed_by_the_preprocessing_of_the_corpus(monkeypatch, tmp_path, before, after, change):
+    # The kernel's own preprocessor reads its external corpus (not the captions): a change of what
+    # it makes of the corpus must not be served the Grams, nor the word similarities, of the old one.
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    corpus = ["The dog runs on the grass with the ball.", "A boy rides the bike near the man.",
+              "The girl swims in the water.", "A man plays ball with the dog and jumps."] * 5
+    gram = lambda params, cache=True: _cached_text_gram("tri5_dext", monkeypatch, cache, corpus=corpus, **params)
+    first = gram(before)
+    change(monkeypatch)
+    served, fresh = gram(after), gram(after, cache=False)
     assert not np.allclose(first, fresh)
     np.testing.assert_array_equal(served, fresh)
 
