@@ -17,7 +17,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["environment", "LIBRARIES"]
+__all__ = ["environment", "LIBRARIES", "library_version", "library_versions"]
 
 #: Distributions whose versions are recorded (those installed; torch and friends only when present).
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "numba", "scikit-image", "opencv-python-headless", "nltk",
@@ -48,15 +48,26 @@ def _commit() -> dict | None:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
-def _version(distribution: str) -> str | None:
+@functools.lru_cache(maxsize=None)
+def library_version(distribution: str) -> str | None:
+    """The installed version of ``distribution`` (None when it is not installed), read once per process.
+
+    From the installed metadata, so that a cache key that names the libraries making a value
+    imports none of them.
+    """
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
 
 
+def library_versions(distributions) -> dict[str, str | None]:
+    """``{distribution: library_version(distribution)}`` of each of ``distributions``, in order."""
+    return {name: library_version(name) for name in distributions}
+
+
 def _versions() -> dict[str, str]:
-    return {name: version for name in LIBRARIES if (version := _version(name)) is not None}
+    return {name: version for name, version in library_versions(LIBRARIES).items() if version is not None}
 
 
 def environment() -> dict:
@@ -72,7 +83,7 @@ def environment() -> dict:
     return {
         # The installed distribution's version (= kcca_desc.__version__, which the build reads):
         # importing the package root from here would import every layer above _core.
-        "kcca_desc": _version("kcca_desc"),
+        "kcca_desc": library_version("kcca_desc"),
         "git": _commit(),
         "python": sys.version.split()[0],
         "libraries": _versions(),

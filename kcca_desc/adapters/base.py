@@ -25,6 +25,7 @@ from .._core.cache import cache_key
 from .._core.errors import DataError, ParameterError
 from ..data.images import ImageSource, require_image_source
 from .._core.progress import progress
+from .._core.provenance import library_versions
 from .._core.validation import POSITIVE_INT, constraint_errors, raise_together
 from .store import EmbeddingStore
 
@@ -105,6 +106,11 @@ class Encoder(_CheckedSettings):
     name: str = "encoder"
     joint_space: bool = False
     modalities: tuple[str, ...] = ("image", "text")
+    #: Modality -> the distributions whose code makes its vectors (the model's code and runtime,
+    #: the tokenizer, the image transforms): their installed versions key that modality's cache,
+    #: so that an upgrade that changes the vectors is not served the old ones.  Per modality, so
+    #: that a tokenizer upgrade keeps the image vectors.  None listed: no versions keyed.
+    libraries: ClassVar[dict[str, tuple[str, ...]]] = {}
     _parameter_constraints: ClassVar[dict] = {**_CheckedSettings._parameter_constraints,
                                               "n_threads": [POSITIVE_INT, None]}
 
@@ -121,9 +127,17 @@ class Encoder(_CheckedSettings):
         """Everything that determines this encoder's ``modality`` vectors.
 
         Subclasses extend it with their model file digest and preprocessing
-        parameters; it keys the embedding cache.
+        parameters; it keys the embedding cache.  The versions of the libraries of
+        :meth:`library_names` are keyed under ``"libraries"`` when there are any.
         """
-        return {"encoder": type(self).__qualname__, "name": self.name, "modality": modality}
+        identity = {"encoder": type(self).__qualname__, "name": self.name, "modality": modality}
+        if names := self.library_names(modality):
+            identity["libraries"] = library_versions(names)
+        return identity
+
+    def library_names(self, modality: str) -> tuple[str, ...]:
+        """The distributions whose versions key the ``modality`` vectors (:attr:`libraries`)."""
+        return self.libraries.get(modality, ())
 
     def _encode_image_batch(self, arrays: list[np.ndarray]) -> np.ndarray:
         raise NotImplementedError

@@ -54,6 +54,8 @@ class EfficientNetLiteImageEncoder(Encoder):
 
     name = "efficientnet_lite0"
     modalities = ("image",)
+    # The network's code, and OpenCV's resize in preprocess.
+    libraries = {"image": ("torch", "efficientnet-lite-pytorch", "opencv-python-headless")}
     input_size = 224
     resize_to = 256
 

@@ -85,6 +85,9 @@ class HFEncoder(TorchEncoder):
 
     extra = "transformers"
     family = "hf"
+    # The image processors resize with Pillow, or with torchvision where it is installed (the fast ones).
+    libraries = {"image": ("torch", "transformers", "torchvision", "pillow"),
+                 "text": ("torch", "transformers", "tokenizers")}
 
     def __init__(self, model_name: str, weights: str | None = None, pooling: str | None = None,
                  max_length: int | None = None, device: str = "cpu", dtype: str = "float32",
@@ -146,6 +149,9 @@ class HFEncoder(TorchEncoder):
     def _model_module(self, bundle):
         return bundle["model"]
 
+    def _tokenizer(self, bundle):
+        return bundle.get("tokenizer")
+
     def _output_dims(self, bundle) -> dict[str, int]:
         config = bundle["config"]
         if bundle["kind"] == "dual":
@@ -159,14 +165,18 @@ class HFEncoder(TorchEncoder):
     def _pooling(self) -> str:
         return self.pooling or ("cls" if self.kind == "vision" else "mean")
 
-    def _text_inputs(self, texts: list[str]) -> dict:
+    def text_preprocessing(self) -> dict:
+        """The token limit applied and the padding (the limit None sets is the tokenizer's and model's)."""
         tokenizer, config = self.loaded["tokenizer"], self.loaded["config"]
         text_config = getattr(config, "text_config", config)
         limit = self.max_length or min(tokenizer.model_max_length,
                                        getattr(text_config, "max_position_embeddings", tokenizer.model_max_length))
         # SigLIP was trained on texts padded to its full length; CLIP and BERT-style models pad to the batch.
         padding = "max_length" if config.model_type.startswith("siglip") else True
-        encoded = tokenizer(texts, padding=padding, truncation=True, max_length=limit, return_tensors="pt")
+        return {"max_length": limit, "padding": padding}
+
+    def _text_inputs(self, texts: list[str]) -> dict:
+        encoded = self.loaded["tokenizer"](texts, truncation=True, return_tensors="pt", **self.text_preprocessing())
         return {k: self.to_device(v) for k, v in encoded.items()}
 
     def preprocessing(self) -> dict:

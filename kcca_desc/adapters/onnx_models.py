@@ -153,6 +153,7 @@ class MiniLMTextEncoder(Encoder):
 
     name = "minilm"
     modalities = ("text",)
+    libraries = {"text": ("onnxruntime", "tokenizers")}
 
     def __init__(self, *, max_length: int = 256, batch_size: int = 64,
                  n_threads: int | None = None, cache: bool = True):
@@ -254,6 +255,8 @@ class ViTImageEncoder(Encoder):
 
     name = "vit_s14"
     modalities = ("image",)
+    # preprocess resizes with OpenCV.
+    libraries = {"image": ("onnxruntime", "opencv-python-headless")}
     layer_output = "/backbone/layernorm/Add_1_output_0"
     input_size = 224
     mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)

@@ -48,6 +48,9 @@ class OpenCLIPEncoder(TorchEncoder):
     family = "open_clip"
     joint_space = True
     modalities = ("image", "text")
+    # Its tokenizers clean texts with ftfy; see library_names for those that wrap a transformers one.
+    libraries = {"image": ("torch", "open-clip-torch", "torchvision", "pillow"),
+                 "text": ("torch", "open-clip-torch", "ftfy")}
 
     def _library(self):
         return import_torch_library("open_clip", self.extra, type(self).__name__)
@@ -85,6 +88,17 @@ class OpenCLIPEncoder(TorchEncoder):
 
     def _model_module(self, bundle):
         return bundle[0]
+
+    def _tokenizer(self, bundle):
+        # HFTokenizer and SigLipTokenizer wrap a transformers tokenizer; SimpleTokenizer's BPE
+        # vocabulary ships with open_clip (its version is keyed).
+        return getattr(bundle[2], "tokenizer", None)
+
+    def library_names(self, modality: str) -> tuple[str, ...]:
+        names = super().library_names(modality)
+        if modality == "text" and self._tokenizer(self.loaded) is not None:
+            names += ("transformers", "tokenizers")
+        return names
 
     def _output_dims(self, bundle) -> dict[str, int]:
         d = self._library().get_model_config(self.model_name)["embed_dim"]

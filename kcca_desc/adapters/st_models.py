@@ -40,6 +40,7 @@ class SentenceTransformerEncoder(TorchEncoder):
     extra = "sentence-transformers"
     family = "st"
     modalities = ("text",)
+    libraries = {"text": ("torch", "sentence-transformers", "transformers", "tokenizers")}
 
     def _load(self):
         st = import_torch_library("sentence_transformers", self.extra, type(self).__name__)
@@ -59,6 +60,9 @@ class SentenceTransformerEncoder(TorchEncoder):
 
     def _output_dims(self, bundle) -> dict[str, int]:
         return {"text": bundle.get_embedding_dimension()}
+
+    def _tokenizer(self, bundle):
+        return bundle.tokenizer
 
     def preprocessing(self) -> dict:
         # The module list (tokenizer limit, pooling, normalisation) as sentence-transformers prints it.

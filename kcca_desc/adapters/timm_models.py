@@ -47,6 +47,8 @@ class TimmImageEncoder(TorchEncoder):
     extra = "timm"
     family = "timm"
     modalities = ("image",)
+    # timm's evaluation transform: torchvision transforms on Pillow images.
+    libraries = {"image": ("torch", "timm", "torchvision", "pillow")}
 
     def _load(self):
         timm = import_torch_library("timm", self.extra, type(self).__name__)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ from .._core.validation import StrOptions, invalid_parameter, raise_together
 from .base import Encoder
 from .hub import is_hub_id
 
-__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "pooled_features", "torch_threads",
+__all__ = ["TorchEncoder", "to_pil", "state_dict_digest", "tokenizer_digest", "pooled_features", "torch_threads",
            "torch_device_errors", "TORCH_DTYPES", "RANDOM_WEIGHTS"]
 
 logger = logging.getLogger(__name__)
@@ -74,6 +75,29 @@ def state_dict_digest(module) -> str:
         # A uint8 view hashes every dtype (bfloat16 has no NumPy counterpart).
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
+
+
+def tokenizer_digest(tokenizer) -> str | None:
+    """SHA-256 of what a Hugging Face tokenizer makes of a text; None for no tokenizer.
+
+    A fast tokenizer by its whole definition (vocabulary, merges, normaliser, pre-tokeniser,
+    post-processor) as ``tokenizers`` writes it, another by its vocabulary; both with their class,
+    special tokens and ``model_max_length``.  The weights digest does not cover these files, which
+    a model repository can change alone.  The backend's truncation and padding are left out: each
+    call sets them from its arguments, which the encoders key apart.
+    """
+    if tokenizer is None:
+        return None
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        spec = json.loads(backend.to_str())
+        spec.pop("truncation", None)
+        spec.pop("padding", None)
+    else:
+        spec = {"vocab": sorted(tokenizer.get_vocab().items())}
+    spec.update(type=type(tokenizer).__name__, special_tokens=getattr(tokenizer, "special_tokens_map", None),
+                model_max_length=getattr(tokenizer, "model_max_length", None))
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _torch_device_problem(torch, device: str) -> str | None:
@@ -143,7 +167,9 @@ class TorchEncoder(Encoder):
     -----
     The cache identity holds ``dtype`` but not ``device``: the two devices differ in the last
     bits of a float32 result, far below what any retrieval figure can see, and the cache is
-    meant to be shared between them.
+    meant to be shared between them.  It holds the versions of torch and of the family's
+    libraries (:attr:`~kcca_desc.adapters.Encoder.libraries`), and the text vectors' holds the
+    tokenizer's digest (:func:`tokenizer_digest`), not the thread count or batch size.
     """
 
     _parameter_constraints: ClassVar[dict] = {**Encoder._parameter_constraints,
@@ -152,6 +178,7 @@ class TorchEncoder(Encoder):
     extra: str = "torch"
     #: The family name of encoder specs (``family:model@weights``).
     family: str = "torch"
+    libraries: ClassVar[dict[str, tuple[str, ...]]] = {"image": ("torch",), "text": ("torch",)}
 
     def __init__(self, model_name: str, weights: str | None = None, device: str = "cpu",
                  dtype: str = "float32", batch_size: int = 32, n_threads: int | None = None,
@@ -203,6 +230,10 @@ class TorchEncoder(Encoder):
         """The ``torch.nn.Module`` of ``bundle`` whose state dict identifies the weights."""
         return bundle
 
+    def _tokenizer(self, bundle) -> Any:
+        """The Hugging Face tokenizer of ``bundle`` (:func:`tokenizer_digest`), or None."""
+        return None
+
     @property
     def loaded(self):
         """The bundle of :meth:`_load`, moved to ``device`` and ``dtype`` (loaded once per setting)."""
@@ -220,7 +251,7 @@ class TorchEncoder(Encoder):
             digest = state_dict_digest(module)
             module.to(device=device, dtype=getattr(torch, self.dtype)).eval()
             self.__dict__.update(_bundle=bundle, _weights_digest=digest, _dims=self._output_dims(bundle),
-                                 _loaded_key=key)
+                                 _tokenizer_digest=tokenizer_digest(self._tokenizer(bundle)), _loaded_key=key)
         return self.__dict__["_bundle"]
 
     @property
@@ -233,10 +264,21 @@ class TorchEncoder(Encoder):
         """The preprocessing settings that determine the vectors (part of the cache identity)."""
         return {}
 
+    def text_preprocessing(self) -> dict:
+        """The tokenizer settings that determine the text vectors, beyond :meth:`preprocessing`."""
+        return {}
+
     def identity(self, modality: str) -> dict:
-        return {**super().identity(modality), "family": self.family, "model": self.model_name,
-                "weights": self.weights, "weights_sha256": self.weights_digest, "dtype": self.dtype,
-                "preprocessing": self.preprocessing()}
+        identity = {**super().identity(modality), "family": self.family, "model": self.model_name,
+                    "weights": self.weights, "weights_sha256": self.weights_digest, "dtype": self.dtype,
+                    "preprocessing": self.preprocessing()}
+        if modality == "text":
+            # The text vectors only: a tokenizer changed alone keeps the image vectors.
+            digest = self.__dict__["_tokenizer_digest"]
+            tokenizer = {**self.text_preprocessing(), **({} if digest is None else {"sha256": digest})}
+            if tokenizer:
+                identity["tokenizer"] = tokenizer
+        return identity
 
     # ------------------------------------------------------------ running
     @contextlib.contextmanager

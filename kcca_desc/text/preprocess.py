@@ -24,7 +24,6 @@ Results are cached per caption in memory and per batch on disk (``kcca_desc._cor
 
 from __future__ import annotations
 
-import importlib.metadata
 import itertools
 import re
 from collections.abc import Sequence
@@ -35,6 +34,8 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from kcca_desc._core.cache import PickleCache
 from kcca_desc._core.errors import ParameterError, import_optional, warn_user
+# Under this name so that a test can stand in for an upgrade (it reads no module when called).
+from kcca_desc._core.provenance import library_version as _library_version
 from kcca_desc._core.validation import ValidatedParams
 
 
@@ -78,19 +79,6 @@ STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS) - KEPT_WORDS
 #: library a preprocessing uses keys its cached results and the Grams made from them.
 _LIBRARIES = {"spelling": "pyspellchecker", "pos_tags": "textblob", "lemmatise": "lemminflect",
               "stop_words": "scikit-learn"}
-
-
-@lru_cache(maxsize=None)
-def _library_version(distribution: str) -> str | None:
-    """The installed version of ``distribution`` (None when it is not installed), read once per process.
-
-    From the installed metadata, so that a cache key imports nothing: a run whose preprocessing
-    is all in the cache never loads the tagger or the lemma tables.
-    """
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 # Words (hyphenated ones whole, split later if asked), clitics ("dog's" -> "dog", "'s") and

