@@ -212,26 +212,62 @@ def array_key(image: np.ndarray) -> str:
     return "array:" + digest.hexdigest()
 
 
+def _may_change(image: np.ndarray) -> bool:
+    """Whether the bytes of ``image`` can be written through any array or buffer it shares them with.
+
+    Read-only arrays down to one that owns its data (or to immutable ``bytes``) cannot; a writable
+    array on the way, a writable buffer or a memory map (whose file can change) can.
+    """
+    while isinstance(image, np.ndarray):
+        if image.flags.writeable:
+            return True
+        image = image.base
+    return image is not None and not isinstance(image, bytes)
+
+
+def frozen_array(image) -> np.ndarray:
+    """``image`` as an array whose bytes nothing can change: itself when none can, else a read-only copy."""
+    a = np.asarray(image)
+    if _may_change(a):
+        a = a.copy()
+        a.flags.writeable = False
+    return a
+
+
 class ArrayImages(ImageSource):
     """Images held in memory (one array per image).
 
-    The cache key of each image is a SHA-1 of its bytes, shape and dtype.
+    The cache key of each image is a SHA-1 of its bytes, shape and dtype, computed once.  So
+    that no change can make it stale, the source holds arrays nothing can write: its own
+    read-only copy of each array that could change (a writable one, a view of one, a memory
+    map), the array itself when it and the arrays it views are read-only.  A change of the
+    caller's arrays after construction is therefore not seen, and :meth:`load` returns a
+    read-only array.  The copy costs about as long as computing the keys once (measured: 0.1 to
+    0.4 s for 1,000 images of 500 x 375, 562 MB, whose keys take 0.4 s) and the pixels' memory
+    while the caller keeps the originals; freeze them (``a.flags.writeable = False``) to have
+    them shared instead.
     """
 
     def __init__(self, arrays: Sequence[np.ndarray], ids: Sequence[str]):
-        self.arrays = tuple(arrays)
+        self._arrays = tuple(frozen_array(a) for a in arrays)
         self.ids = tuple(ids)
-        if len(self.ids) != len(self.arrays):
+        if len(self.ids) != len(self._arrays):
             raise DataError("ArrayImages: ids and arrays differ in length")
         self._keys: dict[int, str] = {}
 
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The read-only images (not settable: the memoised keys are theirs)."""
+        return self._arrays
+
     def load(self, index: int) -> np.ndarray:
-        return self.arrays[index]
+        return self._arrays[index]
 
     def key(self, index: int) -> str:
         if index not in self._keys:
-            self._keys[index] = array_key(self.arrays[index])
+            self._keys[index] = array_key(self._arrays[index])
         return self._keys[index]
 
     def subset(self, indices: Sequence[int]) -> "ArrayImages":
-        return ArrayImages([self.arrays[i] for i in indices], [self.ids[i] for i in indices])
+        # The arrays are read-only already: shared, not copied again.
+        return ArrayImages([self._arrays[i] for i in indices], [self.ids[i] for i in indices])

@@ -132,6 +132,31 @@ def test_file_image_key_follows_the_content_not_the_path_or_time(tmp_path):
     assert images.subset([1]).key(0) == images.key(1)
 
 
+def test_array_image_keys_stay_those_of_the_pixels_served(tmp_path):
+    # The key is computed once: no change of the caller's arrays after construction, nor a
+    # write through load(), may leave it naming other pixels than the source serves (a stale
+    # cache hit).  The caller's writable array, a view of it, and a read-only view of a writable
+    # array are all copied; a read-only array that owns its data is shared.
+    from kcca_desc.data.images import array_key
+
+    writable = np.zeros((4, 4, 3), np.uint8)
+    base = np.zeros((8, 4, 3), np.uint8)
+    read_only_view = base[:4]
+    read_only_view.flags.writeable = False
+    frozen = np.full((4, 4, 3), 7, np.uint8)
+    frozen.flags.writeable = False
+    images = ArrayImages([writable, base[4:], read_only_view, frozen], ["a", "b", "c", "d"])
+    before = [images.key(i) for i in range(4)]
+    writable[:] = 200
+    base[:] = 100
+    assert [images.key(i) for i in range(4)] == before == [array_key(images.load(i)) for i in range(4)]
+    with pytest.raises(ValueError, match="read-only"):
+        images.load(0)[:] = 50
+    assert images.load(3) is frozen and images.subset([0]).load(0) is images.load(0)
+    with pytest.raises(AttributeError):
+        images.arrays = (writable,)
+
+
 def test_unreadable_image_file_key_names_the_file(tmp_path):
     folder = tmp_path / "folder.jpg"
     folder.mkdir()  # exists, but reading it fails
