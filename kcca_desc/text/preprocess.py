@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -357,6 +358,15 @@ def _pattern_find_tags():
     import_optional("textblob", None, "the Preprocessor's POS tags (pos_tags=True)")
     from textblob.en import parser
 
+    # textblob reads its lexicon files lazily, at the first tagging, through a generator that never
+    # closes them (textblob._text._read): each is closed by the garbage collector with a
+    # "ResourceWarning: unclosed file", one per file in every run's log (and an error under
+    # -W error or -X dev). Load them here, where that one warning about those files is ignored.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"unclosed file .*textblob", category=ResourceWarning)
+        lexicon = parser.lexicon
+        for part in (lexicon, lexicon.morphology, lexicon.context, lexicon.entities):
+            len(part)  # a lazy dict or list loads its file on first use
     return parser.find_tags
 
 

@@ -227,3 +227,16 @@ def test_process_items_groups_like_the_input():
     assert [s for item in tokens for s in item] == flat_tokens
     assert [s for item in tags for s in item] == flat_tags
     assert "pos_tags=True" in repr(pre)
+
+
+def test_tagging_leaves_no_unclosed_file_warning():
+    # textblob's lexicon reader leaves its files to the garbage collector, which warns once per
+    # file at the first tagging of a process: a fresh interpreter, with the warning as an error.
+    import subprocess
+
+    code = ("from kcca_desc.text.preprocess import Preprocessor\n"
+            "print(Preprocessor(cache=False).process(['Two dogs run in the snow .'])[1])\n")
+    done = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", code],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr and "NNS" in done.stdout
