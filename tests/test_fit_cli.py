@@ -199,3 +199,22 @@ def test_a_file_at_out_that_holds_no_results_is_kept_too(tmp_path, capsys):
     assert main(SMALL + ["--method", "nn", "--nn-text", "f1", "--out", str(out), "-q"]) == 0
     assert f"as {tmp_path / 'notes.1.json'}" in capsys.readouterr().out
     assert (tmp_path / "notes.1.json").read_text() == "my notes, not a results file\n"
+
+
+def test_the_name_shows_the_components_and_rank_the_fit_used_beside_those_asked_for(tmp_path, capsys):
+    # The grid cut to what 60 training images support: the name showed n=16,500, the grid asked for.
+    out = tmp_path / "cut.json"
+    assert main(SMALL + ["--text-kernel", "bow5", "--n-components", "16,500", "--regs", "1", "--out", str(out),
+                         "-q"]) == 0
+    (result,) = load_results(out)
+    assert result.params["chosen"]["n_components"] == [16]
+    assert result.system == "KCCA bow5 (pyramid) n=16,500→16 κ=1 L=1 words=colour:16,texture:16,sift:16"
+    assert result.system in out.with_suffix(".md").read_text()
+    # rank above the training items: landmarks are training items, so the fit used 60; the name said 500.
+    assert main(SMALL + ["--method", "kcca_scalable", "--engine", "local", "--text-kernel", "bow5", "--rank", "500",
+                         "--n-components", "16", "--regs", "1", "--out", str(out), "-q"]) == 0
+    assert "rank=60 is used instead of 500" in capsys.readouterr().err
+    (result,) = load_results(out)
+    assert result.params["rank"] == 500 and result.params["chosen"]["rank"] == 60
+    assert result.extras["command"]["resolved"]["rank"] == 60
+    assert result.system.startswith("Landmark KCCA bow5 (pyramid, rank 500→60) n=16 κ=1")

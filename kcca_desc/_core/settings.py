@@ -88,14 +88,28 @@ class Setting:
         return f"{self.name}={shown}"
 
 
-def changed_settings(settings: Iterable[Setting], values: Mapping[str, Any]) -> str:
+def changed_settings(settings: Iterable[Setting], values: Mapping[str, Any],
+                     used: Mapping[str, Any] | None = None) -> str:
     """The label part of ``values`` that differ from their settings' defaults, in declaration order.
+
+    ``used`` are the values a fit used instead of some of ``values`` (a grid cut to what the data
+    support): such a setting shows both, the one asked for and, after an arrow, the one used.
 
     >>> changed_settings([Setting("reg", float, 1.0), Setting("k", int, 5)], {"reg": 0.5, "k": 5})
     'reg=0.5'
+    >>> changed_settings([Setting("n", int, 8)], {"n": [16, 500]}, used={"n": [16]})
+    'n=16,500→16'
     """
-    parts = [setting.describe_value(values[setting.name]) for setting in settings
-             if setting.name in values and values[setting.name] != setting.default]
+    used = used or {}
+    parts = []
+    for setting in settings:
+        if setting.name not in values or values[setting.name] == setting.default:
+            continue
+        part = setting.describe_value(values[setting.name])
+        if part and setting.name in used and used[setting.name] != values[setting.name]:
+            # The used value without its name: "n=16,500→16", not "n=16,500→n=16".
+            part += "→" + setting.describe_value(used[setting.name]).split("=", 1)[-1]
+        parts.append(part)
     return " ".join(part for part in parts if part)
 
 

@@ -143,10 +143,21 @@ def _labelled_settings(parser: argparse.ArgumentParser) -> tuple[Setting, ...]:
             *(Setting(dest, int, parser.get_default(dest)) for dest in ("pixel_step", "sift_step", "seed")))
 
 
+# The settings a fit cuts to what the data support (a grid of n above the training images), which a
+# default label shows as asked and as used.  The others a fit resolves (the kernel weights an MKL
+# strategy chose) are choices, not cuts, and too long for a label: params.chosen records them.
+_CUT_TO_THE_DATA = frozenset({"n_components"})
+
+
 def _default_label(args: argparse.Namespace, parser: argparse.ArgumentParser, system, method) -> str:
-    """The run's label without ``--name``: the system's name and every setting that differs from its default."""
+    """The run's label without ``--name``: the system's name and every setting that differs from its default.
+
+    A setting the fit cut to the data (:func:`_resolved`, also in ``params.chosen``) shows the value
+    asked for and the one used, ``n=16,500→16``: the figures are those of the second.
+    """
     values = {**vars(args), "n_words": {name: getattr(args, f"{name}_words") for name in FEATURE_TYPES}}
-    return system.label(method, values, shared=_labelled_settings(parser))
+    used = {name: value for name, value in _resolved(system, method).items() if name in _CUT_TO_THE_DATA}
+    return system.label(method, values, shared=_labelled_settings(parser), used=used)
 
 
 def _task_list(value: str) -> list[str]:

@@ -261,7 +261,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         X, Y = self._training_views(train, image_kernel, text_kernel)
         self.kcca_ = self._timed("kcca_fit", kcca.fit, X, Y)
         self._keep_components_within_rank()
-        self.chosen_params_ = {"n_components": list(self.n_components_)}
+        self.chosen_params_ = self._used_params()
         self.models_ = {grid[0][1]: self.kcca_}
         if dev is None:
             self.selected_ = {"annotation": grid, "search": grid}
@@ -373,6 +373,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         return keep_supported_components(
             self, kept, rank, f"at most the solver's rank (kcca_params rank={rank})",
             f"KCCA factors of rank {rank} (kcca_params) give at most {rank} canonical pairs", default=DEFAULT_N_COMPONENTS)
+
+    def _used_params(self) -> dict:
+        """What the fit used of the parameters it may cut to the data: :attr:`chosen_params_`."""
+        return {"n_components": list(self.n_components_)}
 
     def _keep_components_within_rank(self) -> None:
         """Drop the values of the grid above the canonical pairs the fitted KCCA found.

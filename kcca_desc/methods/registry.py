@@ -117,16 +117,19 @@ class System:
         """The form of this system ``settings`` ask for: :attr:`over_features` when an encoder is named."""
         return self.over_features if self.over_features is not None and encoder_requested(settings) else self
 
-    def label(self, method: RetrievalMethod, settings: Mapping[str, Any], shared: Iterable[Setting] = ()) -> str:
+    def label(self, method: RetrievalMethod, settings: Mapping[str, Any], shared: Iterable[Setting] = (),
+              used: Mapping[str, Any] | None = None) -> str:
         """The run's default label: ``method.name`` and every setting that differs from its default.
 
         Short and alike for every system (``"KCCA bow5 (pyramid) ρ²"``); each setting's notation
         is its :attr:`~kcca_desc._core.settings.Setting.label`.  ``shared`` are the settings
         common to the systems that :meth:`build` gets outside :attr:`settings` (the command
         line's ``--levels``, ``--seed``...): those of ``settings`` that differ from their
-        defaults follow the system's own (``"KCCA bow5 (pyramid) ρ² L=1 seed=1"``).
+        defaults follow the system's own (``"KCCA bow5 (pyramid) ρ² L=1 seed=1"``).  ``used``
+        are the values a fit used instead of some settings, by setting name (a grid of
+        ``n_components`` cut to what the training set supports): those show both, ``n=16,500→16``.
         """
-        changed = " ".join(part for part in (changed_settings(self.settings, settings),
+        changed = " ".join(part for part in (changed_settings(self.settings, settings, used),
                                              changed_settings(shared, settings)) if part)
         return f"{method.name} {changed}" if changed else method.name
 

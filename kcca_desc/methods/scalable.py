@@ -124,7 +124,24 @@ class ScalableRanker(ImageSentenceRanker):
 
     @property
     def name(self) -> str:
-        return f"Landmark KCCA {self.text_kernel} ({self.image_kernel}, rank {self.rank})"
+        return f"Landmark KCCA {self.text_kernel} ({self.image_kernel}, rank {self._rank_shown()})"
+
+    def _rank_shown(self) -> str:
+        """``rank`` in :attr:`name`; once fitted with fewer landmarks, both: ``500→60``.
+
+        Landmarks are distinct training items, so a ``rank`` above their number is cut (with a
+        warning); the name, and the tables that show it, then say what the figures were made with.
+        """
+        used = getattr(self, "chosen_params_", {}).get("rank", self.rank)
+        return str(self.rank) if used == self.rank else f"{self.rank}→{used}"
+
+    def _used_params(self) -> dict:
+        """Those of :meth:`ImageSentenceRanker._used_params` and ``rank``, the landmarks per view used.
+
+        ``rank`` is the larger view's number of landmarks: a view of fewer distinct items has fewer.
+        """
+        fitted = self.kcca_
+        return {**super()._used_params(), "rank": int(max(fitted.map_x_.rank, fitted.map_y_.rank))}
 
     def _stages(self, n_max: int):
         image_kernel, text_kernel, _ = super()._stages(n_max)

@@ -132,7 +132,7 @@ n_components_, timings_s_
     @property
     def name(self) -> str:
         return (f"Landmark MKL {kernel_sum_label(self.text_kernel)} ({kernel_sum_label(self.image_kernel)}, "
-                f"rank {self.rank})")
+                f"rank {self._rank_shown()})")
 
     def _solver_errors(self, reported: set) -> list:
         """What the landmark path cannot take: ``diag``, ``normalization="diagonal"``, more components than landmarks.
