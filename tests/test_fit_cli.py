@@ -218,3 +218,20 @@ def test_the_name_shows_the_components_and_rank_the_fit_used_beside_those_asked_
     assert result.params["rank"] == 500 and result.params["chosen"]["rank"] == 60
     assert result.extras["command"]["resolved"]["rank"] == 60
     assert result.system.startswith("Landmark KCCA bow5 (pyramid, rank 500→60) n=16 κ=1")
+
+
+def test_data_seed_varies_the_model_seed_over_fixed_data(tmp_path):
+    # --seed drew the synthetic data and seeded the fit: another model seed meant other data.
+    runs = {}
+    for name, seeds in (("base", []), ("model", ["--seed", "1", "--data-seed", "0"]), ("both", ["--seed", "1"])):
+        out = tmp_path / f"{name}.json"
+        assert main(SMALL + ["--method", "nn", "--nn-text", "f1", "--out", str(out), "-q", *seeds]) == 0
+        (runs[name],) = load_results(out)
+    base, model, both = runs["base"], runs["model"], runs["both"]
+    fingerprint = {name: run.extras["data_source"]["fingerprint"] for name, run in runs.items()}
+    assert fingerprint["model"] == fingerprint["base"] != fingerprint["both"]
+    # Both seeds recorded, and the name shows the data seed where it is not --seed's.
+    assert (model.params["random_state"], model.extras["data_source"]["seed"]) == (1, 0)
+    assert model.extras["command"]["seeds"] == {"seed": 1, "data_seed": 0}
+    assert both.extras["command"]["seeds"] == {"seed": 1, "data_seed": 1}
+    assert model.system.endswith("seed=1 data_seed=0") and both.system.endswith("seed=1")

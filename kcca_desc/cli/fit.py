@@ -45,7 +45,7 @@ from ..methods.multikernel import parse_kernel_sum
 from ..methods.registry import SYSTEMS
 from .._core.settings import Setting
 from .preflight import add_options as add_preflight_options
-from .preflight import prepare_run, settings_error
+from .preflight import data_seed, prepare_run, settings_error
 from .._core.progress import set_quiet
 from .._core.errors import ParameterError
 from .._core.validation import InvalidParameterError
@@ -128,8 +128,8 @@ def _labelled_settings(parser: argparse.ArgumentParser) -> tuple[Setting, ...]:
     """The shared options a run's default label shows when they differ from their defaults (:meth:`System.label`).
 
     The options of the paper's image kernel (given only to a system over it, :func:`_check_kernel_options`),
-    in a compact notation (``L=1 words=colour:64``), and ``--seed``, which draws the synthetic data as
-    well as every random choice of the fit.  The data options are not in the label: each result
+    in a compact notation (``L=1 words=colour:64``), ``--seed``, which draws the synthetic data as
+    well as every random choice of the fit, and ``--data-seed`` where it is not ``--seed``'s.  The data options are not in the label: each result
     records its data set, split and protocol (the tables show the protocol) and compare and report
     refuse to compare runs on different data.  The defaults are the parser's, so they cannot drift.
     """
@@ -140,7 +140,8 @@ def _labelled_settings(parser: argparse.ArgumentParser) -> tuple[Setting, ...]:
 
     return (Setting("levels", int, parser.get_default("levels"), label=lambda levels: f"L={levels}"),
             Setting("n_words", dict, words, label=words_label),
-            *(Setting(dest, int, parser.get_default(dest)) for dest in ("pixel_step", "sift_step", "seed")))
+            *(Setting(dest, int, parser.get_default(dest)) for dest in ("pixel_step", "sift_step", "seed")),
+            Setting("data_seed", int, None))
 
 
 # The settings a fit cuts to what the data support (a grid of n above the training images), which a
@@ -155,7 +156,9 @@ def _default_label(args: argparse.Namespace, parser: argparse.ArgumentParser, sy
     A setting the fit cut to the data (:func:`_resolved`, also in ``params.chosen``) shows the value
     asked for and the one used, ``n=16,500→16``: the figures are those of the second.
     """
-    values = {**vars(args), "n_words": {name: getattr(args, f"{name}_words") for name in FEATURE_TYPES}}
+    values = {**vars(args), "n_words": {name: getattr(args, f"{name}_words") for name in FEATURE_TYPES},
+              # The data seed is --seed's unless given otherwise: shown only then (data_seed=0 after seed=1).
+              "data_seed": None if args.data_seed in (None, args.seed) else args.data_seed}
     used = {name: value for name, value in _resolved(system, method).items() if name in _CUT_TO_THE_DATA}
     return system.label(method, values, shared=_labelled_settings(parser), used=used)
 
@@ -210,7 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="colour and texture sampled every this many pixels (1: every pixel, ~4x slower, "
                         "better on small images)")
     g.add_argument("--sift-step", type=int, default=_SAMPLING["sift_step"], help="dense SIFT grid spacing in pixels")
-    g.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    g.add_argument("--seed", type=int, default=0,
+                   help="seed of every random choice: the model's (random_state) and, unless --data-seed is "
+                        "given, the data's")
+    g.add_argument("--data-seed", type=int, default=None,
+                   help="seed of the data alone (the synthetic data set drawn, the items the further tasks "
+                        "sample), so that --seed can vary the model over fixed data (default: --seed)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk cache")
     add_system_options(p, SYSTEMS.items())
 
@@ -218,8 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--name", default=None,
                    help="the run's label in tables, results and reports (default: the system's name and "
                         "every setting that differs from its default, the system's own and --levels, --*-words, "
-                        "--pixel-step, --sift-step and --seed, e.g. 'KCCA bow5 (pyramid) ρ² L=1 seed=1'; the data "
-                        "set, split and protocol are recorded beside it)")
+                        "--pixel-step, --sift-step, --seed and a --data-seed other than --seed, e.g. "
+                        "'KCCA bow5 (pyramid) ρ² L=1 seed=1'; the data set, split and protocol are recorded "
+                        "beside it)")
     g.add_argument("--task", type=_task_list, default=[RETRIEVAL],
                    help=f"evaluation tasks, comma-separated; {RETRIEVAL} makes the table and always runs, "
                         "the others' metrics, with bootstrap intervals, are printed as a second table and written "
@@ -333,13 +342,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          timings={"fit": fit_s, **getattr(method, "timings_s_", {})}, top_k=args.top_k)
             result.extras["command"] = {"argv": list(sys.argv[1:] if argv is None else argv),
                                         "method": args.method, "settings": system.applied(vars(args)),
-                                        "resolved": _resolved(system, method)}
+                                        "resolved": _resolved(system, method),
+                                        # The model's seed is also params.random_state, the data's data_source.seed.
+                                        "seeds": {"seed": args.seed, "data_seed": data_seed(args)}}
             # What reloads the data set, so that a report drawn from the results file can show the images.
-            result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": args.seed,
+            result.extras["data_source"] = {"name": args.data, "root": args.data_root, "seed": data_seed(args),
                                             "n_images": args.n_images, "image_root": args.image_root,
                                             "fingerprint": dataset.fingerprint()}
             if further:
-                result.extras["tasks"] = {name: TASKS[name](method, view, seed=args.seed) for name in further}
+                # The items a task samples are part of the data evaluated on: drawn from the data seed.
+                result.extras["tasks"] = {name: TASKS[name](method, view, seed=data_seed(args)) for name in further}
             results.append(result)
         for result in results:
             # The file records the run's profile up to here: the report stage is still to come.

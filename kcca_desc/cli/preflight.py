@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the systems' registry is not imported by the commands that 
     from ..methods.registry import System
 
 __all__ = ["add_options", "prepare_run", "check_settings", "settings_error", "with_option", "check_writable",
-           "check_cache", "check_data_options", "load_checked", "CommandLine", "DATA_OPTIONS"]
+           "check_cache", "check_data_options", "load_checked", "data_seed", "CommandLine", "DATA_OPTIONS"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +71,8 @@ class CommandLine(ValidatedParams):
     One class for every command (``fit``, ``compare``, ``report``): each checks the options it has.
     """
 
-    _parameter_constraints = {"seed": [SEED], "n_images": [POSITIVE_INT, None], "top_k": [POSITIVE_INT],
+    _parameter_constraints = {"seed": [SEED], "data_seed": [SEED, None], "n_images": [POSITIVE_INT, None],
+                              "top_k": [POSITIVE_INT],
                               "n_resamples": [POSITIVE_INT], "n_permutations": [POSITIVE_INT],
                               "confidence": [Interval(Real, 0, 1, closed="neither")],
                               "n_gallery": [NON_NEGATIVE_INT], "n_worst": [NON_NEGATIVE_INT]}
@@ -264,6 +265,11 @@ def check_data_options(args: argparse.Namespace, parser: argparse.ArgumentParser
                              f"--data {data}, {takes}: drop {'them' if len(given) > 1 else 'it'}")
 
 
+def data_seed(args: argparse.Namespace) -> int:
+    """The seed of the data: ``--data-seed``, else ``--seed``, which seeds everything unless the data have their own."""
+    return args.seed if args.data_seed is None else args.data_seed
+
+
 def load_checked(args: argparse.Namespace, needs: dict[str, str],
                  views: Sequence[tuple[str, str]]) -> Dataset:
     """Load ``args.data`` and check it; every problem in one error, or the bad items dropped.
@@ -271,14 +277,14 @@ def load_checked(args: argparse.Namespace, needs: dict[str, str],
     Parameters
     ----------
     args : argparse.Namespace
-        ``data``, ``data_root``, ``seed``, ``n_images``, ``image_root``, ``skip_bad_items``, ``no_cache``.
+        ``data``, ``data_root``, ``data_seed``, ``n_images``, ``image_root``, ``skip_bad_items``, ``no_cache``.
     needs : dict of str to str
         The splits the run needs, each with why.
     views : sequence of (split, protocol)
         The retrieval views the run builds.
     """
     problems = ProblemLog()
-    dataset = load_dataset(args.data, root=args.data_root, seed=args.seed, problems=problems,
+    dataset = load_dataset(args.data, root=args.data_root, seed=data_seed(args), problems=problems,
                            **{name: getattr(args, name) for name in DATA_OPTIONS})
     check_dataset(dataset, problems, splits=needs, views=views, cache=not args.no_cache)
     return settle_problems(dataset, problems, skip_bad_items=args.skip_bad_items)
