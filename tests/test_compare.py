@@ -329,3 +329,33 @@ def test_one_file_given_twice_is_named(tmp_path, capsys):
     assert main([str(path), str(tmp_path / ".." / tmp_path.name / "nn.json")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "nn.json is given twice: name each results file once" in err
+
+
+def test_out_onto_a_comparison_of_other_inputs_keeps_it_as_a_numbered_version(tmp_path, capsys):
+    # compare --out overwrote an earlier comparison of other runs silently, as fit --out did.
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    make_result([1, 5, 3, 9], [2, 1, 4, 4], "A").save(a, include_ranks=True)
+    make_result([2, 1, 3, 7], [1, 1, 8, 2], "B").save(b, include_ranks=True)
+    make_result([3, 1, 2, 7], [1, 2, 8, 2], "C").save(c, include_ranks=True)
+    out = tmp_path / "tables" / "t"
+    options = ["--n-resamples", "20", "--out", str(out), "-q"]
+    written = ", ".join(str(out.with_suffix(suffix)) for suffix in (".json", ".md", ".csv", ".tex"))
+    assert main([str(a), str(b), *options]) == 0
+    assert capsys.readouterr().out == f"wrote {written}\n"
+    first = out.with_suffix(".md").read_text()
+    # The same runs (in another order, the same reference) and statistics: replaced, with a line.
+    assert main([str(b), str(a), "--reference", "A", *options]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"replaced {out}.json (+ .md, .csv, .tex): the earlier comparison there had the same runs and statistics",
+        f"wrote {written}"]
+    # Other runs, then other statistics: each earlier comparison kept under the next number, tables too.
+    assert main([str(a), str(c), *options]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"kept the earlier comparison of {out}.json, of other runs or statistics, as {out}.1.json (+ its tables)")
+    assert out.with_name("t.1.md").read_text() == first and "| C |" in out.with_suffix(".md").read_text()
+    assert main([str(a), str(c), *options, "--seed", "1"]) == 0
+    assert f"as {out}.2.json" in capsys.readouterr().out
+    assert sorted(path.name for path in out.parent.iterdir()) == sorted(
+        f"t{n}{suffix}" for n in ("", ".1", ".2") for suffix in (".json", ".md", ".csv", ".tex"))
+    inputs = json.loads(out.with_suffix(".json").read_text())["inputs"]
+    assert inputs["seed"] == 1 and [run[0] for run in inputs["runs"]] == ["A", "C"]

@@ -39,7 +39,7 @@ from .._core.profile import format_profile, profiled, recording
 from .._core.progress import LINE_FORMAT, TIME_FORMAT, set_stage, watched_stage
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser, method_form, output_path
-from .outputs import keep_earlier_run, write_or_keep
+from .outputs import keep_earlier_report, keep_earlier_run, version_note, write_or_keep
 from ..methods.base_kernels import base_kernel_names
 from ..methods.multikernel import parse_kernel_sum
 from ..methods.registry import SYSTEMS
@@ -240,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top-k", type=int, default=10,
                    help="retrieved items kept per query in --out (for galleries and later comparisons)")
     g.add_argument("--report", type=output_path, default=None, metavar="DIR",
-                   help="write an HTML report (figures, retrieval gallery) to this directory")
+                   help="write an HTML report (figures, retrieval gallery) to this directory; an earlier report "
+                        "there of other settings or data is kept as DIR.1 (the next free number), one of the same "
+                        "is replaced, as with --out")
     verbosity = g.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true", help="log progress")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress lines")
@@ -393,18 +395,22 @@ def _write_outputs(args: argparse.Namespace, results: list, dataset, *, ci: bool
             return out, earlier
 
         out, earlier = write_or_keep(args.out, write)
-        if earlier == out:
-            print(f"replaced {out} (+ {', '.join(tables)}): the earlier run there had the same settings and data")
-        else:
-            if earlier is not None:
-                print(f"kept the earlier run of {out}, of other settings or data, as {earlier} (+ its tables)")
-            print(f"wrote {out} (+ {', '.join(tables)})")
+        note = version_note(out, earlier, "run", "settings and data", "settings or data",
+                            tables=f" (+ {', '.join(tables)})")
+        print(*filter(None, [note, None if earlier == out else f"wrote {out} (+ {', '.join(tables)})"]), sep="\n")
     if args.report:
         # Imported here: Matplotlib and Jinja2 load only when a report is asked for.
         from ..report import build_report
+        from ..report.compare import Run, comparison_inputs
 
-        page = write_or_keep(args.report, lambda folder: build_report(results, folder, dataset=dataset))
-        print(f"report: {page}")
+        def write_report(folder: Path) -> tuple[Path, Path | None]:
+            # An earlier report there of other settings or data is kept as DIR.<n>; one of the same replaced.
+            earlier = keep_earlier_report(folder, comparison_inputs([Run(result, "") for result in results]))
+            return build_report(results, folder, dataset=dataset), earlier
+
+        page, earlier = write_or_keep(args.report, write_report)
+        note = version_note(Path(args.report), earlier, "report", "settings and data", "settings or data")
+        print(*filter(None, [note, f"report: {page}"]), sep="\n")
 
 
 def cli(argv: Sequence[str] | None = None) -> int:

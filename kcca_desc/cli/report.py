@@ -19,11 +19,11 @@ from .._core.progress import set_quiet
 from ..data.dataset import Dataset
 from ..data.registry import DATASETS, load_dataset
 from ..report import build_report
-from ..report.compare import Run
+from ..report.compare import Run, comparison_inputs
 from ..report.gallery import dataset_source, gallery_run
 from .errors import exits_cleanly
 from .options import output_path
-from .outputs import write_or_keep
+from .outputs import keep_earlier_report, version_note, write_or_keep
 from .preflight import check_data_options, check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
@@ -39,7 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
                               "python -m kcca_desc.report nn.json kcca.json --reference nn.json --gallery kcca.json --out report",
                               "# a Flickr8K run whose images live elsewhere than the results file says",
                               "python -m kcca_desc.report run.json --data flickr8k --data-root /data/flickr8k"])
-    p.add_argument("--out", type=output_path, default="report", help="output directory")
+    p.add_argument("--out", type=output_path, default="report",
+                   help="output directory; an earlier report there of other runs, reference or statistics' "
+                        "settings is kept as OUT.1 (the next free number), one of the same is replaced (the "
+                        "gallery and title are not inputs); a line says which. A directory without a report "
+                        "is written into")
     p.add_argument("--data", default=None, choices=list(DATASETS),
                    help="data set of the runs, for the gallery (none: the one the results file records)")
     p.add_argument("--data-root", default=None, help="its directory or file (none: as recorded)")
@@ -88,11 +92,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_writable(args.out, directory=True)
     runs = selected_runs(args)
     dataset = _named_dataset(args, parser, runs)
-    page = write_or_keep(args.out, lambda out: build_report(
-        runs, out, dataset=dataset, data=args.data, data_root=args.data_root, image_root=args.image_root, reference=args.reference,
-        n_gallery=args.n_gallery, n_worst=args.n_worst, seed=args.seed, n_resamples=args.n_resamples,
-        n_permutations=args.n_permutations, title=args.title, gallery=args.gallery))
-    print(f"report: {page}")
+    statistics = {"reference": args.reference, "seed": args.seed, "n_resamples": args.n_resamples,
+                  "n_permutations": args.n_permutations}
+
+    def write(out: Path) -> tuple[Path, Path | None]:
+        # An earlier report there of other runs or statistics is kept as OUT.<n>; one of the same replaced.
+        earlier = keep_earlier_report(out, comparison_inputs(runs, **statistics))
+        return build_report(runs, out, dataset=dataset, data=args.data, data_root=args.data_root,
+                            image_root=args.image_root, n_gallery=args.n_gallery, n_worst=args.n_worst,
+                            title=args.title, gallery=args.gallery, **statistics), earlier
+
+    page, earlier = write_or_keep(args.out, write)
+    note = version_note(Path(args.out), earlier, "report", "runs and statistics", "runs or statistics")
+    print(*filter(None, [note, f"report: {page}"]), sep="\n")
     return 0
 
 

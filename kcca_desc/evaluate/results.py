@@ -77,7 +77,7 @@ from .ranks import METRIC_KEYS, TASKS, recall_ks
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
     "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
-    "markdown_table", "latex_task_tabular", "table_results",
+    "markdown_table", "latex_task_tabular", "table_results", "result_identity",
 ]
 
 # The columns of every table, per task.
@@ -777,3 +777,23 @@ def _aligned(header: list[str], rows: list[list[str]], n_ident: int) -> str:
 
     rule = "-" * len(line(header))
     return "\n".join([line(header), rule, *map(line, rows)]) + "\n"
+
+
+# An object's repr in a results file (an encoder's parameters) holds its address, which differs between runs.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def result_identity(record: Mapping) -> list:
+    """What makes two results the same run: its system, protocol, split, parameters and data.
+
+    ``record`` is a result's JSON object (:meth:`Result.to_dict`); the data are the data set's
+    fingerprint (``data_source.fingerprint``), and the addresses in the reprs of object
+    parameters are left out.  A list of JSON values, so that one read back from a file compares
+    equal.
+
+    >>> result_identity({"system": "NN", "protocol": "hodosh", "split": "test", "params": {"k": 5}})
+    ['NN', 'hodosh', 'test', '{"k": 5}', None]
+    """
+    return [record.get("system"), record.get("protocol"), record.get("split"),
+            _ADDRESS.sub("", json.dumps(record.get("params"), sort_keys=True)),
+            (record.get("data_source") or {}).get("fingerprint")]

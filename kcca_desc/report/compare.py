@@ -51,14 +51,14 @@ from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound, metric_entry
 from ..evaluate.ranks import TASKS, recall_ks, retrieval_metrics
 from ..evaluate.results import (TABLE_METRICS, Result, format_task_figure, latex_task_tabular, markdown_table,
-                                task_figures)
+                                result_identity, task_figures)
 from ..evaluate.statistics import (CONFIDENCE, N_PERMUTATIONS, N_RESAMPLES, bootstrap_groups, caption_images, metric_cis,
                                    paired_tests)
 
 __all__ = [
     "ComparisonError", "Run", "Comparison", "load_runs", "system_names", "check_comparable", "data_fingerprint",
     "cluster_groups", "pool_sizes", "gold_captions",
-    "caption_image", "compare_runs", "significance_marker", "format_p",
+    "caption_image", "compare_runs", "comparison_inputs", "significance_marker", "format_p",
 ]
 
 #: (threshold, marker), tightest first: a p-value below the threshold gets the marker.
@@ -311,6 +311,8 @@ class Comparison:
     reference: dict[str, str]
     settings: dict = field(default_factory=dict)
     task_rows: list[dict] = field(default_factory=list)
+    #: What it was made of (:func:`comparison_inputs`): a later comparison of the same replaces it.
+    inputs: dict = field(default_factory=dict)
 
     @property
     def metrics(self) -> list[str]:
@@ -321,7 +323,7 @@ class Comparison:
     def to_json(self) -> str:
         return json.dumps({"reference": self.reference, "settings": self.settings, "markers": dict(
             (marker, f"p < {threshold}") for threshold, marker in MARKERS), "rows": self.rows,
-            "task_rows": self.task_rows}, indent=1, allow_nan=False) + "\n"
+            "task_rows": self.task_rows, "inputs": self.inputs}, indent=1, allow_nan=False) + "\n"
 
     def to_csv(self) -> str:
         """CSV of :attr:`rows`, figures rounded as :meth:`to_markdown` prints them.
@@ -588,4 +590,26 @@ def compare_runs(runs: Sequence[Run], *, reference: str | None = None, n_resampl
                 "confidence": float(confidence), "seed": int(seed), "bootstrap": "percentile",
                 "clusters": {p: "caption groups of an image (search)" if p == "karpathy" else "none"
                              for p in by_protocol}}
-    return Comparison(rows, references, settings, task_rows)
+    inputs = comparison_inputs(runs, reference=reference, n_resamples=n_resamples, n_permutations=n_permutations,
+                               confidence=confidence, seed=seed)
+    return Comparison(rows, references, settings, task_rows, inputs)
+
+
+def comparison_inputs(runs: Sequence[Run], *, reference: str | None = None, n_resamples: int = N_RESAMPLES,
+                      n_permutations: int = N_PERMUTATIONS, confidence: float = CONFIDENCE, seed: int = 0) -> dict:
+    """What the comparison of :func:`compare_runs` is made of, known before any figure is computed.
+
+    The runs, as a set: each its label and its result's identity
+    (:func:`~kcca_desc.evaluate.results.result_identity`: system, protocol, split, parameters and
+    data fingerprint; not the file it was read from, nor timings), the reference of each protocol
+    and the statistics' settings.  JSON values, so that those read back from a comparison's file
+    compare equal: ``compare --out`` and the reports replace an earlier output of equal inputs
+    and keep one of others.
+    """
+    identities = sorted(([run.label, *result_identity(run.result.to_dict())] for run in runs), key=json.dumps)
+    protocols = dict.fromkeys(run.result.protocol for run in runs)
+    references = {protocol: _pick_reference([run for run in runs if run.result.protocol == protocol], reference,
+                                            runs).label for protocol in protocols}
+    return json.loads(json.dumps({"runs": identities, "reference": references, "n_resamples": int(n_resamples),
+                                  "n_permutations": int(n_permutations), "confidence": float(confidence),
+                                  "seed": int(seed)}))

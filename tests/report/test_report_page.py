@@ -324,3 +324,41 @@ def test_results_that_are_no_list_are_refused_naming_them_before_any_work(tmp_pa
                                              r"kcca_desc\.evaluate\.load_results, or pass its path$"):
         build_report(given, out)
     assert not out.exists()
+
+
+def test_a_report_onto_one_of_other_runs_keeps_it_as_a_numbered_folder(run_files, tmp_path, capsys):
+    # report --out (and fit --report) wrote into the folder of an earlier report of other runs.
+    from kcca_desc.cli.report import main as report_main
+
+    out = tmp_path / "report"
+    options = ["--out", str(out), "--n-gallery", "0", "--n-worst", "0", "--n-resamples", "20", "-q"]
+    assert report_main([*map(str, run_files), *options]) == 0
+    assert capsys.readouterr().out == f"report: {out / 'report.html'}\n"
+    page = (out / "report.html").read_text()
+    assert report_main([*map(str, run_files), *options]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"replaced {out}: the earlier report there had the same runs and statistics")
+    assert report_main([str(run_files[0]), *options]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"kept the earlier report of {out}, of other runs or statistics, as {tmp_path / 'report.1'}")
+    assert (tmp_path / "report.1" / "report.html").read_text().count("<tr") == page.count("<tr")
+    # A folder that holds no report is written into, as before: nothing of the user's is moved.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("notes\n")
+    assert report_main([str(run_files[0]), *options[2:], "--out", str(mine)]) == 0
+    assert (mine / "notes.txt").is_file() and (mine / "report.html").is_file()
+    assert capsys.readouterr().out == f"report: {mine / 'report.html'}\n"
+
+
+def test_fit_report_onto_the_report_of_another_run_keeps_it(tmp_path, capsys):
+    out = tmp_path / "report"
+    nn = ["--method", "nn", "--n-images", "60", "--report", str(out), "--quiet"]
+    assert fit_main(nn) == 0
+    capsys.readouterr()
+    assert fit_main(nn) == 0
+    assert capsys.readouterr().out.splitlines()[-2] == f"replaced {out}: the earlier report there had the same settings and data"
+    assert fit_main([*nn, "--nn-text", "f1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2] == (
+        f"kept the earlier report of {out}, of other settings or data, as {tmp_path / 'report.1'}")
+    assert "NN5 idf F1" in (tmp_path / "report.1" / "report.html").read_text()
