@@ -48,7 +48,7 @@ from .errors import ParameterError
 
 __all__ = [
     "ValidatedParams", "validate_params", "parameter_errors", "constraint_errors", "validation_errors",
-    "raise_together", "invalid_parameter", "settings_errors", "listed_items", "InvalidParameterError",
+    "raise_together", "invalid_parameter", "settings_errors", "listed_items", "one_item", "InvalidParameterError",
     "Interval", "StrOptions", "Options", "HasMethods", "Registered", "SequenceOf", "MappingOf", "DtypeOptions",
     "POSITIVE_INT", "NON_NEGATIVE_INT", "POSITIVE_REAL", "FINITE_REAL", "SEED",
     "check_array", "validate_data", "check_is_fitted",
@@ -252,17 +252,55 @@ def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str
         counts as no list of items, unless ``accepted`` takes it as one item), or an item is not
         of ``accepted``; the message names ``owner``, ``name`` (``name[i]``) and the type given.
     """
-    advice = f"; {hint}" if hint else ""
     if isinstance(value, accepted):
         return [value]
     # A string or a mapping is iterable, but its characters or keys are no list of items.
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise ParameterError(f"{owner}: {name} must be {expected}, got {type(value).__name__}{advice}")
+        raise _wrong_type(owner, name, expected, value, hint)
     items = list(value)
     for i, entry in enumerate(items):
         if not isinstance(entry, accepted):
-            raise ParameterError(f"{owner}: {name}[{i}] must be {item}, got {type(entry).__name__}{advice}")
+            raise _wrong_type(owner, f"{name}[{i}]", item, entry, hint)
     return items
+
+
+def one_item(value: object, accepted: type | tuple[type, ...], *, owner: str, name: str, expected: str,
+             hint: str = "") -> Any:
+    """``value``, an argument that takes exactly one item of the types ``accepted``, checked before any work.
+
+    The one-item counterpart of :func:`listed_items`, worded as it is: an argument of another
+    type (``None``, a result's dict, a list of items) would otherwise surface as an
+    ``AttributeError`` deep in the caller.
+
+    Parameters
+    ----------
+    value : object
+        The argument as given.
+    accepted : type or tuple of type
+        The types it may have.
+    owner, name, expected, hint : str
+        As for :func:`listed_items`: the function, the argument, what it must be (``"a Result"``)
+        and how to get a right one.
+
+    Returns
+    -------
+    object
+        ``value`` itself.
+
+    Raises
+    ------
+    ParameterError
+        If ``value`` is not of ``accepted``; the message names ``owner``, ``name`` and the type given.
+    """
+    if not isinstance(value, accepted):
+        raise _wrong_type(owner, name, expected, value, hint)
+    return value
+
+
+def _wrong_type(owner: str, name: str, expected: str, value: object, hint: str) -> ParameterError:
+    """The error of an argument (or item) ``name`` of ``owner`` that is not ``expected``."""
+    advice = f"; {hint}" if hint else ""
+    return ParameterError(f"{owner}: {name} must be {expected}, got {type(value).__name__}{advice}")
 
 
 def constraint_errors(owner: Any, params: Mapping[str, Any],

@@ -68,7 +68,7 @@ from .._core.cache import atomic_write_text
 from .._core.errors import DataError, MissingDataFileError, ParameterError, warn_user
 from .._core.profile import stage_entry
 from .._core.registry import UnknownNameError
-from .._core.validation import listed_items
+from .._core.validation import listed_items, one_item
 from ..data.dataset import PROTOCOLS
 from .latex import LATEX_HEADER, latex_escape
 from .metrics import format_bound, metric_entry
@@ -77,7 +77,7 @@ from .ranks import METRIC_KEYS, TASKS, recall_ks
 __all__ = [
     "Result", "TABLE_METRICS", "to_markdown", "to_csv", "to_latex", "format_table",
     "save_results", "load_results", "dumps_json", "task_figures", "format_task_figure", "task_cell",
-    "markdown_table", "latex_task_tabular", "table_results", "result_identity",
+    "markdown_table", "latex_task_tabular", "table_results", "result_identity", "checked_result",
 ]
 
 # The columns of every table, per task.
@@ -415,6 +415,21 @@ def load_results(path: str | os.PathLike) -> list[Result]:
     return results
 
 
+# How to get a Result from what is mistaken for one (a result's dict, a path).
+_RESULT_HINT = ("make one from a result's dict with kcca_desc.evaluate.Result.from_dict, or read a results file "
+                "with kcca_desc.evaluate.load_results")
+
+
+def checked_result(result: object, owner: str, name: str = "result") -> Result:
+    """``result``, the argument ``name`` of ``owner``, checked to be one :class:`Result` before any work.
+
+    Anything else (``None``, a result's dict, a list of results) is a
+    :class:`~kcca_desc._core.errors.ParameterError` naming ``owner`` and ``name`` and how to make a
+    Result, as the tables' (:func:`table_results`), not an ``AttributeError`` from inside ``owner``.
+    """
+    return one_item(result, Result, owner=owner, name=name, expected="a Result", hint=_RESULT_HINT)
+
+
 # ----------------------------------------------------------------- tables
 def table_results(results: Result | Iterable[Result], owner: str, *, ci: bool = False) -> list[Result]:
     """The results of a table as a list (one :class:`Result` is a table of one row), each checked a Result.
@@ -425,9 +440,7 @@ def table_results(results: Result | Iterable[Result], owner: str, *, ci: bool = 
     mistaken for a table with intervals.
     """
     results = listed_items(results, Result, owner=owner, name="results", expected="a Result or a list of Results",
-                           item="a Result", hint="make one from a result's dict with "
-                           "kcca_desc.evaluate.Result.from_dict, or read a results file with "
-                           "kcca_desc.evaluate.load_results")
+                           item="a Result", hint=_RESULT_HINT)
     if ci:
         bare = [r.system for r in results
                 if "ci" not in r.extras and not any("ci" in m for m in r.extras.get("tasks", {}).values())]

@@ -26,6 +26,8 @@ Every random choice takes a seed: same seed, same figures.
 
 from __future__ import annotations
 
+import collections.abc
+from numbers import Real
 from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -33,9 +35,20 @@ from scipy.stats import binom, chi2, kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from .._core.errors import DataError, ParameterError
+from .._core.validation import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    SEED,
+    Interval,
+    MappingOf,
+    SequenceOf,
+    StrOptions,
+    constraint_errors,
+    raise_together,
+)
 from .metrics import METRICS, metric_entry
 from .ranks import TASKS, recall_ks, retrieval_metrics
-from .results import Result
+from .results import Result, checked_result
 
 __all__ = [
     "McNemarResult", "RandomizationResult", "mcnemar_test", "paired_randomization_test",
@@ -57,6 +70,34 @@ CONFIDENCE = 0.95
 # Resampled values held at once (batches of bootstrap or permutation draws).
 _BATCH_ELEMENTS = 2**22
 
+# What each setting of the functions here may be (those of the command line, cli.preflight, alike).
+_SETTINGS = {
+    "n_resamples": [POSITIVE_INT], "n_permutations": [POSITIVE_INT],
+    "confidence": [Interval(Real, 0, 1, closed="neither")], "seed": [SEED],
+    "statistic": [StrOptions({"mean", "median"}), callable],
+    "exact_threshold": [NON_NEGATIVE_INT], "exact_max": [NON_NEGATIVE_INT],
+    "ks": [SequenceOf(POSITIVE_INT)], "n_items": [NON_NEGATIVE_INT],
+    "statistics": [MappingOf(str, callable)], "groups": [collections.abc.Mapping, None],
+}
+
+
+def _check_settings(owner: str, **settings) -> None:
+    """Refuse the settings of ``owner`` that break :data:`_SETTINGS` (all of them in one error), before any work.
+
+    A wrong type (``n_resamples=None``, ``confidence="0.9"``, ``seed="x"``) failed with Python's
+    ``TypeError`` from NumPy or from a comparison, naming neither the function nor the setting.
+    """
+    raise_together(constraint_errors(owner, settings, _SETTINGS))
+
+
+def _floats(values, name: str, what: str) -> np.ndarray:
+    """``values`` as a float64 array; values that are no numbers (strings, objects, ragged lists) are a DataError."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        shown = values.tolist() if isinstance(values, np.ndarray) else values
+        raise DataError(f"{name}: {what} must be numbers, got {shown!r:.60}") from None
+
 
 class McNemarResult(NamedTuple):
     statistic: float
@@ -74,7 +115,10 @@ class RandomizationResult(NamedTuple):
 
 
 def _same_shape(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
-    a, b = np.asarray(a), np.asarray(b)
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+    except ValueError:  # ragged nested lists
+        raise DataError(f"{name}: outcomes must be two non-empty 1-D arrays of one length, got ragged lists") from None
     if a.ndim != 1 or a.shape != b.shape or a.size == 0:
         raise DataError(f"{name}: outcomes must be two non-empty 1-D arrays of one length, "
                          f"got shapes {a.shape} and {b.shape}")
@@ -83,7 +127,7 @@ def _same_shape(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _paired(a, b, name: str) -> tuple[np.ndarray, np.ndarray]:
     a, b = _same_shape(a, b, name)
-    a, b = a.astype(np.float64), b.astype(np.float64)
+    a, b = _floats(a, name, "outcomes"), _floats(b, name, "outcomes")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise DataError(f"{name}: outcomes contain NaN or infinite values")
     return a, b
@@ -129,6 +173,7 @@ def mcnemar_test(a, b, *, exact_threshold: int = 25) -> McNemarResult:
        the significance of the difference between correlated proportions",
        Psychometrika 13, 1948.
     """
+    _check_settings("mcnemar_test", exact_threshold=exact_threshold)
     a, b = _same_shape(a, b, "mcnemar_test")
     a, b = _binary(a, "mcnemar_test", "a"), _binary(b, "mcnemar_test", "b")
     n_a, n_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
@@ -143,12 +188,8 @@ def mcnemar_test(a, b, *, exact_threshold: int = 25) -> McNemarResult:
 
 
 def _statistic_of(statistic: Callable | str) -> Callable:
-    named = {"mean": np.mean, "median": np.median}
-    if isinstance(statistic, str):
-        if statistic not in named:
-            raise ParameterError(f"unknown statistic {statistic!r}; available: {', '.join(named)} or a callable")
-        return named[statistic]
-    return statistic
+    """The function of ``statistic`` (checked by :func:`_check_settings`): a name or a callable."""
+    return {"mean": np.mean, "median": np.median}[statistic] if isinstance(statistic, str) else statistic
 
 
 def paired_randomization_test(a, b, *, statistic: Callable | str = "mean", n_permutations: int = N_PERMUTATIONS,
@@ -189,10 +230,10 @@ def paired_randomization_test(a, b, *, statistic: Callable | str = "mean", n_per
     .. [2] B. Phipson and G. K. Smyth, "Permutation p-values should never be
        zero", Stat. Appl. Genet. Mol. Biol. 9(1), 2010.
     """
+    _check_settings("paired_randomization_test", statistic=statistic, n_permutations=n_permutations, seed=seed,
+                    exact_max=exact_max)
     a, b = _paired(a, b, "paired_randomization_test")
     stat = _statistic_of(statistic)
-    if int(n_permutations) != n_permutations or n_permutations < 1:
-        raise ParameterError(f"paired_randomization_test: n_permutations must be >= 1, got {n_permutations}")
     observed = float(stat(a[None], axis=1)[0] - stat(b[None], axis=1)[0])
     differ = np.flatnonzero(a != b)
     d = differ.size
@@ -244,16 +285,12 @@ def _resampled(values: np.ndarray, statistic: Callable, n_resamples: int, seed: 
     return out
 
 
-def _check_bootstrap(values, n_resamples: int, confidence: float, name: str) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
+def _check_bootstrap(values, name: str) -> np.ndarray:
+    values = _floats(values, name, "values")
     if values.ndim != 1 or values.size == 0:
         raise DataError(f"{name}: values must be a non-empty 1-D array, got shape {values.shape}")
     if not np.isfinite(values).all():
         raise DataError(f"{name}: values contain NaN or infinite values")
-    if int(n_resamples) != n_resamples or n_resamples < 1:
-        raise ParameterError(f"{name}: n_resamples must be >= 1, got {n_resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise ParameterError(f"{name}: confidence must be in (0, 1), got {confidence}")
     return values
 
 
@@ -285,7 +322,8 @@ def bootstrap_ci(values, *, statistic: Callable | str = "mean", n_resamples: int
     .. [1] B. Efron and R. J. Tibshirani, An Introduction to the Bootstrap,
        Chapman & Hall, 1993.
     """
-    values = _check_bootstrap(values, n_resamples, confidence, "bootstrap_ci")
+    _check_settings("bootstrap_ci", statistic=statistic, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    values = _check_bootstrap(values, "bootstrap_ci")
     return _percentile_interval(_resampled(values, _statistic_of(statistic), int(n_resamples), seed), confidence)
 
 
@@ -323,7 +361,8 @@ def metric_cis(ranks, *, ks: Sequence[int] = (1, 5, 10), n_resamples: int = N_RE
     .. [1] A. C. Davison and D. V. Hinkley, Bootstrap Methods and their
        Application, Cambridge University Press, 1997.
     """
-    ranks = _check_bootstrap(ranks, n_resamples, confidence, "metric_cis")
+    _check_settings("metric_cis", ks=ks, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    ranks = _check_bootstrap(ranks, "metric_cis")
     if groups is None:
         draws = _query_draws(ranks, ks, int(n_resamples), seed)
     else:
@@ -369,9 +408,10 @@ def bootstrap_intervals(statistics: Mapping[str, Callable[[np.ndarray], np.ndarr
     ValueError
         If a statistic is undefined on every draw.
     """
-    if int(n_items) != n_items or n_items < 1:
+    _check_settings("bootstrap_intervals", statistics=statistics, n_items=n_items, n_resamples=n_resamples,
+                    confidence=confidence, seed=seed)
+    if n_items < 1:
         raise DataError(f"bootstrap_intervals: need at least one item, got {n_items}")
-    _check_bootstrap([0.0], n_resamples, confidence, "bootstrap_intervals")  # the settings, as every interval
     members = None
     if strata is not None:
         strata = np.asarray(strata)
@@ -404,6 +444,7 @@ def interval_settings(resampled, *, n_resamples: int = N_RESAMPLES, confidence: 
     ``resampled`` says what was resampled (``"queries"``, ``"pairs"``... or one such word per
     task); the other keys are the bootstrap's settings.
     """
+    _check_settings("interval_settings", n_resamples=n_resamples, confidence=confidence, seed=seed)
     return {"method": "percentile bootstrap", "n_resamples": int(n_resamples), "confidence": float(confidence),
             "seed": int(seed), "resampled": resampled}
 
@@ -506,10 +547,16 @@ def cohens_kappa(a, b) -> float:
         If the inputs differ in length or are empty, or κ is undefined
         (p_e = 1: both raters give every item the same single label).
     """
-    a, b = np.asarray(a), np.asarray(b)
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+    except ValueError:  # ragged nested lists
+        raise DataError("cohens_kappa: labels must be two non-empty 1-D arrays of one length, got ragged lists"
+                        ) from None
     if a.ndim != 1 or a.shape != b.shape or a.size == 0:
         raise DataError(f"cohens_kappa: labels must be two non-empty 1-D arrays of one length, "
                          f"got shapes {a.shape} and {b.shape}")
+    if a.dtype.kind == "O" or b.dtype.kind == "O":  # dicts, None...: no labels to compare and sort
+        raise DataError(f"cohens_kappa: labels must be numbers or strings, got {[*a[:3]]!r:.60}")
     if np.unique(np.concatenate([a, b])).size == 1:
         raise DataError("cohens_kappa: undefined when both raters use one and the same label throughout")
     return float(cohen_kappa_score(a, b))
@@ -521,6 +568,7 @@ def caption_images(result: Result) -> np.ndarray | None:
     From ``result.queries["caption_image"]`` (:func:`~kcca_desc.evaluate.evaluate_fitted` keeps
     it), else ``result.extras["caption_image"]`` (a benchmark's records); None without either.
     """
+    result = checked_result(result, "caption_images")
     found = result.queries.get("caption_image", result.extras.get("caption_image"))
     return None if found is None else np.asarray(found, dtype=np.int64)
 
@@ -540,6 +588,7 @@ def bootstrap_groups(result: Result) -> dict[str, np.ndarray]:
         If a karpathy result does not record the image of each caption, or records one for
         another number of search queries.
     """
+    result = checked_result(result, "bootstrap_groups")
     if result.protocol != "karpathy":
         return {}
     groups = caption_images(result)
@@ -575,10 +624,16 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
 
     Raises
     ------
+    ParameterError
+        If ``result`` is no :class:`~kcca_desc.evaluate.results.Result` (``None``, a result's dict)
+        or a setting is of the wrong type or range, before any resampling.
     DataError
         If ``result`` lacks per-query ranks, or, with the default groups, is a karpathy result
         without the image of each caption (pass ``groups`` then).
     """
+    result = checked_result(result, "add_confidence_intervals")
+    _check_settings("add_confidence_intervals", n_resamples=n_resamples, confidence=confidence, seed=seed,
+                    groups=groups)
     missing = [t for t in TASKS if t not in result.ranks]
     if missing:
         raise DataError(f"result of {result.system!r} has no per-query ranks for {', '.join(missing)}")
@@ -595,6 +650,13 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
     result.extras["ci_settings"] = interval_settings({t: "clusters" if t in groups else "queries" for t in TASKS},
                                                      n_resamples=n_resamples, confidence=confidence, seed=seed)
     return result
+
+
+def _check_paired(owner: str, result: object, baseline: object, n_permutations: object, seed: object) -> None:
+    """The arguments of ``owner`` (:func:`paired_tests`, :func:`add_significance`), checked before any test."""
+    checked_result(result, owner, "result")
+    checked_result(baseline, owner, "baseline")
+    _check_settings(owner, n_permutations=n_permutations, seed=seed)
 
 
 def paired_tests(result: Result, baseline: Result, *, n_permutations: int = N_PERMUTATIONS,
@@ -614,6 +676,7 @@ def paired_tests(result: Result, baseline: Result, *, n_permutations: int = N_PE
         evaluated with (each with its ``paired_test``), ``difference`` being ``result``'s figure
         minus ``baseline``'s.
     """
+    _check_paired("paired_tests", result, baseline, n_permutations, seed)
     out: dict[str, dict[str, dict]] = {}
     for task in TASKS:
         if task not in result.ranks or task not in baseline.ranks:
@@ -650,7 +713,16 @@ def add_significance(result: Result, baseline: Result, *, n_permutations: int = 
     -------
     Result
         ``result`` itself, changed in place (returned for chaining).
+
+    Raises
+    ------
+    ParameterError
+        If ``result`` or ``baseline`` is no :class:`~kcca_desc.evaluate.results.Result`, or
+        ``n_permutations`` or ``seed`` no whole number of its range, before any test.
+    DataError
+        If the two results lack per-query ranks or come from different views.
     """
+    _check_paired("add_significance", result, baseline, n_permutations, seed)
     tests = paired_tests(result, baseline, n_permutations=n_permutations, seed=seed)
     result.extras["significance"] = {task: {metric: test["p_value"] for metric, test in by_metric.items()}
                                      for task, by_metric in tests.items()}

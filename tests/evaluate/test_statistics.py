@@ -300,3 +300,58 @@ def test_add_confidence_intervals_clusters_karpathy_search_by_image_by_default()
     with pytest.raises(ValueError, match="caption_image"):
         add_confidence_intervals(bare, n_resamples=50)
     add_confidence_intervals(bare, n_resamples=50, groups={})  # the query bootstrap, asked for
+
+
+def _bad_call_cases():
+    from kcca_desc.evaluate import statistics as S
+    r = make_result([1, 2], [2, 1], "toy")
+    hint = "Result.from_dict"
+    return [
+        (lambda: S.add_confidence_intervals(None), r"add_confidence_intervals: result must be a Result, got NoneType"),
+        (lambda: S.add_confidence_intervals(r.to_dict(True)), rf"result must be a Result, got dict; .*{hint}"),
+        (lambda: S.add_confidence_intervals([r]), r"add_confidence_intervals: result must be a Result, got list"),
+        (lambda: S.add_significance(r, r.to_dict(True)), rf"add_significance: baseline must be a Result, got dict; .*{hint}"),
+        (lambda: S.add_significance(None, r), r"add_significance: result must be a Result, got NoneType"),
+        (lambda: S.paired_tests(r, {}), r"paired_tests: baseline must be a Result, got dict"),
+        (lambda: S.bootstrap_groups({"protocol": "karpathy"}), r"bootstrap_groups: result must be a Result, got dict"),
+        (lambda: S.caption_images(None), r"caption_images: result must be a Result, got NoneType"),
+        (lambda: S.add_confidence_intervals(r, groups=[0, 1]), r"'groups' parameter of add_confidence_intervals"),
+        (lambda: S.add_confidence_intervals(r, n_resamples=None), r"'n_resamples' parameter of add_confidence_intervals"),
+        (lambda: S.add_confidence_intervals(r, confidence="0.9"), r"'confidence' parameter of add_confidence_intervals"),
+        (lambda: S.add_confidence_intervals(r, seed="x"), r"'seed' parameter of add_confidence_intervals"),
+        (lambda: S.add_significance(r, r, seed=1.5), r"'seed' parameter of add_significance"),
+        (lambda: S.mcnemar_test([1, 0], [0, 1], exact_threshold=None), r"'exact_threshold' parameter of mcnemar_test"),
+        (lambda: S.paired_randomization_test([1.0], [2.0], statistic=None), r"'statistic' parameter"),
+        (lambda: S.paired_randomization_test([1.0], [2.0], n_permutations=None), r"'n_permutations' parameter"),
+        (lambda: S.paired_randomization_test([1.0], [2.0], exact_max="3"), r"'exact_max' parameter"),
+        (lambda: S.bootstrap_ci([1.0, 2.0], n_resamples=None), r"'n_resamples' parameter of bootstrap_ci"),
+        (lambda: S.bootstrap_ci([1.0, 2.0], statistic=3), r"'statistic' parameter of bootstrap_ci"),
+        (lambda: S.metric_cis([1, 2], ks=5), r"'ks' parameter of metric_cis"),
+        (lambda: S.metric_cis([1, 2], ks=["a"]), r"'ks' parameter of metric_cis"),
+        (lambda: S.bootstrap_intervals([np.mean], 3), r"'statistics' parameter of bootstrap_intervals"),
+        (lambda: S.bootstrap_intervals({"m": np.mean}, None), r"'n_items' parameter of bootstrap_intervals"),
+        (lambda: S.interval_settings("queries", confidence=None), r"'confidence' parameter of interval_settings"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_bad_call_cases())))
+def test_statistics_refuse_arguments_of_the_wrong_type_naming_function_and_argument(case):
+    # A wrong type was Python's AttributeError ('NoneType' object has no attribute 'ranks') or
+    # TypeError from NumPy or a comparison, naming neither the function nor the argument.
+    from kcca_desc._core.errors import ParameterError
+    call, message = _bad_call_cases()[case]
+    with pytest.raises(ParameterError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: paired_randomization_test(["a"], ["b"]),
+    lambda: spearman_rho(["a", "b"], ["b", "a"]),
+    lambda: bootstrap_ci(["a"]),
+    lambda: cohens_kappa([{}], [{}]),
+    lambda: mcnemar_test([[0], [1, 0]], [0, 1]),
+])
+def test_statistics_refuse_outcomes_that_are_no_numbers_as_data_errors(call):
+    from kcca_desc._core.errors import DataError
+    with pytest.raises(DataError, match="must be numbers|must be two non-empty"):
+        call()
