@@ -132,10 +132,12 @@ def _check_metrics(metrics: Mapping, task: str, system: str) -> dict:
 
 
 def _check_tasks(record: object, key: str, layout: str, system: str) -> None:
-    """``record``, the entry ``key`` of a result (``ranks``, ``queries['top']``), is an object ``layout`` keyed by task.
+    """``record``, the entry ``key`` of a result (``ranks``, ``queries['top']``, ``ci``, ``significance``), is an
+    object ``layout`` keyed by task.
 
-    A misspelt task (``"annotaton"``) was kept beside the real one, its ranks read by no table
-    and the real task's reported missing, or a ``KeyError``, where they were needed.
+    A misspelt task (``"annotaton"``) was kept beside the real one, its ranks, intervals or
+    p-values read by no table (which printed the figures bare) and the real task's ranks reported
+    missing, or a ``KeyError``, where they were needed.
     """
     if not isinstance(record, Mapping):
         raise DataError(f"result of {system!r}: {key} must be an object {layout}, got {type(record).__name__}")
@@ -218,9 +220,11 @@ def _check_known_extras(extras: Mapping, system: str) -> None:
     """
     interval = "an interval [low, high]"
     if "ci" in extras:
+        _check_tasks(extras["ci"], "ci", "{task: {metric: [low, high]}}", system)
         _check_nested(extras["ci"], "ci", ("{task: {metric: [low, high]}}", "{metric: [low, high]}"),
                       _is_interval, interval, system)
     if "significance" in extras:
+        _check_tasks(extras["significance"], "significance", "{task: {metric: p}}", system)
         _check_nested(extras["significance"], "significance", ("{task: {metric: p}}", "{metric: p}"),
                       lambda p: p is None or _is_number(p), "a p-value", system)
     if "tasks" in extras:

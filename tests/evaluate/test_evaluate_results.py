@@ -121,6 +121,10 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
     ({"ci": {"annotation": {"R@1": [1]}}}, r"ci\['annotation'\]\['R@1'\] must be an interval \[low, high\], got \[1\]"),
     ({"significance": "x"}, r"significance must be an object \{task: \{metric: p\}\}, got str"),
     ({"significance": {"search": {"R@5": "x"}}}, r"significance\['search'\]\['R@5'\] must be a p-value, got 'x'"),
+    # A misspelt task's intervals and p-values were kept and read by no table, which printed the figures bare.
+    ({"ci": {"annotaton": {"R@1": [1, 2]}}}, r"ci has an unknown task 'annotaton'; available: annotation, search"),
+    ({"significance": {"serch": {"R@1": 0.01}}},
+     r"significance has an unknown task 'serch'; available: annotation, search"),
     ({"tasks": "x"}, r"tasks must be an object \{task: \{figure: value\}\}, got str"),
     ({"tasks": {"forced_choice": 3}}, r"tasks\['forced_choice'\] must be an object \{figure: value\}, got 3"),
     ({"tasks": {"forced_choice": {"accuracy": 50.0, "ci": {"accuracy": "x"}}}},
