@@ -216,10 +216,10 @@ def settings_errors(owner, name: str, target: type, set_by: Mapping[str, str] | 
 
 
 def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str, name: str, expected: str,
-                 item: str, hint: str = "") -> list:
+                 item: str, hint: str = "", single: bool = True) -> list:
     """``value``, an argument that takes one item or several, as a list of items of the types ``accepted``.
 
-    One item of ``accepted`` is a list of one; any other iterable (a list, a tuple, a generator,
+    One item of ``accepted`` is a list of one (unless ``single`` is false); any other iterable (a list, a tuple, a generator,
     read once) gives its items.  Checked before any work, where a wrong type would otherwise
     surface as an ``AttributeError`` on some item deep in the caller.
 
@@ -239,6 +239,9 @@ def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str
         What each item must be (``"a Result"``).
     hint : str, optional
         How to get a right one from a wrong one, appended to the message.
+    single : bool, default=True
+        Whether one item alone stands for a list of one; if false, it is refused as any other
+        value that is no list (a list of ids where one id is no list of them).
 
     Returns
     -------
@@ -252,7 +255,7 @@ def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str
         counts as no list of items, unless ``accepted`` takes it as one item), or an item is not
         of ``accepted``; the message names ``owner``, ``name`` (``name[i]``) and the type given.
     """
-    if isinstance(value, accepted):
+    if single and isinstance(value, accepted):
         return [value]
     # A string or a mapping is iterable, but its characters or keys are no list of items.
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):

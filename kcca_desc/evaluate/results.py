@@ -59,6 +59,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -154,12 +155,22 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
     unknown = set(queries) - {"images", "captions", "caption_image", "top"}
     if unknown:
         raise DataError(f"result of {system!r}: unknown per-query keys {sorted(unknown)}")
-    out = {key: [str(v) for v in queries[key]] for key in ("images", "captions") if key in queries}
+    where = f"result of {system!r}: queries"
+    # Ids are strings (or numbers, written as strings); a number or None was Python's TypeError.
+    out = {key: [str(v) for v in listed_items(queries[key], (str, Integral), owner=f"result of {system!r}",
+                                              name=f"queries[{key!r}]", expected=f"a list of ids, one per pool "
+                                              f"{key[:-1]}", item="an id (a string)", single=False)]
+           for key in ("images", "captions") if key in queries}
     if "caption_image" in queries:
-        out["caption_image"] = np.asarray(queries["caption_image"], dtype=np.int64)
+        out["caption_image"] = _whole_numbers(queries["caption_image"], f"{where}['caption_image']",
+                                              "a list of pool image indices, one per caption",
+                                              "pool image indices, non-negative integers", minimum=0)
     _check_tasks(queries.get("top", {}), "queries['top']", "{task: [[K candidate indices] per query]}", system)
-    out["top"] = {task: np.asarray(top, dtype=np.int64).reshape(len(top), -1)
-                  for task, top in queries.get("top", {}).items()}
+    out["top"] = {}
+    for task, top in queries.get("top", {}).items():
+        top = _whole_numbers(top, f"{where}['top'][{task!r}]", "a list of [K candidate indices] per query",
+                             "candidate indices, non-negative integers", minimum=0, ndims=(1, 2))
+        out["top"][task] = top.reshape(len(top), -1 if top.size else 0)  # one index per query: K = 1
     sizes = {"annotation": len(out.get("images", ())), "search": len(out.get("captions", ()))}
     for task, rows in [*((t, len(r)) for t, r in ranks.items()), *((t, len(r)) for t, r in out["top"].items())]:
         if task in sizes and sizes[task] and rows != sizes[task]:
@@ -171,22 +182,32 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
 def _check_ranks(ranks: object, system: str) -> dict[str, np.ndarray]:
     """The per-query ranks as int64 arrays: an object of task to a list of positive integers."""
     _check_tasks(ranks, "ranks", "{task: [rank of each query]}", system)
-    out = {}
-    for task, given in ranks.items():
-        where = f"result of {system!r}: ranks[{task!r}]"
-        try:
-            r = np.asarray(given)
-        except (ValueError, TypeError):  # ragged nested lists
-            r = None
-        if r is None or r.ndim != 1:
-            raise DataError(f"{where} must be a list of ranks, one per query")
-        if r.size and (r.dtype.kind not in "iuf" or not np.all(np.isfinite(r)) or np.any(r != np.round(r))
-                       or r.min() < 1):
-            bad = next(v for v in r.tolist() if isinstance(v, bool) or not isinstance(v, (int, float))
-                       or not math.isfinite(v) or v != round(v) or v < 1)
-            raise DataError(f"{where} must hold ranks, positive integers (1 is the best), got {bad!r}")
-        out[task] = r.astype(np.int64)
-    return out
+    return {task: _whole_numbers(given, f"result of {system!r}: ranks[{task!r}]", "a list of ranks, one per query",
+                                 "ranks, positive integers (1 is the best)", minimum=1)
+            for task, given in ranks.items()}
+
+
+def _whole_numbers(given: object, where: str, layout: str, holds: str, *, minimum: int,
+                   ndims: tuple[int, ...] = (1,)) -> np.ndarray:
+    """``given``, a per-query entry of a result (ranks, indices), as an int64 array of whole numbers >= ``minimum``.
+
+    ``layout`` says what the entry must be (``"a list of ranks, one per query"``), ``holds`` what
+    its numbers must be, for the :class:`~kcca_desc._core.errors.DataError` naming ``where`` of
+    an entry of another shape (a number, ragged lists, ``ndims`` the dimensions it may have) or
+    a number that is not such a whole number (0 and 1.5 were accepted as ranks).
+    """
+    try:
+        r = None if isinstance(given, (str, bytes, Mapping)) else np.asarray(given)
+    except (ValueError, TypeError):  # ragged nested lists
+        r = None
+    if r is None or r.ndim not in ndims:
+        raise DataError(f"{where} must be {layout}, got {given!r:.60}")
+    if r.size and (r.dtype.kind not in "iuf" or not np.all(np.isfinite(r)) or np.any(r != np.round(r))
+                   or r.min() < minimum):
+        bad = next(v for v in r.ravel().tolist() if isinstance(v, bool) or not isinstance(v, (int, float))
+                   or not math.isfinite(v) or v != round(v) or v < minimum)
+        raise DataError(f"{where} must hold {holds}, got {bad!r}")
+    return r.astype(np.int64)
 
 
 def _is_number(value: object) -> bool:

@@ -109,7 +109,19 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
                                         r"got 0"),
     ({"ranks": {"annotation": [1.5, 1]}}, r"ranks\['annotation'\] must hold ranks, .*got 1\.5"),
     ({"ranks": {"search": ["a"]}}, r"ranks\['search'\] must hold ranks, .*got 'a'"),
-    ({"ranks": {"search": [[1], [2, 3]]}}, r"ranks\['search'\] must be a list of ranks, one per query"),
+    ({"ranks": {"search": [[1], [2, 3]]}}, r"ranks\['search'\] must be a list of ranks, one per query, "
+                                           r"got \[\[1\], \[2, 3\]\]"),
+    # The per-query record: "'int' object is not iterable", or numpy's ValueError, before.
+    ({"queries": {"images": 5}}, r"queries\['images'\] must be a list of ids, one per pool image, got int"),
+    ({"queries": {"captions": None}}, r"queries\['captions'\] must be a list of ids, one per pool caption, "
+                                      r"got NoneType"),
+    ({"queries": {"images": ["a", 1.5]}}, r"queries\['images'\]\[1\] must be an id \(a string\), got float"),
+    ({"queries": {"caption_image": ["a", "b"]}},
+     r"queries\['caption_image'\] must hold pool image indices, non-negative integers, got 'a'"),
+    ({"queries": {"caption_image": 3}},
+     r"queries\['caption_image'\] must be a list of pool image indices, one per caption, got 3"),
+    ({"queries": {"top": {"search": [[0], [1, 2]]}}},
+     r"queries\['top'\]\['search'\] must be a list of \[K candidate indices\] per query, got \[\[0\], \[1, 2\]\]"),
     ({"ranks": {"annotaton": [1, 2], "search": [2, 1]}},
      r"ranks has an unknown task 'annotaton'; available: annotation, search"),
     ({"queries": {"top": {"serch": [[0], [1]]}}},
@@ -136,6 +148,13 @@ def test_a_malformed_entry_of_a_results_file_is_refused_naming_the_file_result_a
     path.write_text(json.dumps([GOOD, {**GOOD, **change}]))
     with pytest.raises(DataError, match=rf"^{path}: result 1: result of 'Tri5Sem': {message}$"):
         load_results(path)
+
+
+def test_a_result_made_with_queries_of_the_wrong_type_names_the_field():
+    # Result(queries={"images": 5}) was Python's TypeError: 'int' object is not iterable.
+    with pytest.raises(ParameterError, match=r"^result of 'Tri5Sem': queries\['images'\] must be a list of ids, "
+                                             r"one per pool image, got int$"):
+        result(ranks={"annotation": [1, 2], "search": [2, 1]}, queries={"images": 5})
 
 
 def test_whole_number_ranks_and_the_known_extras_load():
