@@ -236,7 +236,8 @@ def test_toy_kernel_system_and_task_run_through_the_command_line(toys, tmp_path,
         expected = sum(0.5 + len(caption_words[j] & train_words[i])
                        for i in range(view.n_images) for j in range(view.n_captions))
         assert result["tasks"]["toy_task"] == {"score_sum": pytest.approx(expected), "seed": 3}
-        assert result["system"] == "toy toy_shared_words + 0.5"
+        # the system's own name, then the shared settings that differ from their defaults (--seed 3)
+        assert result["system"] == "toy toy_shared_words + 0.5 seed=3"
         assert result["command"]["settings"]["toy_offset"] == 0.5 and "retrieval" not in result["tasks"]
 
 

@@ -92,7 +92,7 @@ def _version(path: Path, suffixes: Sequence[str]) -> Path:
     return path.with_name(f"{stem}.{max(numbers, default=0) + 1}{suffix}")
 
 
-def keep_earlier(path: str | os.PathLike, same: Callable[[Path], bool], siblings: Sequence[str] = ()) -> Path | None:
+def keep_earlier(path: str | os.PathLike, same: Callable[[Path], bool], *, siblings: Sequence[str] = ()) -> Path | None:
     """Before an output is written to ``path`` (a file or a folder): keep an earlier one there as a numbered version.
 
     When ``same(path)`` is false (or fails: unreadable, not JSON, not what it should be), the
@@ -125,7 +125,7 @@ def keep_earlier(path: str | os.PathLike, same: Callable[[Path], bool], siblings
     return version
 
 
-def keep_earlier_run(path: str | os.PathLike, records: Sequence[Mapping], siblings: Sequence[str] = ()) -> Path | None:
+def keep_earlier_run(path: str | os.PathLike, records: Sequence[Mapping], *, siblings: Sequence[str] = ()) -> Path | None:
     """:func:`keep_earlier` for ``fit --out``: the same run is one of the same :func:`run_identity`.
 
     Another system, protocol, split, parameters or data, or no readable results file, is another run.
@@ -134,16 +134,16 @@ def keep_earlier_run(path: str | os.PathLike, records: Sequence[Mapping], siblin
         found = json.loads(earlier.read_text())
         return run_identity(found if isinstance(found, list) else [found]) == run_identity(records)
 
-    return keep_earlier(path, same, siblings)
+    return keep_earlier(path, same, siblings=siblings)
 
 
-def keep_earlier_comparison(path: str | os.PathLike, inputs: Mapping, siblings: Sequence[str] = ()) -> Path | None:
+def keep_earlier_comparison(path: str | os.PathLike, inputs: Mapping, *, siblings: Sequence[str] = ()) -> Path | None:
     """:func:`keep_earlier` for ``compare --out``: the same comparison is one of the same inputs.
 
     ``inputs`` are :func:`~kcca_desc.report.compare.comparison_inputs` (the runs, references and
     statistics' settings), which the comparison's JSON file records under ``"inputs"``.
     """
-    return keep_earlier(path, lambda earlier: _recorded_inputs(earlier) == inputs, siblings)
+    return keep_earlier(path, lambda earlier: _recorded_inputs(earlier) == inputs, siblings=siblings)
 
 
 def _recorded_inputs(path: Path):
@@ -163,7 +163,7 @@ def keep_earlier_report(folder: str | os.PathLike, inputs: Mapping) -> Path | No
     return keep_earlier(folder, lambda earlier: _recorded_inputs(earlier / "comparison.json") == inputs)
 
 
-def version_note(out: Path, earlier: Path | None, what: str, same: str, other: str, tables: str = "") -> str | None:
+def version_note(out: Path, earlier: Path | None, what: str, same: str, other: str, *, tables: str = "") -> str | None:
     """The line that says what became of the earlier output at ``out`` (:func:`keep_earlier`); None when none was there.
 
     ``what`` names the output (``run``), ``same`` and ``other`` its inputs (``settings and data``,

@@ -445,7 +445,7 @@ _RESULT_HINT = ("make one from a result's dict with kcca_desc.evaluate.Result.fr
                 "with kcca_desc.evaluate.load_results")
 
 
-def checked_result(result: object, owner: str, name: str = "result") -> Result:
+def checked_result(result: object, owner: str, *, name: str = "result") -> Result:
     """``result``, the argument ``name`` of ``owner``, checked to be one :class:`Result` before any work.
 
     Anything else (``None``, a result's dict, a list of results) is a

@@ -654,8 +654,8 @@ def add_confidence_intervals(result: Result, *, n_resamples: int = N_RESAMPLES, 
 
 def _check_paired(owner: str, result: object, baseline: object, n_permutations: object, seed: object) -> None:
     """The arguments of ``owner`` (:func:`paired_tests`, :func:`add_significance`), checked before any test."""
-    checked_result(result, owner, "result")
-    checked_result(baseline, owner, "baseline")
+    checked_result(result, owner, name="result")
+    checked_result(baseline, owner, name="baseline")
     _check_settings(owner, n_permutations=n_permutations, seed=seed)
 
 
