@@ -189,14 +189,33 @@ def test_every_benchmark_has_its_expected_keys_listed():
     assert sorted(EXPECTED_KEYS) == SCRIPTS, "add the new benchmark's record keys to EXPECTED_KEYS"
 
 
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """``quick_run(script)``: the script's plain quick run, made once for the tests that read it.
+
+    Returns the finished process, its record's path, and whether ``benchmarks/results/`` was left
+    as it was (a quick run of scale.py takes half a minute: the series test reads its record
+    instead of running the series again).
+    """
+    done = {}
+
+    def quick(script: str) -> tuple[subprocess.CompletedProcess, Path, bool]:
+        if script not in done:
+            before = _results_state()
+            out = tmp_path_factory.mktemp(script.removesuffix(".py")) / "record.json"
+            run = run_quick(script, out)
+            done[script] = (run, out, _results_state() == before)
+        return done[script]
+
+    return quick
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, tmp_path):
+def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, quick_run):
     missing = [m for m in EXTRAS.get(script, ()) if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"{script} needs the optional packages {missing}")
-    before = _results_state()
-    out = tmp_path / "record.json"
-    run = run_quick(script, out)
+    run, out, unchanged = quick_run(script)
     assert run.returncode == 0, f"{script} --quick failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     record = json.loads(out.read_text())
     records = record if isinstance(record, list) else [record]
@@ -213,7 +232,7 @@ def test_quick_run_writes_its_record_and_leaves_the_committed_ones(script, tmp_p
     for entry in records:
         if "task" in entry:
             check_task_intervals(f"{script}: {entry['system']} {entry['task']}", entry["metrics"])
-    assert _results_state() == before, f"{script} --quick changed benchmarks/results/"
+    assert unchanged, f"{script} --quick changed benchmarks/results/"
 
 
 def _karpathy_record(seed: int = 0) -> dict:
@@ -329,11 +348,11 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
     assert unknown.returncode == 2 and "unknown serie" in unknown.stderr
 
 
-def test_scale_series_splits_each_peak_and_names_the_inputs(tmp_path):
+def test_scale_series_splits_each_peak_and_names_the_inputs(quick_run):
     # docs/benchmark_notes.md explains the series' peak by its parts: the inputs each process holds (the stored
     # items are read by chunk, so only the row index is held) and the partial sums waiting for the running sum.
-    out = tmp_path / "scale.json"
-    run = run_quick("scale.py", out, "--sections", "series")
+    # The series of scale.py's plain quick run (the same series as ``--sections series``), made once for both tests.
+    run, out, _ = quick_run("scale.py")
     assert run.returncode == 0, run.stderr[-3000:]
     series = json.loads(out.read_text())["series"]
     assert 0 < series["idle_cluster_gib"]
