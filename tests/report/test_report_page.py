@@ -326,7 +326,17 @@ def test_results_that_are_no_list_are_refused_naming_them_before_any_work(tmp_pa
     assert not out.exists()
 
 
-def test_a_report_onto_one_of_other_runs_keeps_it_as_a_numbered_folder(run_files, tmp_path, capsys):
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Reports without figures, for the tests of where a report goes: its figures take most of its time
+    (matplotlib, PNG and PDF), and where they go is tested with the rest of the page (report_page, and
+    test_fit_writes_the_report_directly)."""
+    import kcca_desc.report.build
+
+    monkeypatch.setattr(kcca_desc.report.build, "_figures", lambda runs, comparison, directory: [])
+
+
+def test_a_report_onto_one_of_other_runs_keeps_it_as_a_numbered_folder(run_files, tmp_path, capsys, no_figures):
     # report --out (and fit --report) wrote into the folder of an earlier report of other runs.
     from kcca_desc.cli.report import main as report_main
 
@@ -351,7 +361,7 @@ def test_a_report_onto_one_of_other_runs_keeps_it_as_a_numbered_folder(run_files
     assert capsys.readouterr().out == f"report: {mine / 'report.html'}\n"
 
 
-def test_fit_report_onto_the_report_of_another_run_keeps_it(tmp_path, capsys):
+def test_fit_report_onto_the_report_of_another_run_keeps_it(tmp_path, capsys, no_figures):
     out = tmp_path / "report"
     nn = ["--method", "nn", "--n-images", "60", "--report", str(out), "--quiet"]
     assert fit_main(nn) == 0
