@@ -36,7 +36,7 @@ Writes ``benchmarks/results/reliability.json``.
 Usage::
 
     python benchmarks/reliability.py            # about four minutes on two idle cores
-    python benchmarks/reliability.py --quick    # fewer cases on tiny data (bad inputs with bow5, two at a time)
+    python benchmarks/reliability.py --quick    # fewer cases on tiny data (bad inputs with bow5; runs two at a time)
 """
 
 from __future__ import annotations
@@ -346,7 +346,7 @@ def _interrupt_at(args: list[str], cache: Path, stage: str, signum: int, after: 
             "traceback": "Traceback" in stderr}
 
 
-def interrupts(work: Path, n_images: int, stages: list[str]) -> dict:
+def interrupts(work: Path, n_images: int, stages: list[str], quick: bool = False) -> dict:
     args = ["--n-images", str(n_images), "--text-kernel", "tri5", *LIGHT]
     chain = work / "cache_interrupted"
     rows = []
@@ -360,8 +360,12 @@ def interrupts(work: Path, n_images: int, stages: list[str]) -> dict:
     interrupted = [r for r in rows if r["exit_code"] in INTERRUPT_EXIT_CODES.values()]
     latencies = [r["latency_s"] for r in interrupted]
     # The chain's last run resumes; beside it an uninterrupted run in a fresh cache.
-    resumed = run_cli(args + ["--out", str(work / "resumed.json")], chain, timeout=900)
-    fresh = run_cli(args + ["--out", str(work / "fresh.json")], work / "cache_fresh", timeout=900)
+    # Quick: the two at once (their caches are apart; a quick run's times say nothing); full: one after the other.
+    def finish(name: str, cache: Path) -> dict:
+        return run_cli(args + ["--out", str(work / f"{name}.json")], cache, timeout=900)
+
+    with ThreadPoolExecutor(max_workers=2 if quick else 1) as pool:
+        resumed, fresh = pool.map(finish, ("resumed", "fresh"), (chain, work / "cache_fresh"))
     identical = (resumed["rc"] == fresh["rc"] == 0
                  and figures(work / "resumed.json") == figures(work / "fresh.json"))
     print(f"  resumed run: {resumed['s']:.0f} s, uninterrupted run: {fresh['s']:.0f} s, identical figures: {identical}")
@@ -375,16 +379,20 @@ def interrupts(work: Path, n_images: int, stages: list[str]) -> dict:
 
 
 # ---------------------------------------------------------------------------- concurrency
-def concurrency(work: Path, n_images: int, sizes: tuple[int, ...]) -> dict:
+def concurrency(work: Path, n_images: int, sizes: tuple[int, ...], quick: bool = False) -> dict:
     base = ["--n-images", str(n_images), *LIGHT, "--text-kernel", "bow5"]
     configurations = {"test split": base, "dev split": base + ["--split", "dev"],
                       "tri5 kernel": [*base, "--text-kernel", "tri5"], "power 2": base + ["--power", "2"]}
     configurations = dict(list(configurations.items())[:max(sizes)])
-    alone = {}
-    for name, args in configurations.items():
+
+    def run_alone(name: str):
         out = work / f"alone_{name.replace(' ', '_')}.json"
-        done = run_cli(args + ["--out", str(out)], work / f"cache_alone_{name.replace(' ', '_')}")
-        alone[name] = figures(out) if done["rc"] == 0 else None
+        done = run_cli(configurations[name] + ["--out", str(out)], work / f"cache_alone_{name.replace(' ', '_')}")
+        return figures(out) if done["rc"] == 0 else None
+
+    # Each alone in a cache of its own; quick: two at once (their caches are apart), full: one after the other.
+    with ThreadPoolExecutor(max_workers=2 if quick else 1) as pool:
+        alone = dict(zip(configurations, pool.map(run_alone, configurations)))
     rows = {}
     for n_runs in sizes:
         cache = work / f"cache_shared_{n_runs}"
@@ -569,9 +577,9 @@ def main(argv=None) -> dict:
         print(f"fuzz: {args.fuzz_cases} cases: {record['fuzz']['handled']} handled, {record['fuzz']['clear']} clear "
               f"errors, {record['fuzz']['failed']} failed")
         print("interrupts:")
-        record["interrupts"] = interrupts(work, args.interrupt_images, stages)
+        record["interrupts"] = interrupts(work, args.interrupt_images, stages, args.quick)
         print("concurrent runs on one cache:")
-        record["concurrency"] = concurrency(work, args.small_images, (2,) if args.quick else (2, 4))
+        record["concurrency"] = concurrency(work, args.small_images, (2,) if args.quick else (2, 4), args.quick)
         print("damaged cache entries:")
         record["damaged_cache"] = damaged_cache(work, args.small_images, args.quick)
     record["wall_s"] = round(time.perf_counter() - start, 1)
