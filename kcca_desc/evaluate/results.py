@@ -161,21 +161,38 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
                                               name=f"queries[{key!r}]", expected=f"a list of ids, one per pool "
                                               f"{key[:-1]}", item="an id (a string)", single=False)]
            for key in ("images", "captions") if key in queries}
+    # The pools of the indices (a caption's image, a top-K candidate), sized by the query ids, or by the ranks of a
+    # result without them: an index past its pool was read as another item, or an IndexError in the gallery.
+    pools = {task: (f"queries[{key!r}]", "query ids", len(out[key])) if out.get(key)
+             else (f"ranks[{task!r}]", "ranks", len(ranks.get(task, ())))
+             for task, key in (("annotation", "images"), ("search", "captions"))}
+
+    def indices(given: object, field: str, layout: str, what: str, task: str, **dims) -> np.ndarray:
+        """``given``, the entry ``field`` of the queries, as indices into the pool of ``task``'s queries."""
+        n, noun = pools[task][2], "images" if task == "annotation" else "captions"
+        holds = f"{what}, whole numbers from 0 to {n - 1} ({n} pool {noun})" if n else f"{what}, non-negative integers"
+        return _whole_numbers(given, f"{where}{field}", layout, holds, minimum=0, maximum=n - 1 if n else None, **dims)
+
+    def check_length(name: str, task: str, rows: int) -> None:
+        source, kind, size = pools[task]
+        if size and rows != size and name != source:
+            raise DataError(f"result of {system!r}: {name} has {rows} per-query {task} entries but "
+                            f"{size} {kind} in {source}")
+
+    for task, r in ranks.items():
+        check_length(f"ranks[{task!r}]", task, len(r))
     if "caption_image" in queries:
-        out["caption_image"] = _whole_numbers(queries["caption_image"], f"{where}['caption_image']",
-                                              "a list of pool image indices, one per caption",
-                                              "pool image indices, non-negative integers", minimum=0)
+        out["caption_image"] = indices(queries["caption_image"], "['caption_image']",
+                                       "a list of pool image indices, one per caption", "pool image indices",
+                                       "annotation")
+        check_length("queries['caption_image']", "search", len(out["caption_image"]))
     _check_tasks(queries.get("top", {}), "queries['top']", "{task: [[K candidate indices] per query]}", system)
     out["top"] = {}
     for task, top in queries.get("top", {}).items():
-        top = _whole_numbers(top, f"{where}['top'][{task!r}]", "a list of [K candidate indices] per query",
-                             "candidate indices, non-negative integers", minimum=0, ndims=(1, 2))
+        top = indices(top, f"['top'][{task!r}]", "a list of [K candidate indices] per query", "candidate indices",
+                      "search" if task == "annotation" else "annotation", ndims=(1, 2))
         out["top"][task] = top.reshape(len(top), -1 if top.size else 0)  # one index per query: K = 1
-    sizes = {"annotation": len(out.get("images", ())), "search": len(out.get("captions", ()))}
-    for task, rows in [*((t, len(r)) for t, r in ranks.items()), *((t, len(r)) for t, r in out["top"].items())]:
-        if task in sizes and sizes[task] and rows != sizes[task]:
-            raise DataError(f"result of {system!r}: {rows} per-query {task} entries but "
-                             f"{sizes[task]} query ids")
+        check_length(f"queries['top'][{task!r}]", task, len(top))
     return out
 
 
@@ -188,8 +205,9 @@ def _check_ranks(ranks: object, system: str) -> dict[str, np.ndarray]:
 
 
 def _whole_numbers(given: object, where: str, layout: str, holds: str, *, minimum: int,
-                   ndims: tuple[int, ...] = (1,)) -> np.ndarray:
-    """``given``, a per-query entry of a result (ranks, indices), as an int64 array of whole numbers >= ``minimum``.
+                   maximum: int | None = None, ndims: tuple[int, ...] = (1,)) -> np.ndarray:
+    """``given``, a per-query entry of a result (ranks, indices), as an int64 array of whole numbers >= ``minimum``
+    (and <= ``maximum``, where given: an index into a pool).
 
     ``layout`` says what the entry must be (``"a list of ranks, one per query"``), ``holds`` what
     its numbers must be, for the :class:`~kcca_desc._core.errors.DataError` naming ``where`` of
@@ -203,9 +221,9 @@ def _whole_numbers(given: object, where: str, layout: str, holds: str, *, minimu
     if r is None or r.ndim not in ndims:
         raise DataError(f"{where} must be {layout}, got {given!r:.60}")
     if r.size and (r.dtype.kind not in "iuf" or not np.all(np.isfinite(r)) or np.any(r != np.round(r))
-                   or r.min() < minimum):
+                   or r.min() < minimum or (maximum is not None and r.max() > maximum)):
         bad = next(v for v in r.ravel().tolist() if isinstance(v, bool) or not isinstance(v, (int, float))
-                   or not math.isfinite(v) or v != round(v) or v < minimum)
+                   or not math.isfinite(v) or v != round(v) or v < minimum or (maximum is not None and v > maximum))
         raise DataError(f"{where} must hold {holds}, got {bad!r}")
     return r.astype(np.int64)
 

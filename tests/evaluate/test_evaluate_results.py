@@ -117,11 +117,23 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
                                       r"got NoneType"),
     ({"queries": {"images": ["a", 1.5]}}, r"queries\['images'\]\[1\] must be an id \(a string\), got float"),
     ({"queries": {"caption_image": ["a", "b"]}},
-     r"queries\['caption_image'\] must hold pool image indices, non-negative integers, got 'a'"),
+     r"queries\['caption_image'\] must hold pool image indices, whole numbers from 0 to 1 \(2 pool images\), "
+     r"got 'a'"),
     ({"queries": {"caption_image": 3}},
      r"queries\['caption_image'\] must be a list of pool image indices, one per caption, got 3"),
     ({"queries": {"top": {"search": [[0], [1, 2]]}}},
      r"queries\['top'\]\['search'\] must be a list of \[K candidate indices\] per query, got \[\[0\], \[1, 2\]\]"),
+    # The image of each caption: three for two captions, or an image past the pool, loaded before.
+    ({"queries": {"captions": ["c0", "c1"], "caption_image": [0, 1, 1]}},
+     r"queries\['caption_image'\] has 3 per-query search entries but 2 query ids in queries\['captions'\]"),
+    ({"queries": {"caption_image": [0]}},
+     r"queries\['caption_image'\] has 1 per-query search entries but 2 ranks in ranks\['search'\]"),
+    ({"queries": {"images": ["a", "b"], "captions": ["c0", "c1"], "caption_image": [0, 2]}},
+     r"queries\['caption_image'\] must hold pool image indices, whole numbers from 0 to 1 \(2 pool images\), "
+     r"got 2"),
+    ({"queries": {"top": {"annotation": [[0, 2], [1, 0]]}}},
+     r"queries\['top'\]\['annotation'\] must hold candidate indices, whole numbers from 0 to 1 "
+     r"\(2 pool captions\), got 2"),
     ({"ranks": {"annotaton": [1, 2], "search": [2, 1]}},
      r"ranks has an unknown task 'annotaton'; available: annotation, search"),
     ({"queries": {"top": {"serch": [[0], [1]]}}},
