@@ -72,7 +72,7 @@ from .._core.registry import UnknownNameError
 from .._core.validation import listed_items, one_item
 from ..data.dataset import PROTOCOLS
 from .latex import LATEX_HEADER, latex_escape
-from .metrics import format_bound, metric_entry
+from .metrics import METRICS, format_bound, metric_entry
 from .ranks import METRIC_KEYS, TASKS, recall_ks
 
 __all__ = [
@@ -146,6 +146,20 @@ def _check_tasks(record: object, key: str, layout: str, system: str) -> None:
         if task not in TASKS:
             raise DataError(f"result of {system!r}: {key} has an unknown task {task!r}; "
                             f"available: {', '.join(TASKS)}")
+
+
+def _check_metric_names(record: Mapping, key: str, system: str) -> None:
+    """The metrics of ``record``, the entry ``key`` of a result by task (``ci``, ``significance``), are metrics.
+
+    A misspelt one (``"R@1O"``) was kept and read by no table, which printed the figure bare.
+    """
+    for task, metrics in record.items():
+        for name in metrics:
+            try:
+                metric_entry(name)
+            except UnknownNameError:
+                raise DataError(f"result of {system!r}: {key}[{task!r}] has an unknown metric {name!r}; available: "
+                                f"{', '.join(METRICS)}, or R@K of a further cut-off K") from None
 
 
 def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) -> dict:
@@ -262,10 +276,12 @@ def _check_known_extras(extras: Mapping, system: str) -> None:
         _check_tasks(extras["ci"], "ci", "{task: {metric: [low, high]}}", system)
         _check_nested(extras["ci"], "ci", ("{task: {metric: [low, high]}}", "{metric: [low, high]}"),
                       _is_interval, interval, system)
+        _check_metric_names(extras["ci"], "ci", system)
     if "significance" in extras:
         _check_tasks(extras["significance"], "significance", "{task: {metric: p}}", system)
         _check_nested(extras["significance"], "significance", ("{task: {metric: p}}", "{metric: p}"),
                       lambda p: p is None or _is_number(p), "a p-value", system)
+        _check_metric_names(extras["significance"], "significance", system)
     if "tasks" in extras:
         _check_nested(extras["tasks"], "tasks", ("{task: {figure: value}}",), lambda v: isinstance(v, Mapping),
                       "an object {figure: value}", system)

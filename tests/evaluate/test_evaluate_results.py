@@ -149,6 +149,12 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
     ({"ci": {"annotaton": {"R@1": [1, 2]}}}, r"ci has an unknown task 'annotaton'; available: annotation, search"),
     ({"significance": {"serch": {"R@1": 0.01}}},
      r"significance has an unknown task 'serch'; available: annotation, search"),
+    # A misspelt metric ("R@1O", the letter O) was kept and read by no table, which printed the figure bare.
+    ({"ci": {"annotation": {"R@1O": [1, 2]}}}, r"ci\['annotation'\] has an unknown metric 'R@1O'; available: "
+                                              r"R@1, R@5, R@10, median_rank, mean_rank, or R@K of a further cut-off K"),
+    ({"significance": {"search": {"R@1": 0.5, "medain_rank": 0.01}}},
+     r"significance\['search'\] has an unknown metric 'medain_rank'; available: R@1, R@5, R@10, median_rank, "
+     r"mean_rank, or R@K of a further cut-off K"),
     ({"tasks": "x"}, r"tasks must be an object \{task: \{figure: value\}\}, got str"),
     ({"tasks": {"forced_choice": 3}}, r"tasks\['forced_choice'\] must be an object \{figure: value\}, got 3"),
     ({"tasks": {"forced_choice": {"accuracy": 50.0, "ci": {"accuracy": "x"}}}},
@@ -176,6 +182,8 @@ def test_whole_number_ranks_and_the_known_extras_load():
                                                            "ci_settings": {"n_resamples": 10}}}})
     assert loaded.ranks["annotation"].tolist() == [1, 2] and loaded.ranks["annotation"].dtype == np.int64
     assert "[1.0, 2.5]" in format_table(loaded, ci=True)
+    # An interval or p-value of a further cut-off (the baseline's R@20 in a paired test) is known.
+    Result.from_dict({**GOOD, "ci": {"search": {"R@20": [1, 2]}}, "significance": {"annotation": {"R@20": 0.5}}})
 
 
 def test_markdown_rows_columns_markers_and_cis():
