@@ -216,7 +216,7 @@ def settings_errors(owner, name: str, target: type, set_by: Mapping[str, str] | 
 
 
 def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str, name: str, expected: str,
-                 item: str, hint: str = "", single: bool = True) -> list:
+                 item: str, hint: str = "", single: bool = True, refused: type | tuple[type, ...] = ()) -> list:
     """``value``, an argument that takes one item or several, as a list of items of the types ``accepted``.
 
     One item of ``accepted`` is a list of one (unless ``single`` is false); any other iterable (a list, a tuple, a generator,
@@ -242,6 +242,9 @@ def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str
     single : bool, default=True
         Whether one item alone stands for a list of one; if false, it is refused as any other
         value that is no list (a list of ids where one id is no list of them).
+    refused : type or tuple of type, optional
+        Types refused as items although of ``accepted``: ``bool``, where ``accepted`` holds
+        ``numbers.Integral`` for whole numbers (``True`` is no id).
 
     Returns
     -------
@@ -255,14 +258,14 @@ def listed_items(value: object, accepted: type | tuple[type, ...], *, owner: str
         counts as no list of items, unless ``accepted`` takes it as one item), or an item is not
         of ``accepted``; the message names ``owner``, ``name`` (``name[i]``) and the type given.
     """
-    if single and isinstance(value, accepted):
+    if single and isinstance(value, accepted) and not isinstance(value, refused):
         return [value]
     # A string or a mapping is iterable, but its characters or keys are no list of items.
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise _wrong_type(owner, name, expected, value, hint)
     items = list(value)
     for i, entry in enumerate(items):
-        if not isinstance(entry, accepted):
+        if not isinstance(entry, accepted) or isinstance(entry, refused):
             raise _wrong_type(owner, f"{name}[{i}]", item, entry, hint)
     return items
 

@@ -31,8 +31,8 @@ record of :attr:`Result.queries` (the query ids and the top-K retrieved ids)::
 
 Annotation queries are the pool images and search queries the pool captions, in
 pool order, so ``"images"`` and ``"captions"`` are both the query ids of one task
-and the candidate ids of the other; ``"top"`` holds pool indices into them
-(best first), which keeps the file small.
+and the candidate ids of the other (strings or whole numbers, kept as given); ``"top"``
+holds pool indices into them (best first), which keeps the file small.
 
 Tables (:func:`to_markdown`, :func:`to_csv`, :func:`to_latex`,
 :func:`format_table`) have one row per result, in the layout of the paper's
@@ -170,10 +170,12 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
     if unknown:
         raise DataError(f"result of {system!r}: unknown per-query keys {sorted(unknown)}")
     where = f"result of {system!r}: queries"
-    # Ids are strings (or numbers, written as strings); a number or None was Python's TypeError.
-    out = {key: [str(v) for v in listed_items(queries[key], (str, Integral), owner=f"result of {system!r}",
-                                              name=f"queries[{key!r}]", expected=f"a list of ids, one per pool "
-                                              f"{key[:-1]}", item="an id (a string)", single=False)]
+    # Ids are strings or whole numbers (COCO's), kept as given, so that they are the data set's ids and
+    # read back equal; numbers were written as strings, True as "True", and None was Python's TypeError.
+    out = {key: [str(v) if isinstance(v, str) else int(v)
+                 for v in listed_items(queries[key], (str, Integral), owner=f"result of {system!r}",
+                                       name=f"queries[{key!r}]", expected=f"a list of ids, one per pool {key[:-1]}",
+                                       item="an id (a string or a whole number)", single=False, refused=bool)]
            for key in ("images", "captions") if key in queries}
     # The pools of the indices (a caption's image, a top-K candidate), sized by the query ids, or by the ranks of a
     # result without them: an index past its pool was read as another item, or an IndexError in the gallery.

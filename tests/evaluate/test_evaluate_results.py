@@ -115,7 +115,10 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
     ({"queries": {"images": 5}}, r"queries\['images'\] must be a list of ids, one per pool image, got int"),
     ({"queries": {"captions": None}}, r"queries\['captions'\] must be a list of ids, one per pool caption, "
                                       r"got NoneType"),
-    ({"queries": {"images": ["a", 1.5]}}, r"queries\['images'\]\[1\] must be an id \(a string\), got float"),
+    ({"queries": {"images": ["a", 1.5]}},
+     r"queries\['images'\]\[1\] must be an id \(a string or a whole number\), got float"),
+    ({"queries": {"captions": [True, False]}},  # stored as "True" and "False" before
+     r"queries\['captions'\]\[0\] must be an id \(a string or a whole number\), got bool"),
     ({"queries": {"caption_image": ["a", "b"]}},
      r"queries\['caption_image'\] must hold pool image indices, whole numbers from 0 to 1 \(2 pool images\), "
      r"got 'a'"),
@@ -173,6 +176,20 @@ def test_a_result_made_with_queries_of_the_wrong_type_names_the_field():
     with pytest.raises(ParameterError, match=r"^result of 'Tri5Sem': queries\['images'\] must be a list of ids, "
                                              r"one per pool image, got int$"):
         result(ranks={"annotation": [1, 2], "search": [2, 1]}, queries={"images": 5})
+
+
+def test_whole_number_ids_are_kept_as_given_and_round_trip(tmp_path):
+    # Integer ids (COCO's) were stored as strings: the result no longer held the ids of its data set.
+    made = result(ranks={"annotation": [1, 2], "search": [2, 1]},
+                  queries={"images": [391895, np.int64(522418)], "captions": ["a", 7], "caption_image": [0, 1]})
+    assert made.queries["images"] == [391895, 522418] and made.queries["captions"] == ["a", 7]
+    assert all(type(i) is int for i in made.queries["images"])
+    save_results([made], tmp_path / "runs.json", include_ranks=True)
+    loaded = load_results(tmp_path / "runs.json")[0]
+    assert loaded.queries["images"] == made.queries["images"] and loaded.queries["captions"] == ["a", 7]
+    assert loaded.to_dict(include_ranks=True) == made.to_dict(include_ranks=True)
+    # String ids stay strings: "1" and 1 are different ids.
+    assert result(queries={"images": ["1"]}).queries["images"] == ["1"]
 
 
 def test_whole_number_ranks_and_the_known_extras_load():
