@@ -121,6 +121,16 @@ def test_runs_of_other_queries_are_refused():
                           Run(make_result([1, 2, 3], [1, 2, 3], "B", queries=moved), "b.json")])
 
 
+def test_runs_of_whole_number_ids_compare_with_an_older_file_that_held_them_as_strings():
+    # Files written before whole-number ids (COCO's) were kept as numbers hold "391895" for 391895.
+    new = make_result([1, 2], [2, 1], "A", queries={"images": [391895, 522418], "captions": [7, 8]})
+    old = make_result([1, 2], [2, 1], "B", queries={"images": ["391895", "522418"], "captions": ["7", "8"]})
+    check_comparable([Run(new, "new.json"), Run(old, "old.json")])
+    other = make_result([1, 2], [2, 1], "C", queries={"images": ["391895", "522419"]})
+    with pytest.raises(ComparisonError, match="image ids: they differ first at position 1"):
+        check_comparable([Run(new, "new.json"), Run(other, "other.json")])
+
+
 def test_runs_of_another_data_set_under_the_same_ids_are_refused(tmp_path, capsys):
     # fit --seed 1 draws other synthetic data under the same name and image ids: the queries
     # matched, so the runs were compared query by query, unrelated queries paired.

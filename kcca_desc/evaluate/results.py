@@ -162,14 +162,17 @@ def _check_metric_names(record: Mapping, key: str, system: str) -> None:
                                 f"{', '.join(METRICS)}, or R@K of a further cut-off K") from None
 
 
-def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) -> dict:
-    """The per-query record as arrays, its lengths checked against the ranks."""
-    if not queries:
+def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str, recorded_images: object = None) -> dict:
+    """The per-query record as arrays, its lengths checked against the ranks.
+
+    ``recorded_images``, a benchmark record's top-level ``caption_image`` (kept in the extras), is
+    checked as ``queries['caption_image']`` is: the bootstrap clusters its captions by it.
+    """
+    if not queries and recorded_images is None:
         return {}
     unknown = set(queries) - {"images", "captions", "caption_image", "top"}
     if unknown:
         raise DataError(f"result of {system!r}: unknown per-query keys {sorted(unknown)}")
-    where = f"result of {system!r}: queries"
     # Ids are strings or whole numbers (COCO's), kept as given, so that they are the data set's ids and
     # read back equal; numbers were written as strings, True as "True", and None was Python's TypeError.
     out = {key: [str(v) if isinstance(v, str) else int(v)
@@ -184,10 +187,11 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
              for task, key in (("annotation", "images"), ("search", "captions"))}
 
     def indices(given: object, field: str, layout: str, what: str, task: str, **dims) -> np.ndarray:
-        """``given``, the entry ``field`` of the queries, as indices into the pool of ``task``'s queries."""
+        """``given``, the entry ``field`` of the result, as indices into the pool of ``task``'s queries."""
         n, noun = pools[task][2], "images" if task == "annotation" else "captions"
         holds = f"{what}, whole numbers from 0 to {n - 1} ({n} pool {noun})" if n else f"{what}, non-negative integers"
-        return _whole_numbers(given, f"{where}{field}", layout, holds, minimum=0, maximum=n - 1 if n else None, **dims)
+        return _whole_numbers(given, f"result of {system!r}: {field}", layout, holds, minimum=0,
+                              maximum=n - 1 if n else None, **dims)
 
     def check_length(name: str, task: str, rows: int) -> None:
         source, kind, size = pools[task]
@@ -197,19 +201,22 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str) 
 
     for task, r in ranks.items():
         check_length(f"ranks[{task!r}]", task, len(r))
-    if "caption_image" in queries:
-        out["caption_image"] = indices(queries["caption_image"], "['caption_image']",
-                                       "a list of pool image indices, one per caption", "pool image indices",
-                                       "annotation")
-        check_length("queries['caption_image']", "search", len(out["caption_image"]))
+    for field, given in (("queries['caption_image']", queries.get("caption_image")),
+                         ("caption_image", recorded_images)):
+        if given is not None:
+            images = indices(given, field, "a list of pool image indices, one per caption", "pool image indices",
+                             "annotation")
+            check_length(field, "search", len(images))
+            if field.startswith("queries"):
+                out["caption_image"] = images
     _check_tasks(queries.get("top", {}), "queries['top']", "{task: [[K candidate indices] per query]}", system)
     out["top"] = {}
     for task, top in queries.get("top", {}).items():
-        top = indices(top, f"['top'][{task!r}]", "a list of [K candidate indices] per query", "candidate indices",
-                      "search" if task == "annotation" else "annotation", ndims=(1, 2))
+        top = indices(top, f"queries['top'][{task!r}]", "a list of [K candidate indices] per query",
+                      "candidate indices", "search" if task == "annotation" else "annotation", ndims=(1, 2))
         out["top"][task] = top.reshape(len(top), -1 if top.size else 0)  # one index per query: K = 1
         check_length(f"queries['top'][{task!r}]", task, len(top))
-    return out
+    return out if queries else {}  # a record with only recorded_images has no per-query record
 
 
 def _check_ranks(ranks: object, system: str) -> dict[str, np.ndarray]:
@@ -357,7 +364,19 @@ class Result:
         self.extras = _jsonable(dict(self.extras), "extras")
         _check_known_extras(self.extras, self.system)
         self.ranks = _check_ranks(self.ranks, self.system)
-        self.queries = _check_queries(dict(self.queries), self.ranks, self.system)
+        self.queries = _check_queries(dict(self.queries), self.ranks, self.system, self.extras.get("caption_image"))
+
+    def __eq__(self, other: object) -> bool:
+        """Results are equal when their JSON forms with the ranks and queries are.
+
+        ``per_query``, never written, is not compared.  The dataclass's comparison compared the
+        rank arrays with ``==``: numpy's "truth value of an array is ambiguous".
+        """
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self.to_dict(include_ranks=True) == other.to_dict(include_ranks=True)
+
+    __hash__ = None  # mutable, as the dataclass's own comparison makes it
 
     def metric(self, task: str, name: str) -> float:
         """One figure, e.g. ``result.metric("search", "R@5")``.

@@ -190,7 +190,9 @@ def _query_ids(result: Result) -> dict[str, Any]:
     ids = {f"{task} queries": len(result.ranks[task]) for task in TASKS}
     for key in ("images", "captions"):
         if key in result.queries:
-            ids[f"{key[:-1]} ids"] = list(result.queries[key])
+            # As strings: files written before whole-number ids (COCO's) were kept as numbers hold them
+            # as strings, and their runs ranked the same queries as a new run's.
+            ids[f"{key[:-1]} ids"] = [str(i) for i in result.queries[key]]
     image_of = caption_image(result)
     if image_of is not None:
         ids["caption images"] = image_of.tolist()

@@ -134,6 +134,11 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
     ({"queries": {"images": ["a", "b"], "captions": ["c0", "c1"], "caption_image": [0, 2]}},
      r"queries\['caption_image'\] must hold pool image indices, whole numbers from 0 to 1 \(2 pool images\), "
      r"got 2"),
+    # A benchmark record's images of the search queries (top-level caption_image), unchecked before.
+    ({"caption_image": [0, 1, 1]}, r"caption_image has 3 per-query search entries but 2 ranks in ranks\['search'\]"),
+    ({"caption_image": [0, 5]},
+     r"caption_image must hold pool image indices, whole numbers from 0 to 1 \(2 pool images\), got 5"),
+    ({"caption_image": "0 1"}, r"caption_image must be a list of pool image indices, one per caption, got '0 1'"),
     ({"queries": {"top": {"annotation": [[0, 2], [1, 0]]}}},
      r"queries\['top'\]\['annotation'\] must hold candidate indices, whole numbers from 0 to 1 "
      r"\(2 pool captions\), got 2"),
@@ -190,6 +195,25 @@ def test_whole_number_ids_are_kept_as_given_and_round_trip(tmp_path):
     assert loaded.to_dict(include_ranks=True) == made.to_dict(include_ranks=True)
     # String ids stay strings: "1" and 1 are different ids.
     assert result(queries={"images": ["1"]}).queries["images"] == ["1"]
+
+
+def test_a_benchmark_record_keeps_its_caption_images_in_the_extras_without_a_per_query_record():
+    record = {**GOOD, "caption_image": [1, 0]}
+    loaded = Result.from_dict(record)
+    assert loaded.extras["caption_image"] == [1, 0] and loaded.queries == {}
+    assert loaded.to_dict(include_ranks=True) == record
+
+
+def test_results_compare_by_their_json_form_with_ranks_and_queries():
+    # The dataclass's comparison raised numpy's "truth value of an array is ambiguous" for results with ranks.
+    made = Result.from_dict(GOOD)
+    assert made == Result.from_dict(json.loads(json.dumps(GOOD)))
+    assert made != Result.from_dict({**GOOD, "ranks": {"annotation": [2, 1], "search": [2, 1]}})
+    assert made != Result.from_dict({**GOOD, "queries": {"images": ["a", "b"]}})
+    assert made != Result.from_dict({**GOOD, "system": "other"})
+    assert made != GOOD and made in [GOOD, made]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(made)
 
 
 def test_whole_number_ranks_and_the_known_extras_load():
