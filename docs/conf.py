@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import matplotlib
+from docutils import nodes
 from pygments.lexers.special import TextLexer
+from sphinx.transforms import SphinxTransform
 
 import kcca_desc
 
@@ -115,8 +117,26 @@ def _skip_sklearn_request_methods(app, what, name, obj, skip, options):
     return True if what == "class" and _SKLEARN_REQUEST_METHOD.fullmatch(name) else None
 
 
+class _MetricsAreNotEmailAddresses(SphinxTransform):
+    """Show ``R@10`` and ``R@1/5/10`` as text, not as the ``mailto:`` links docutils makes of them.
+
+    reST links any ``name@host`` it finds in running text, so every metric name of a docstring or
+    a gallery example became an e-mail link; escaping each one would show in ``help()``. A real
+    address has a dotted host, which no metric name has.
+    """
+
+    default_priority = 500
+
+    def apply(self, **kwargs) -> None:
+        for reference in list(self.document.findall(nodes.reference)):
+            uri = reference.get("refuri", "")
+            if uri.startswith("mailto:") and "." not in uri.partition("@")[2]:
+                reference.replace_self(nodes.Text(reference.astext()))
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_sklearn_request_methods)
+    app.add_transform(_MetricsAreNotEmailAddresses)
     # The architecture page's layer diagram is a ```mermaid block; no Mermaid renderer installs
     # offline, so it shows as a plain code block (Pygments has no Mermaid lexer).
     app.add_lexer("mermaid", TextLexer)

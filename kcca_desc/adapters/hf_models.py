@@ -79,8 +79,11 @@ class HFEncoder(TorchEncoder):
     References
     ----------
     Wolf, T. et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP.
+
     Radford, A. et al. (2021). Learning transferable visual models from natural language
-    supervision. ICML.  Zhai, X. et al. (2023). Sigmoid loss for language image pre-training. ICCV.
+    supervision. ICML.
+
+    Zhai, X. et al. (2023). Sigmoid loss for language image pre-training. ICCV.
     """
 
     extra = "transformers"

@@ -148,6 +148,7 @@ class MiniLMTextEncoder(Encoder):
     References
     ----------
     Reimers, N. & Gurevych, I. (2019). Sentence-BERT. EMNLP.
+
     Wang, W. et al. (2020). MiniLM. NeurIPS.
     """
 
@@ -250,6 +251,7 @@ class ViTImageEncoder(Encoder):
     References
     ----------
     Dosovitskiy, A. et al. (2021). An image is worth 16x16 words. ICLR.
+
     Oquab, M. et al. (2024). DINOv2. TMLR.
     """
 

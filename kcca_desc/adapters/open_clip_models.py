@@ -40,6 +40,7 @@ class OpenCLIPEncoder(TorchEncoder):
     ----------
     Radford, A. et al. (2021). Learning transferable visual models from natural language
     supervision. ICML.
+
     Cherti, M. et al. (2023). Reproducible scaling laws for contrastive language-image learning.
     CVPR.
     """

@@ -48,6 +48,7 @@ class PairedEncoder(Encoder):
 
     @property
     def name(self) -> str:
+        """``<image encoder>+<text encoder>``, the names of the two encoders."""
         return f"{self.image_encoder.name}+{self.text_encoder.name}"
 
     @property

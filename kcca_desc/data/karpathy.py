@@ -24,6 +24,7 @@ References
 ----------
 A. Karpathy and L. Fei-Fei (2015). Deep visual-semantic alignments for generating
 image descriptions. CVPR.
+
 F. Faghri, D. J. Fleet, J. R. Kiros and S. Fidler (2018). VSE++: Improving
 visual-semantic embeddings with hard negatives. BMVC.
 """

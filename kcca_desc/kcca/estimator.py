@@ -300,9 +300,11 @@ class KCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEstimator
     ----------
     Bach, F. R. & Jordan, M. I. (2002). Kernel independent component analysis.
     JMLR 3, 1-48.
+
     Hardoon, D. R., Szedmak, S. & Shawe-Taylor, J. (2004). Canonical
     correlation analysis: an overview with application to learning methods.
     Neural Computation 16(12), 2639-2664.
+
     Hodosh, M., Young, P. & Hockenmaier, J. (2013). Framing image description
     as a ranking task: data, models and evaluation metrics. JAIR 47, 853-899.
 

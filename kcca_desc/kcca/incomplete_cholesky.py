@@ -163,6 +163,7 @@ def incomplete_cholesky(
     ----------
     Fine, S. & Scheinberg, K. (2001). Efficient SVM training using low-rank
     kernel representations. JMLR 2, 243-264.
+
     Bach, F. R. & Jordan, M. I. (2002). Kernel independent component analysis.
     JMLR 3, 1-48.
     """

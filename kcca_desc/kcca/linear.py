@@ -63,7 +63,9 @@ class LinearCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseEsti
     References
     ----------
     Hotelling, H. (1936). Relations between two sets of variates. Biometrika 28.
+
     Vinod, H. D. (1976). Canonical ridge and econometrics of joint production.
+
     Bach, F. & Jordan, M. (2002). Kernel independent component analysis. JMLR 3.
     """
 

@@ -111,8 +111,10 @@ class FeatureBridgeMethod(WrapsModel, BaseEstimator, RetrievalMethod):
     ----------
     Hodosh, M., Young, P. & Hockenmaier, J. (2013). Framing image description as
     a ranking task. JAIR 47.
+
     Hardoon, D., Szedmak, S. & Shawe-Taylor, J. (2004). Canonical correlation
     analysis: an overview with application to learning methods. Neural Comp. 16.
+
     Bach, F. & Jordan, M. (2002). Kernel independent component analysis. JMLR 3.
     """
 

@@ -42,6 +42,7 @@ class EncoderMethod(WrapsModel, BaseEstimator, TwoTowerMethod):
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: the encoder's (its spec)."""
         return self.encoder.label
 
     def fit(self, train: Dataset) -> "EncoderMethod":
@@ -80,6 +81,7 @@ class PairScorerMethod(WrapsModel, BaseEstimator, RetrievalMethod):
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: the pair scorer's ``name``."""
         return self.scorer.name
 
     def fit(self, train: Dataset) -> "PairScorerMethod":

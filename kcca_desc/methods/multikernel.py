@@ -226,6 +226,7 @@ preprocessor, random_state, cache
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: ``MKL <text kernels> (<image kernels>)``."""
         return f"MKL {kernel_sum_label(self.text_kernel)} ({kernel_sum_label(self.image_kernel)})"
 
     def _view_names(self) -> tuple[str, str]:

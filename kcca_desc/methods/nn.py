@@ -203,6 +203,7 @@ class NearestNeighbour(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: the text similarity's (``NN5 idf F1``...) and the image kernel."""
         text = WORD_SET_SIMILARITIES.get(self.text_similarity, f"NN {self.text_similarity}")
         return f"{text} ({self.image_kernel})"
 

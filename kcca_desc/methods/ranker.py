@@ -207,6 +207,7 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: ``KCCA <text kernel> (<image kernel>)``."""
         return f"KCCA {self.text_kernel} ({self.image_kernel})"
 
     # ----------------------------------------------------------------- stages

@@ -124,6 +124,7 @@ class ScalableRanker(ImageSentenceRanker):
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: ``Landmark KCCA <text> (<image>, rank <rank>)``."""
         return f"Landmark KCCA {self.text_kernel} ({self.image_kernel}, rank {self._rank_shown()})"
 
     def _rank_shown(self) -> str:

@@ -131,6 +131,7 @@ n_components_, timings_s_
 
     @property
     def name(self) -> str:
+        """The system's label in results and tables: ``Landmark MKL <text kernels> (<image kernels>, rank <rank>)``."""
         return (f"Landmark MKL {kernel_sum_label(self.text_kernel)} ({kernel_sum_label(self.image_kernel)}, "
                 f"rank {self._rank_shown()})")
 

@@ -10,9 +10,7 @@
 The encoders are ``joint_space``: wrap them in :class:`~kcca_desc.methods.EncoderMethod`; wrap
 the scorer in :class:`~kcca_desc.methods.PairScorerMethod`.
 
-Modules
--------
-Models: :mod:`.vse`, :mod:`.char_gru`, :mod:`.rei` (networks and estimators), :mod:`.joint`
+Its modules. Models: :mod:`.vse`, :mod:`.char_gru`, :mod:`.rei` (networks and estimators), :mod:`.joint`
 (the joint-embedding estimator base), :mod:`.word_vectors` (pre-trained word embeddings) and
 :mod:`.losses`.  Training, shared by all: :mod:`.training` (:class:`TrainableModel`, the
 estimator base: parameters, tokens, checkpoint keys, ``fit``), :mod:`.trainer` (the epoch loop),

@@ -127,7 +127,9 @@ class CharGRUEncoder(JointEmbeddingModel):
     ----------
     Merkx, D. & Frank, S. L. (2019). Learning semantic sentence representations from visually
     grounded language without lexical knowledge. Natural Language Engineering 25(4), 451–466.
+
     Smith, L. N. (2017). Cyclical learning rates for training neural networks. WACV.
+
     Huang, G. et al. (2017). Snapshot ensembles: train 1, get M for free. ICLR.
     """
 
@@ -151,6 +153,7 @@ class CharGRUEncoder(JointEmbeddingModel):
 
     @property
     def n_snapshots(self) -> int:
+        """Snapshots kept and ensembled: ``n_ensemble``."""
         return self.n_ensemble
 
     @property

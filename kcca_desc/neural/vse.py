@@ -118,6 +118,7 @@ class VSEEncoder(PretrainedWordEmbeddings, JointEmbeddingModel):
     ----------
     Kiros, R., Salakhutdinov, R. & Zemel, R. (2014). Unifying visual-semantic embeddings with
     multimodal neural language models. arXiv:1411.2539.
+
     Faghri, F., Fleet, D. J., Kiros, J. R. & Fidler, S. (2018). VSE++: Improving
     visual-semantic embeddings with hard negatives. BMVC.
     """

@@ -13,6 +13,7 @@ References
 ----------
 Mikolov, T., Chen, K., Corrado, G. & Dean, J. (2013). Efficient estimation of word
 representations in vector space. arXiv:1301.3781.
+
 Tulkens, S. & van Dongen, T. (2024). Model2Vec: fast state-of-the-art static embeddings.
 """
 

@@ -216,6 +216,7 @@ class LandmarkKCCA(ValidatedParams, CanonicalScoreMixin, TransformerMixin, BaseE
     References
     ----------
     Bach, F. R. & Jordan, M. I. (2002). Kernel independent component analysis. JMLR 3, 1-48.
+
     Williams, C. K. I. & Seeger, M. (2001). Using the Nyström method to speed up kernel
     machines. NIPS 13.
     """

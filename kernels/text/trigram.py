@@ -466,7 +466,7 @@ def trigram_kernel(
 ) -> np.ndarray:
     """Normalised truncated subsequence kernel between items of sentences.
 
-    For sentences ``s, s'`` and word sequences ``w`` of length 1..``max_len``, with
+    For sentences ``s, s'`` and word sequences ``w`` of length 1 to ``max_len``, with
     ``|M_{s,w}|`` the number of occurrences of ``w`` as a subsequence of ``s`` (gaps allowed and
     not penalised),
 
