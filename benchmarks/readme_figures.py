@@ -768,8 +768,8 @@ def report(results: ResultsFiles) -> str:
         return (f"all {count} stored {what} exactly" if difference == 0
                 else f"the {count} stored {what} to within {difference:.0e}")
     return paragraph(
-        f"For the Flickr8K table of the next section ({record['n_runs']} runs with per-query ranks, "
-        f"`python benchmarks/report.py`), the report takes {record['build_cpu_s']:.0f} s of CPU to build "
+        f"For the runs of the Flickr8K table (`benchmarks/results/hodosh_table.json`: {record['n_runs']} runs with "
+        f"per-query ranks; `python benchmarks/report.py`), the report takes {record['build_cpu_s']:.0f} s of CPU to build "
         f"({record['build_s']:.0f} s wall on this machine's {record['machine']['cpus']} shared cores; most of it "
         f"the randomisation tests) and {record['report_dir_bytes'] / 1e6:.1f} MB on disk "
         f"({record['report_html_bytes'] / 1e6:.1f} MB for the page); `compare` on the stored ranks reproduces "

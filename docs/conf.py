@@ -6,6 +6,7 @@ installs what it needs; ``tests/test_docs.py`` runs the same build). Everything 
 results tables ``_generated/``) is git-ignored.
 """
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -15,7 +16,12 @@ from docutils import nodes
 from pygments.lexers.special import TextLexer
 from sphinx.transforms import SphinxTransform
 
-import kcca_desc
+# The gallery's "Out" blocks show what each example prints, not the toolkit's timestamped progress
+# lines. The setting is read when kcca_desc is imported, so it is made first; the processes that
+# run the examples inherit it.
+os.environ.setdefault("KCCA_DESC_QUIET", "1")
+
+import kcca_desc  # noqa: E402
 
 # The gallery's examples draw their figures off screen, on any machine.
 matplotlib.use("Agg")
@@ -101,7 +107,12 @@ html_theme_options = {
 }
 # The theme's script expects a colour mode; without one it logs a console error on the first page.
 html_context = {"default_mode": "light"}
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# The top-level pages (install, results, benchmarks, ...) have no section of their own: without
+# this the theme shows an empty "Section Navigation" column beside them, a quarter of the width
+# taken from their wide tables.
+html_sidebars = {page.stem: [] for page in DOCS.glob("*.md")}
 html_show_sourcelink = False
 
 

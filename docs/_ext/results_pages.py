@@ -123,10 +123,11 @@ def kcca_solvers(results: rf.ResultsFiles) -> str:
     rows = [(f"{row['n']:,}", f"{row['rank']:,}", f"{row['exact_s']:.2f} s", f"{row['exact_peak_gib']:.2f} GiB",
              f"{row['lowrank_s']:.2f} s", f"{row['lowrank_peak_gib']:.2f} GiB", f"{row['cca_zoo_s']:.2f} s")
             for row in record["comparison"]]
+    # The record's notes end without a full stop; the paragraph ends with them.
     return rf.paragraph(
         f"Fitting `KCCA` ({record['n_components']} components) on precomputed kernels, exact and low-rank "
         f"(`method=\"lowrank\"`), beside cca-zoo's kernel CCA on the same kernels {_source('kcca')}; "
-        f"{record['notes']}") + "\n\n" + rf.table(
+        f"{record['notes'].rstrip('.')}.") + "\n\n" + rf.table(
         ["n", "rank", "exact", "exact peak", "low-rank", "low-rank peak", "cca-zoo"], rows)
 
 
