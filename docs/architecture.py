@@ -127,6 +127,11 @@ def _summary(package: str) -> str:
 
 
 def _mermaid(layers: list[list[str]], edges: dict[str, set[str]]) -> list[str]:
+    """The layer diagram as a Mermaid flowchart, which GitHub draws.
+
+    The documentation site draws the same block with ``docs/_ext/layer_diagram.py``, which reads
+    exactly this grammar (and fails the build on any other): change the two together.
+    """
     out = ["```mermaid", "flowchart TB"]
     for i, layer in enumerate(layers + [["kernels"]]):
         out.append(f'    subgraph L{i}[" "]')

@@ -3,7 +3,7 @@
 Build with ``sphinx-build -j auto -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
 installs what it needs; ``tests/test_docs.py`` runs the same build). Everything the build makes
 (``_build/``, the gallery's ``auto_examples/``, autosummary's ``api/generated/`` and the generated
-results tables ``_generated/``) is git-ignored.
+results tables and architecture diagram ``_generated/``) is git-ignored.
 """
 
 import os
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import matplotlib
 from docutils import nodes
-from pygments.lexers.special import TextLexer
 from sphinx.transforms import SphinxTransform
 
 # The gallery's "Out" blocks show what each example prints, not the toolkit's timestamped progress
@@ -48,6 +47,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "results_pages",
     "public_names",
+    "layer_diagram",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
@@ -148,6 +148,3 @@ class _MetricsAreNotEmailAddresses(SphinxTransform):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_sklearn_request_methods)
     app.add_transform(_MetricsAreNotEmailAddresses)
-    # The architecture page's layer diagram is a ```mermaid block; no Mermaid renderer installs
-    # offline, so it shows as a plain code block (Pygments has no Mermaid lexer).
-    app.add_lexer("mermaid", TextLexer)

@@ -11,6 +11,7 @@ generated tables (``docs/_generated``) go into the source tree, git-ignored, as 
 import html
 import importlib
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,20 @@ def test_benchmarks_page_names_the_source_of_each_table(site):
     assert "benchmarks/results/text_kernels.json" in text and "benchmarks/results/kcca.json" in text
 
 
+def test_architecture_page_shows_its_layer_diagram_as_a_figure(site):
+    from layer_diagram import alt_text, mermaid_source, parse_flowchart
+
+    text = _page(site, "architecture.html")
+    # Not the Mermaid source, which no renderer of this offline build would draw.
+    assert "flowchart TB" not in text and "subgraph" not in text
+    source = mermaid_source((DOCS / "architecture.md").read_text(encoding="utf-8"))
+    figure = re.search(r'<figure class="layer-diagram[^>]*>\s*<img alt="([^"]*)" src="([^"]+\.svg)"', text)
+    assert figure, "the architecture page shows no layer diagram"
+    # Drawn from the page's own flowchart: its rows, top first, are those the figure describes.
+    assert html.unescape(figure[1]) == alt_text(parse_flowchart(source))
+    assert "<svg" in _page(site, figure[2])
+
+
 def test_every_gallery_example_ran_and_drew_a_figure(site):
     examples = sorted(EXAMPLES.glob("plot_*.py"))
     if not examples:
@@ -188,3 +203,15 @@ def test_pages_render_in_chromium(browser, site, tmp_path, page, title):
     background = np.array([common >> 16, (common >> 8) & 255, common & 255])
     drawn = np.any(np.abs(rgb - background) > 0.1 * 255, axis=-1).mean()
     assert drawn > 0.02, f"{page}: only {drawn:.1%} of the screenshot differs from the background"
+
+
+@pytest.mark.browser
+def test_architecture_diagram_loads_at_its_own_size_in_chromium(browser, site):
+    browser.get((site / "architecture.html").as_uri())
+    image = browser.find_element("css selector", "figure.layer-diagram img")
+    natural, shown, room = browser.execute_script(
+        "const i = arguments[0]; return [i.naturalWidth, i.getBoundingClientRect().width, "
+        "i.parentElement.getBoundingClientRect().width]", image)
+    # An SVG the browser cannot read has no natural width; one shrunk below its own size is unreadable.
+    assert natural > 0, "the browser could not load the layer diagram"
+    assert min(natural, room) * 0.95 <= shown <= room, (natural, shown, room)
