@@ -130,14 +130,14 @@ def test_bad_settings_are_reported_together(capsys, no_features):
 def test_unknown_split_is_found_before_the_fit(capsys, no_features):
     code, err = run_cli(capsys, ["--n-images", "40", "--split", "nope"])
     assert code == DataError.exit_code
-    assert "has no 'nope' split, which --split evaluates on it; its splits: dev, test, train" in err
+    assert "has no 'nope' split, but --split evaluates on it; its splits: dev, test, train" in err
 
 
 def test_a_data_set_without_dev_is_an_error_for_a_grid_and_fine_for_one_setting(tmp_path, capsys, no_features):
     tsv = write_tsv_dataset(tmp_path, n_images=12, splits=(0.7, 0.0, 0.3))
     code, err = run_cli(capsys, ["--data", "tsv", "--data-root", str(tsv)] + SMALL)
     assert code == DataError.exit_code
-    assert "has no 'dev' split, which --method kcca selects among its 20 (n, reg) settings on it" in err
+    assert "has no 'dev' split, but --method kcca selects among its 20 (n, reg) settings on it" in err
     assert "one --n-components and one --regs" in err
 
 

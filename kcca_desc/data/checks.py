@@ -92,7 +92,7 @@ def check_dataset(dataset: Dataset, problems: ProblemLog, *, splits: Mapping[str
     source = dataset.metadata.get("source") or dataset.metadata.get("root") or dataset.name
     for split, why in dict(splits).items():
         if split not in dataset.splits:
-            problems.add(source, None, f"data set {dataset.name!r} has no {split!r} split, which {why}; its "
+            problems.add(source, None, f"data set {dataset.name!r} has no {split!r} split, but {why}; its "
                                        f"splits: {', '.join(sorted(dataset.splits)) or 'none'}", fatal=True)
         elif not len(dataset.splits[split]):
             problems.add(source, None, f"the {split!r} split of data set {dataset.name!r} has no images, "

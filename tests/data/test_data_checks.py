@@ -152,7 +152,7 @@ def test_fatal_problems_are_raised_even_when_skipping(tmp_path):
     data = load_flickr8k(write_flickr8k(tmp_path / "f8k", mini_captions(), MINI_SPLITS))
     problems = ProblemLog()
     check_dataset(data, problems, splits={"holdout": "the run evaluates on it"}, images=False)
-    with pytest.raises(DataError, match="has no 'holdout' split, which the run evaluates on it"):
+    with pytest.raises(DataError, match="has no 'holdout' split, but the run evaluates on it"):
         settle_problems(data, problems, skip_bad_items=True)
 
 
