@@ -39,6 +39,9 @@ SPLIT_FILES = {
     "test": "Flickr_8k.testImages.txt",
 }
 
+#: What a Flickr8K directory holds, as the errors that point at one name it.
+_LAYOUT = f"{CAPTION_FILES['raw']}, {', '.join(SPLIT_FILES.values())} and images/"
+
 # Caption-file entries of the original release that name no image (see the module docstring).
 KNOWN_SPURIOUS_ENTRIES = frozenset({"2258277193_586949ec62.jpg.1"})
 
@@ -48,21 +51,29 @@ def resolve_flickr8k_root(root: str | os.PathLike | None = None) -> Path:
 
     Raises
     ------
-    FileNotFoundError
-        Saying how to point the toolkit at the data when neither is given or
-        the directory does not exist.
+    MissingDataFileError
+        A ``FileNotFoundError`` saying how to point the toolkit at the data when neither is
+        given, the directory does not exist, ``root`` is a file (one of the release's), or the
+        directory holds none of the release's files and folders.
     """
     if root is None:
         root = os.environ.get(FLICKR8K_ENV)
         if not root:
             raise MissingDataFileError(
                 "Flickr8K data location unknown: pass root=<directory> (CLI: --data-root) or set "
-                f"${FLICKR8K_ENV} to the directory holding {CAPTION_FILES['raw']}, "
-                f"{', '.join(SPLIT_FILES.values())} and images/"
+                f"${FLICKR8K_ENV} to the directory holding {_LAYOUT}"
             )
     root = Path(root)
+    if root.is_file():
+        # The commonest slip is naming one of the release's files (the caption file) instead of its folder.
+        raise MissingDataFileError(f"Flickr8K directory {root} is a file, not a directory: give the directory "
+                                   f"holding {_LAYOUT} (for this file, {root.parent})")
     if not root.is_dir():
         raise MissingDataFileError(f"Flickr8K directory not found: {root}")
+    if not any((root / name).exists() for name in (CAPTION_FILES["raw"], *SPLIT_FILES.values(), "images")):
+        # A folder above or beside the data: say what belongs in it rather than name the first file missed.
+        raise MissingDataFileError(f"{root} is not a Flickr8K directory: none of {_LAYOUT} is in it; give the "
+                                   "directory that holds them")
     return root
 
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kcca_desc._core.errors import MissingDataFileError
 from kcca_desc.data import DataFormatError, load_flickr8k, problems
 from kcca_desc.data.flickr8k import CAPTION_FILES, FLICKR8K_ENV, SPLIT_FILES
 
@@ -112,6 +113,20 @@ def test_no_root_says_how_to_point_at_the_data(monkeypatch):
 def test_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere"):
         load_flickr8k(tmp_path / "nowhere")
+
+
+def test_a_file_for_the_directory_names_the_folder_to_give(mini):
+    token = mini / CAPTION_FILES["raw"]
+    with pytest.raises(MissingDataFileError, match=rf"{re.escape(str(token))} is a file, not a directory: give the "
+                                                   rf"directory holding .* \(for this file, {re.escape(str(mini))}\)"):
+        load_flickr8k(token)
+
+
+def test_a_directory_without_the_release_says_what_belongs_in_it(mini):
+    # The folder above the data: the first file missed ("images/ not found") would not say why.
+    with pytest.raises(MissingDataFileError, match=rf"{re.escape(str(mini.parent))} is not a Flickr8K directory: "
+                                                   rf"none of {re.escape(CAPTION_FILES['raw'])}, .* and images/"):
+        load_flickr8k(mini.parent)
 
 
 @pytest.mark.parametrize("file_name", [CAPTION_FILES["raw"], SPLIT_FILES["dev"], "images"])
