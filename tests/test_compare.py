@@ -341,6 +341,24 @@ def test_one_file_given_twice_is_named(tmp_path, capsys):
     assert err.startswith("error: ") and "nn.json is given twice: name each results file once" in err
 
 
+def test_a_comparison_given_as_a_run_says_what_it_is_and_what_to_give(tmp_path, capsys):
+    # It read "holds no result record", which did not say that the file is compare's own output.
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    make_result([1, 2, 3], [1, 2, 3], "A").save(a, include_ranks=True)
+    make_result([2, 1, 3], [1, 3, 2], "KCCA n=8,16").save(b, include_ranks=True)
+    assert main([str(a), str(b), "--n-resamples", "20", "--out", str(tmp_path / "t"), "-q"]) == 0
+    capsys.readouterr()
+    assert main([str(a), str(tmp_path / "t.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path / 't.json'}: holds no result record: it is a comparison (written by python -m "
+        "kcca_desc.compare --out, or a report's comparison.json) of 'A', 'KCCA n=8,16'; give the results files "
+        "of python -m kcca_desc.fit --out (or benchmark tables)\n")
+    (tmp_path / "other.json").write_text('{"rows": []}')
+    assert main([str(tmp_path / "other.json")]) == 2
+    assert capsys.readouterr().err.endswith("other.json: holds no result record; give the results files of "
+                                            "python -m kcca_desc.fit --out (or benchmark tables)\n")
+
+
 def test_out_onto_a_comparison_of_other_inputs_keeps_it_as_a_numbered_version(tmp_path, capsys):
     # compare --out overwrote an earlier comparison of other runs silently, as fit --out did.
     a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"

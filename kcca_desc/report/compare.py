@@ -123,8 +123,22 @@ def _read_results(path: Path) -> list[Result]:
         raise ComparisonError(f"{path}: not a JSON results file ({exc})") from None
     found = _result_dicts(data)
     if not found:
-        raise ComparisonError(f"{path}: holds no result record")
+        raise ComparisonError(f"{path}: holds no result record{_not_results_hint(data)}; give the results files "
+                              "of python -m kcca_desc.fit --out (or benchmark tables)")
     return [_parsed_result(path, i, item) for i, item in enumerate(found)]
+
+
+def _not_results_hint(data: Any) -> str:
+    """What the JSON value ``data`` is instead of results, where it is an output of these commands."""
+    # A comparison (compare --out, a report's comparison.json) is the likeliest wrong file: it
+    # sits beside the runs and is named like one.
+    if isinstance(data, Mapping) and {"rows", "inputs"} <= data.keys():
+        runs = data["inputs"].get("runs") if isinstance(data["inputs"], Mapping) else None
+        labels = sorted({run[0] for run in runs if isinstance(run, list) and run and isinstance(run[0], str)}
+                        if isinstance(runs, list) else ())
+        return (": it is a comparison (written by python -m kcca_desc.compare --out, or a report's comparison.json)"
+                + (f" of {', '.join(map(repr, labels))}" if labels else ""))
+    return ""
 
 
 def _parsed_result(path: Path, i: int, item: Mapping) -> Result:
