@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from kcca_desc.cli.compare import main
 from kcca_desc.report.compare import ComparisonError, Run, check_comparable, cluster_groups, compare_runs, load_runs
 from kcca_desc.data.registry import load_dataset
-from kcca_desc.evaluate import Result, result_from_scores, retrieval_metrics
+from kcca_desc.evaluate import Result, result_from_scores, retrieval_metrics, save_results
 from kcca_desc.evaluate.statistics import metric_cis
 
 HODOSH_TABLE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "hodosh_table.json"
@@ -339,6 +340,23 @@ def test_one_file_given_twice_is_named(tmp_path, capsys):
     assert main([str(path), str(tmp_path / ".." / tmp_path.name / "nn.json")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "nn.json is given twice: name each results file once" in err
+
+
+def test_a_file_without_a_run_of_the_protocol_asked_for_is_named_in_a_warning(tmp_path, capsys):
+    # It was left out silently: the comparison asked of two files held the other one's run alone.
+    nn, both = tmp_path / "nn.json", tmp_path / "both.json"
+    make_result([1, 2, 3], [1, 2, 3], "NN").save(nn, include_ranks=True)
+    # One run under both protocols, as fit --protocol both writes it.
+    karpathy = make_result([2, 1, 3], [1, 3, 2], "K", protocol="karpathy", queries={"caption_image": [0, 1, 2]})
+    save_results([make_result([2, 1, 3], [1, 3, 2], "K"), karpathy], both, include_ranks=True)
+    assert main([str(nn), str(both), "--protocol", "karpathy", "--n-resamples", "20"]) == 0
+    assert f"warning: {nn} holds no karpathy result (only hodosh): left out of the comparison\n" in \
+        capsys.readouterr().err
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(load_runs([nn, both], protocol="hodosh")) == 2
+        # A file whose runs --systems leaves out is no such case.
+        assert [run.label for run in load_runs([nn, both], systems=["K"], protocol="karpathy")] == ["K"]
 
 
 def test_a_comparison_given_as_a_run_says_what_it_is_and_what_to_give(tmp_path, capsys):

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .._core.cache import atomic_write_text
-from .._core.errors import DataError, KccaDescError
+from .._core.errors import DataError, KccaDescError, warn_user
 from ..evaluate.latex import LATEX_HEADER, latex_escape
 from ..evaluate.metrics import METRICS, format_bound, metric_entry
 from ..evaluate.ranks import TASKS, recall_ks, retrieval_metrics
@@ -165,6 +165,11 @@ def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | No
     ComparisonError
         If a file is given twice, holds no result, a result lacks per-query ranks, or a name of
         ``systems`` matches none.
+
+    Warns
+    -----
+    UserWarning
+        Naming a file that holds no result under ``protocol``, left out.
     """
     seen = set()
     for path in map(Path, paths):
@@ -174,9 +179,13 @@ def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | No
         seen.add(path.resolve())
     runs = []
     for path in map(Path, paths):
-        for result in _read_results(path):
-            if systems is not None and result.system not in systems:
-                continue
+        results = [result for result in _read_results(path) if systems is None or result.system in systems]
+        others = sorted({result.protocol for result in results})
+        if protocol is not None and others and protocol not in others:
+            # Left out silently, the file's runs vanished from a comparison asked of them; not an error,
+            # since one command over runs of several protocols is how each protocol is compared in turn.
+            warn_user(f"{path} holds no {protocol} result (only {', '.join(others)}): left out of the comparison")
+        for result in results:
             if protocol is not None and result.protocol != protocol:
                 continue
             missing = [task for task in TASKS if task not in result.ranks]
