@@ -66,6 +66,14 @@ def test_a_kernel_option_of_a_system_over_an_encoder_is_refused(capsys, argv, me
     assert _refused(capsys, ["--n-images", "40", *argv], ParameterError.exit_code) == message
 
 
+def test_a_text_kernel_for_nn_without_nn_text_kernel_is_refused(capsys):
+    # Silently ignored before: the run was NN5 idf F1, labelled so, whatever --text-kernel named.
+    message = _refused(capsys, ["--n-images", "40", "--method", "nn", "--text-kernel", "bow5"],
+                       ParameterError.exit_code)
+    assert message == ("--text-kernel bow5: --method nn reads it only with --nn-text kernel (its text similarity "
+                       "is --nn-text, here idf_f1): add --nn-text kernel, or drop --text-kernel")
+
+
 def test_the_options_of_the_method_and_its_defaults_are_accepted():
     from kcca_desc.cli.options import check_applicable
     from kcca_desc.methods.registry import SYSTEMS

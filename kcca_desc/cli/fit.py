@@ -110,9 +110,17 @@ _KERNEL_OPTIONS = {"text_kernel": ("text_kernel",), "image_kernel": ("image_kern
 def _check_kernel_options(args: argparse.Namespace, parser: argparse.ArgumentParser, system) -> None:
     """Refuse the options of the paper's kernels for a system over none of them: they would be ignored.
 
+    So is ``--text-kernel`` for ``nn`` without ``--nn-text kernel``, the one way ``nn`` reads it.
+
     Such a system (``cca``, ``encoder``, ``kcca`` or ``nn`` with an encoder named, a trainable one)
     works on an encoder's features; an option counts as given when its value differs from its default.
     """
+    if system is SYSTEMS["nn"] and args.nn_text != "kernel" and args.text_kernel != parser.get_default("text_kernel"):
+        # nn takes the image kernel's options, so the check below passes it, but a text kernel only
+        # through --nn-text kernel: else its run is NN5 idf F1 under a label that omits the kernel asked for.
+        raise ParameterError(f"--text-kernel {args.text_kernel}: --method nn reads it only with --nn-text kernel "
+                             f"(its text similarity is --nn-text, here {args.nn_text}): add --nn-text kernel, or "
+                             "drop --text-kernel")
     if any(system.takes(setting) for setting in _KERNEL_OPTIONS):
         return
     given = [f"--{dest.replace('_', '-')}" for dests in _KERNEL_OPTIONS.values() for dest in dests
