@@ -201,6 +201,21 @@ def test_an_out_on_a_read_only_file_system_fails_before_any_work(capsys, no_load
     assert one_error_line(capsys) == f"error: cannot write {out}: Read-only file system"
 
 
+@pytest.mark.parametrize("main, directory", [(compare_main, False), (report_main, True)])
+def test_an_out_of_the_other_kind_names_the_kind_to_give(capsys, no_loading, tmp_path, main, directory):
+    # report --out onto a results file read "File exists"; compare --out onto a folder suggested a bare name.
+    out = tmp_path / "runs"
+    if directory:
+        out.write_text("{}")
+    else:
+        out.mkdir()
+    assert main(["a.json", "--out", str(out)]) == UnwritableOutputError.exit_code
+    assert one_error_line(capsys) == (
+        f"error: cannot write {out}: it is a file, not a directory; name a directory for the report "
+        f"(e.g. {tmp_path / 'report'})" if directory else
+        f"error: cannot write {out}: it is a directory; name a file in it (e.g. {out / 'results.json'})")
+
+
 def test_compare_on_a_disk_that_fills_up_keeps_the_table_elsewhere_and_leaves_no_partial_file(capsys, tmp_path, runs,
                                                                                               monkeypatch):
     full = tmp_path / "full"

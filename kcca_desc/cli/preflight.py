@@ -209,7 +209,11 @@ def check_writable(path: str | os.PathLike, directory: bool = False) -> None:
     """
     path = Path(path)
     if not directory and path.is_dir():
-        raise UnwritableOutputError(path, "it is a directory; name a file (e.g. results.json)")
+        raise UnwritableOutputError(path, f"it is a directory; name a file in it (e.g. {path / 'results.json'})")
+    # An existing file for a folder (a results file given to report --out): mkdir would say only "File exists".
+    if directory and path.exists() and not path.is_dir():
+        raise UnwritableOutputError(path, "it is a file, not a directory; name a directory for the report "
+                                          f"(e.g. {path.parent / 'report'})")
     # The nearest existing folder on the way must be one: mkdir would say only "File exists".
     existing = next(p for p in [path, *path.parents] if p.exists() or p == p.parent)
     if existing != path and not existing.is_dir():
