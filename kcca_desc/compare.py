@@ -2,7 +2,7 @@
 
 import sys
 
-from .cli.compare import main
+from .cli.compare import cli
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

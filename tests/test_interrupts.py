@@ -3,13 +3,18 @@ a re-run resumes to byte-identical results."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 import threading
 
+import numpy as np
 import pytest
 
 from kcca_bench.cli import figures, interrupt_cli, run_cli
 from kcca_desc.cli.interrupts import INTERRUPT_EXIT_CODES, supervised
+from kcca_desc.evaluate import Result, retrieval_metrics
 
 # A small synthetic run (every stage of the KCCA system, a few seconds on two cores, most of
 # them featurising) and a larger one whose later stages (Grams, eigendecompositions, selection)
@@ -71,3 +76,44 @@ def _child_main(argv):
 def test_supervised_passes_the_exit_status_through(capfd):
     assert supervised(_child_main, ["a"]) == 3
     assert "child ran ['a']" in capfd.readouterr().out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the forked child through /proc")
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_ctrl_c_stops_compare_and_report_with_a_message_not_a_traceback(tmp_path, command):
+    # They ended in a KeyboardInterrupt traceback from inside the bootstrap or a figure.
+    rng = np.random.default_rng(0)
+    files = []
+    for name in ("A", "B"):
+        ranks = rng.integers(1, 200, 200)
+        result = Result(system=name, dataset="toy", protocol="hodosh", split="test", ranks={"annotation": ranks,
+                        "search": ranks}, annotation=retrieval_metrics(ranks), search=retrieval_metrics(ranks))
+        result.save(tmp_path / f"{name}.json", include_ranks=True)
+        files.append(str(tmp_path / f"{name}.json"))
+    # Enough resamples to last minutes, so that the signal finds the command at work.
+    run = subprocess.Popen([sys.executable, "-m", f"kcca_desc.{command}", *files, "--n-resamples", "100000000",
+                            "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env={**os.environ, "KCCA_DESC_CACHE": str(tmp_path / "cache")})
+    try:
+        # The child is forked once the command is set up: signalled before that, Python's own handling runs.
+        for _ in range(600):
+            if [pid for pid in os.listdir("/proc") if pid.isdigit() and _parent(pid) == run.pid]:
+                break
+            threading.Event().wait(0.05)
+        threading.Event().wait(0.5)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == INTERRUPT_EXIT_CODES[signal.SIGINT] == 130, err
+    assert "interrupted by SIGINT" in err and "run the same command again" in err and "Traceback" not in err
+
+
+def _parent(pid: str) -> int | None:
+    """The parent process id of ``pid`` (from ``/proc``), None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+

@@ -11,12 +11,13 @@ from .._core.progress import set_quiet
 from ..evaluate.statistics import CONFIDENCE
 from ..report.compare import compare_runs
 from .errors import exits_cleanly
+from .interrupts import run_results_command
 from .options import output_path
 from .outputs import keep_earlier_comparison, version_note, write_or_keep
 from .preflight import check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,5 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The command's entry point: :func:`main`, which Ctrl-C and SIGTERM stop at once (:mod:`.interrupts`)."""
+    return run_results_command(main, argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 from .._core.cache import cache_root, remove_temporaries, written_since
 from .._core.progress import report_stages_to
 
-__all__ = ["supervised", "run_command", "describe_kept", "INTERRUPT_EXIT_CODES"]
+__all__ = ["supervised", "run_command", "run_results_command", "describe_kept", "INTERRUPT_EXIT_CODES"]
 
 #: Exit status after each signal, the shells' convention ``128 + signal number``.
 INTERRUPT_EXIT_CODES = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
@@ -208,3 +208,18 @@ def describe_kept(start: float) -> str:
 def run_command(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """:func:`supervised` with the toolkit's cache: report what was kept, remove half-written files."""
     return supervised(main, argv, describe_kept=describe_kept, cleanup=remove_temporaries)
+
+
+def _outputs_to_rewrite(start: float) -> str:
+    # Nothing to resume from: the command reads results files and writes its outputs at the end.
+    return ("nothing is kept to resume from, and an output it was writing may be incomplete: run the same "
+            "command again.")
+
+
+def run_results_command(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    """:func:`supervised` for a command over results files (``compare``, ``report``).
+
+    Ctrl-C and SIGTERM stop it as they stop ``fit`` (a one-line message, not a ``KeyboardInterrupt``
+    traceback from inside the bootstrap or a figure), saying to run it again.
+    """
+    return supervised(main, argv, describe_kept=_outputs_to_rewrite, cleanup=remove_temporaries)

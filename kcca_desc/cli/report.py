@@ -22,12 +22,13 @@ from ..report import build_report
 from ..report.compare import Run, comparison_inputs
 from ..report.gallery import dataset_source, gallery_run
 from .errors import exits_cleanly
+from .interrupts import run_results_command
 from .options import output_path
 from .outputs import keep_earlier_report, version_note, write_or_keep
 from .preflight import check_data_options, check_settings, check_writable
 from .runs import runs_parser, selected_runs
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,5 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def cli(argv: Sequence[str] | None = None) -> int:
+    """The command's entry point: :func:`main`, which Ctrl-C and SIGTERM stop at once (:mod:`.interrupts`)."""
+    return run_results_command(main, argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

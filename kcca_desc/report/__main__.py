@@ -2,7 +2,7 @@
 
 import sys
 
-from ..cli.report import main
+from ..cli.report import cli
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())
