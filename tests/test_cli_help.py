@@ -32,6 +32,15 @@ def test_grid_defaults_are_in_command_line_syntax():
     assert "(default: " + ",".join(f"{r:g}" for r in DEFAULT_REGS) + ")" in text
 
 
+@pytest.mark.parametrize("command", PARSERS)
+def test_a_default_of_zero_is_shown(command):
+    # 0 == False, so a membership test hid the defaults of --seed and --weight-power.
+    text = " ".join(PARSERS[command]().format_help().split())
+    assert "seed of the bootstrap and the randomisation tests (default: 0)" in text or "data's (default: 0)" in text
+    if command == "fit":
+        assert "correlation ** q before the cosine (default: 0)" in text
+
+
 def test_help_names_the_current_default_encoders():
     text = " ".join(fit_parser().format_help().split())
     assert f"{DEFAULT_TEXT_ENCODER} captions and {DEFAULT_IMAGE_ENCODER} images" in text

@@ -52,7 +52,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         help_text = action.help or ""
         default = action.default
-        if (default in (None, False, argparse.SUPPRESS) or "default" in help_text
+        # By identity: 0 and 0.0 equal False, and a default of zero (--seed, --weight-power) is shown.
+        if (any(default is none for none in (None, False, argparse.SUPPRESS)) or "default" in help_text
                 or action.option_strings == [] or isinstance(action, argparse._VersionAction)):
             return help_text
         return f"{help_text} (default: {cli_value(default).replace('%', '%%')})"
