@@ -28,7 +28,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -41,6 +40,7 @@ from kcca_bench import benchmark_parser, run_main
 from kcca_bench import (add_output_arguments, fill_defaults, flickr8k_or_quick, machine_info, output_path,
                              result_record)
 from kcca_desc._core.cache import atomic_write_text
+from kcca_desc.cli.options import HelpFormatter
 from kcca_desc._core.profile import StageProfile, add_tables, format_profile, format_stage_columns, profiled, recording
 from kcca_desc.report.compare import cluster_groups
 from kcca_desc.data import load_flickr8k_judgments
@@ -218,14 +218,16 @@ def _save(path: Path, table: dict) -> None:
 
 
 def main(argv=None) -> dict:
-    p = benchmark_parser(__file__, __doc__.split("\n\n")[0],
-                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
+    # The command line's formatter: argparse's own printed "(default: None)" and "(default: False)".
+    p = benchmark_parser(__file__, __doc__.split("\n\n")[0], formatter_class=HelpFormatter)
+    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"),
+                   help="the Flickr8K directory (default: $KCCA_DESC_FLICKR8K)")
     p.add_argument("--systems", help=f"comma-separated table names (default all; quick {DEFAULTS['quick']['systems']})")
     p.add_argument("--list", action="store_true", help="print the system names and exit")
     p.add_argument("--power", type=float, default=1.0, help="image kernel power p")
     p.add_argument("--diag", type=float, default=1.0, help="text kernel diagonal multiplier d")
-    p.add_argument("--weight-power", type=float, default=0.0)
+    p.add_argument("--weight-power", type=float, default=0.0,
+                   help="weight projected dimensions by canonical correlation ** q before the cosine")
     p.add_argument("--n-components", type=lambda s: [int(v) for v in s.split(",")],
                    help="grid of n (default 16,32,64,128,256; quick 4,8)")
     p.add_argument("--regs", type=lambda s: [float(v) for v in s.split(",")],

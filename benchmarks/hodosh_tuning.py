@@ -44,9 +44,10 @@ def _floats(text: str) -> list[float]:
 
 def main(argv=None) -> dict:
     p = benchmark_parser(__file__, __doc__.split("\n\n")[0])
-    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"))
-    p.add_argument("--text-kernel", default="tri_sem")
-    p.add_argument("--image-kernel", default="pyramid")
+    p.add_argument("--data-root", default=os.environ.get("KCCA_DESC_FLICKR8K"),
+                   help="the Flickr8K directory (default: $KCCA_DESC_FLICKR8K)")
+    p.add_argument("--text-kernel", default="tri_sem", help="text kernel of the system tuned (default: tri_sem)")
+    p.add_argument("--image-kernel", default="pyramid", help="image kernel of the system tuned (default: pyramid)")
     p.add_argument("--powers", type=_floats, help="image-kernel powers p (default 1,2,3)")
     p.add_argument("--diags", type=_floats, help="text-kernel diagonal multipliers d (default 1,2)")
     p.add_argument("--weight-powers", type=_floats, help="weight powers q (default 0,2,4)")

@@ -241,6 +241,21 @@ def _karpathy_record(seed: int = 0) -> dict:
     return result_record(result_from_scores(scores, view, "random scores"), view)
 
 
+@pytest.mark.parametrize("script", ["hodosh_table.py", "hodosh_tuning.py"])
+def test_the_scripts_the_hodosh_page_runs_describe_every_option(script):
+    # --data-root and --weight-power had no help, and hodosh_table's said "(default: None)".
+    text = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True,
+                          check=True).stdout
+    options = text.split("options:")[1]
+    assert "(default: None)" not in options and "(default: False)" not in options
+    lines = options.splitlines() + [""]
+    # An option whose help is not on its own line has it on the next, indented; else it has none.
+    undescribed = [line for line, after in zip(lines, lines[1:])
+                   if line.startswith("  --") and len(line.split()) <= 2 and not after.startswith(" " * 24)]
+    assert not undescribed, options
+    assert "the Flickr8K directory (default: $KCCA_DESC_FLICKR8K)" in options
+
+
 def test_rank_check_fails_without_ranks_or_groups_or_with_other_figures():
     record = {"rows": [_karpathy_record()], "grid": [{"annotation": {"R@1": 1.0}, "search": {"R@1": 2.0}}]}
     found = list(retrieval_results(record, skip={"grid"}))
