@@ -53,8 +53,7 @@ def resolve_flickr8k_root(root: str | os.PathLike | None = None) -> Path:
     ------
     MissingDataFileError
         A ``FileNotFoundError`` saying how to point the toolkit at the data when neither is
-        given, the directory does not exist, ``root`` is a file (one of the release's), or the
-        directory holds none of the release's files and folders.
+        given, the directory does not exist, or ``root`` is a file (one of the release's).
     """
     if root is None:
         root = os.environ.get(FLICKR8K_ENV)
@@ -70,10 +69,6 @@ def resolve_flickr8k_root(root: str | os.PathLike | None = None) -> Path:
                                    f"holding {_LAYOUT} (for this file, {root.parent})")
     if not root.is_dir():
         raise MissingDataFileError(f"Flickr8K directory not found: {root}")
-    if not any((root / name).exists() for name in (CAPTION_FILES["raw"], *SPLIT_FILES.values(), "images")):
-        # A folder above or beside the data: say what belongs in it rather than name the first file missed.
-        raise MissingDataFileError(f"{root} is not a Flickr8K directory: none of {_LAYOUT} is in it; give the "
-                                   "directory that holds them")
     return root
 
 
@@ -176,7 +171,8 @@ def load_flickr8k(root: str | os.PathLike | None = None, *, captions: str = "raw
     Raises
     ------
     MissingDataFileError
-        When the directory, a caption or split file, or ``images/`` is missing (a ``FileNotFoundError``).
+        When the directory, a caption or split file, or ``images/`` is missing (a ``FileNotFoundError``;
+        when all of them are, one saying that the directory is not Flickr8K's).
     DataFormatError
         Listing every problem, each naming the file and line: a malformed line, an empty caption, a
         duplicate caption id, caption numbers with gaps, an image without a
@@ -197,6 +193,10 @@ def load_flickr8k(root: str | os.PathLike | None = None, *, captions: str = "raw
     if captions not in CAPTION_FILES:
         raise ParameterError(f"captions must be one of {sorted(CAPTION_FILES)}, got {captions!r}")
     root = resolve_flickr8k_root(root)
+    if not any((root / name).exists() for name in (CAPTION_FILES["raw"], *SPLIT_FILES.values(), "images")):
+        # A folder above or beside the data: say what belongs in it rather than name the first file missed.
+        raise MissingDataFileError(f"{root} is not a Flickr8K directory: none of {_LAYOUT} is in it; give the "
+                                   "directory that holds them")
     images_dir = root / "images"
     if not images_dir.is_dir():
         raise MissingDataFileError(f"Flickr8K image directory not found: {images_dir}")
