@@ -196,7 +196,8 @@ def load_tsv(path: str | os.PathLike, *, image_root: str | os.PathLike | None = 
     MissingDataFileError
         When the TSV file or ``image_root`` is missing (a ``FileNotFoundError``).
     DataFormatError
-        Listing every problem, each naming the file and line: not three fields, an empty image path or
+        Listing every problem, each naming the file and line: not three fields (on no line at all:
+        one error saying the file is not a TSV data file), an empty image path or
         caption, an unknown split, an image whose split changes between its
         lines, an image whose lines are not consecutive, an image file that
         does not exist.
@@ -211,6 +212,7 @@ def load_tsv(path: str | os.PathLike, *, image_root: str | os.PathLike | None = 
     items: dict[str, tuple[Path, list[str], str | None]] = {}
     first_line: dict[str, int] = {}
     previous = None
+    known = len(log)
     for number, (image_id, caption, split) in iter_fields(path, lines, 3, problems=log):
         if previous is None and tuple(f.lower() for f in (image_id, caption, split)) == TSV_HEADER:
             continue
@@ -239,4 +241,11 @@ def load_tsv(path: str | os.PathLike, *, image_root: str | os.PathLike | None = 
         previous = image_id
         if caption:
             items[image_id][1].append(caption)
+    if previous is None and len(log) > known:
+        # Not one line of three fields: another kind of file (a results file, a dataset.json), whose
+        # every line listed as a bad caption line would not say so, and --skip-bad-items would keep nothing.
+        first = list(log)[known]
+        raise DataFormatError(path, None, "no line has the three tab-separated fields image_path, caption and "
+                                          f"split (line {first.line}: {first.message}): is it a TSV data file? "
+                                          "A Karpathy-style dataset.json is read with --data json")
     return _make_dataset(path, base, path.stem, items, log, raise_problems=problems is None, empty="no data lines")

@@ -169,6 +169,19 @@ def test_tsv_bad_line_names_file_and_line(tmp_path, bad_line, message):
     assert "toy.tsv, line 9:" in str(info.value)
 
 
+@pytest.mark.parametrize("text", ['[\n  {\n    "system": "NN",\n  }\n]\n',
+                                  "image_path\tcaption\tsplit\npics/a.jpg\ta dog\npics/b.jpg\ta cat\n"])
+def test_a_file_without_a_single_tsv_line_is_one_error_saying_so(tmp_path, text):
+    # A results file or a TSV without its split column: every line was listed as a bad line (196 for a
+    # results file), which did not say the file is of another kind, and --skip-bad-items kept nothing.
+    with pytest.raises(DataFormatError) as info:
+        load_tsv(write_tsv(tmp_path, text, "runs.json"))
+    assert str(info.value).startswith(f"{tmp_path / 'runs.json'}: no line has the three tab-separated fields "
+                                      "image_path, caption and split (line ")
+    assert str(info.value).endswith("is it a TSV data file? A Karpathy-style dataset.json is read with --data json")
+    assert not info.value.problems
+
+
 def test_tsv_missing_and_empty(tmp_path):
     with pytest.raises(FileNotFoundError, match="TSV data file not found: .*absent.tsv"):
         load_tsv(tmp_path / "absent.tsv")
