@@ -170,7 +170,7 @@ def test_report_refuses_an_image_root_without_the_images_as_fit_does(capsys, tmp
     # One warning per image before, and a report without gallery (exit 0).
     assert report_main([*argv, "--image-root", str(tmp_path / "elsewhere")]) == DataError.exit_code
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "image file not found" in err and "warning" not in err
+    assert err.startswith("error: ") and "none of its 5 images is under" in err and "warning" not in err
     assert report_main([*argv, "--image-root", str(tmp_path / "nowhere")]) == MissingDataFileError.exit_code
     assert one_error_line(capsys) == f"error: --image-root {tmp_path / 'nowhere'}: no such file or directory"
     assert report_main([*argv[:1], "--data", "flickr8k", "--image-root", str(tmp_path / "elsewhere"),

@@ -26,6 +26,19 @@ SPLIT_ALIASES = {"train": "train", "restval": "train", "dev": "dev", "val": "dev
 TSV_HEADER = ("image_path", "caption", "split")
 
 
+def _require_an_image(path: Path, image_root: Path, image_paths: dict[str, Path]) -> None:
+    """Raise when not one of ``image_paths`` (image id -> file) is a file: the image folder is wrong.
+
+    A list of every image as not found would not say so, and ``--skip-bad-items`` would keep
+    nothing.  Stops at the first image found: one file status when the folder is right.
+    """
+    if image_paths and all(_image_file_problem(image) for image in image_paths.values()):
+        raise DataFormatError(path, None, f"none of its {len(image_paths)} images is under "
+                                          f"{os.path.abspath(image_root)} (the first: {next(iter(image_paths))}): "
+                                          "give image_root (CLI: --image-root), the folder its image paths are "
+                                          "relative to")
+
+
 def _image_file_problem(path: Path) -> str | None:
     """Why ``path`` is no image file, or None when it is a file.
 
@@ -123,6 +136,7 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
 
     log = ProblemLog() if problems is None else problems
     items: dict[str, tuple[Path, list[str], str]] = {}
+    listed: dict[str, Path] = {}
     first_item: dict[str, int] = {}
     for i, item in enumerate(data["images"]):
         where = f"images[{i}]: "
@@ -155,11 +169,12 @@ def load_karpathy_json(path: str | os.PathLike, image_root: str | os.PathLike,
                     log.add(path, None, f'{where}sentences[{k}] has no non-empty "raw" caption', item=image_id)
                 else:
                     texts.append(raw.strip())
-        image_path = image_root / image_id
+        image_path = listed[image_id] = image_root / image_id
         if problem := _image_file_problem(image_path):
             log.add(path, None, f"{where}{problem}", item=image_id)
         if len(log) == found:
             items[image_id] = (image_path, texts, SPLIT_ALIASES[split])
+    _require_an_image(path, image_root, listed)
     name = data.get("dataset") if isinstance(data.get("dataset"), str) else path.stem
     return _make_dataset(path, image_root, name, items, log, raise_problems=problems is None, empty="no images")
 
@@ -248,4 +263,5 @@ def load_tsv(path: str | os.PathLike, *, image_root: str | os.PathLike | None = 
         raise DataFormatError(path, None, "no line has the three tab-separated fields image_path, caption and "
                                           f"split (line {first.line}: {first.message}): is it a TSV data file? "
                                           "A Karpathy-style dataset.json is read with --data json")
+    _require_an_image(path, base, {image_id: item[0] for image_id, item in items.items()})
     return _make_dataset(path, base, path.stem, items, log, raise_problems=problems is None, empty="no data lines")

@@ -182,6 +182,26 @@ def test_a_file_without_a_single_tsv_line_is_one_error_saying_so(tmp_path, text)
     assert not info.value.problems
 
 
+def test_a_wrong_image_folder_is_one_error_naming_the_folder_to_give(tmp_path):
+    # Every image was listed as not found, and --skip-bad-items offered, which would keep nothing.
+    touch_images(tmp_path, "pics/a.jpg", "pics/b.jpg", "pics/c.jpg")
+    (tmp_path / "elsewhere").mkdir()
+    for load in (lambda: load_tsv(write_tsv(tmp_path, GOOD_TSV), image_root=tmp_path / "elsewhere"),
+                 lambda: load_karpathy_json(tmp_path / "d.json", tmp_path / "elsewhere")):
+        (tmp_path / "d.json").write_text(json.dumps({"images": [
+            {"filename": "pics/a.jpg", "split": "train", "sentences": [{"raw": "a dog"}]},
+            {"filename": "pics/b.jpg", "split": "test", "sentences": [{"raw": "a cat"}]}]}))
+        with pytest.raises(DataFormatError, match=rf"none of its \d images is under {tmp_path / 'elsewhere'} "
+                                                  r"\(the first: pics/a\.jpg\): give image_root \(CLI: "
+                                                  r"--image-root\), the folder its image paths are relative to$"):
+            load()
+    # One image found is enough: the others are listed as the items they spoil.
+    (tmp_path / "elsewhere" / "pics").mkdir()
+    (tmp_path / "elsewhere" / "pics" / "a.jpg").write_bytes(b"x")
+    with pytest.raises(DataFormatError, match="image file not found: .*b.jpg"):
+        load_tsv(write_tsv(tmp_path, GOOD_TSV), image_root=tmp_path / "elsewhere")
+
+
 def test_tsv_missing_and_empty(tmp_path):
     with pytest.raises(FileNotFoundError, match="TSV data file not found: .*absent.tsv"):
         load_tsv(tmp_path / "absent.tsv")
