@@ -74,6 +74,21 @@ def test_a_text_kernel_for_nn_without_nn_text_kernel_is_refused(capsys):
                        "is --nn-text, here idf_f1): add --nn-text kernel, or drop --text-kernel")
 
 
+@pytest.mark.parametrize("argv, suggested", [
+    (["--text-kernel", "tri5sem"], "tri_sem"),
+    (["--method", "kcc"], "kcca"),
+    (["--data", "flicker8k"], "flickr8k"),
+    (["--method", "mkl", "--text-kernel", "bow5+minlm_rbf"], "minilm_rbf"),
+])
+def test_a_misspelt_name_is_answered_with_the_closest_one(capsys, argv, suggested):
+    # The list of the names there are ran to dozens (the text kernels) with nothing pointing in it.
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == ParameterError.exit_code
+    err = capsys.readouterr().err.strip()
+    assert "; available: " in err and err.endswith(f"; did you mean {suggested!r}? (see python -m kcca_desc.fit --help)")
+
+
 def test_the_options_of_the_method_and_its_defaults_are_accepted():
     from kcca_desc.cli.options import check_applicable
     from kcca_desc.methods.registry import SYSTEMS

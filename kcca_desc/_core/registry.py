@@ -21,14 +21,32 @@ kcca_desc._core.registry.UnknownNameError: unknown shape 'circle'; available: sq
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import difflib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 from .errors import ParameterError
 
-__all__ = ["Registry", "UnknownNameError"]
+__all__ = ["Registry", "UnknownNameError", "did_you_mean"]
 
 T = TypeVar("T")
+
+
+def did_you_mean(name: object, names: Iterable[str]) -> str:
+    """``"; did you mean 'NAME'?"`` naming the one of ``names`` closest to a misspelt ``name``, else ``""``.
+
+    Appended to an unknown-name error after the list of the names there are, which for the
+    text kernels runs to dozens.
+
+    Examples
+    --------
+    >>> did_you_mean("tri5sem", ["bow5", "tri5", "tri_sem"])
+    "; did you mean 'tri_sem'?"
+    >>> did_you_mean("circle", ["square"])
+    ''
+    """
+    close = difflib.get_close_matches(name, list(names), n=1) if isinstance(name, str) else []
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class UnknownNameError(ParameterError, KeyError):
@@ -123,8 +141,8 @@ class Registry(Mapping[str, T], Generic[T]):
         try:
             return self._entries[name]
         except (KeyError, TypeError):
-            raise UnknownNameError(f"unknown {self.kind} {name!r}; available: {', '.join(self._entries)}") \
-                from None
+            raise UnknownNameError(f"unknown {self.kind} {name!r}; available: {', '.join(self._entries)}"
+                                   f"{did_you_mean(name, self._entries)}") from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(tuple(self._entries))

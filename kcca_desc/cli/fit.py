@@ -37,6 +37,7 @@ from ..image.features import FEATURE_TYPES, ImageFeaturizer
 from ..image.kernel import IMAGE_KERNELS
 from .._core.profile import format_profile, profiled, recording
 from .._core.progress import LINE_FORMAT, TIME_FORMAT, set_stage, watched_stage
+from .._core.registry import did_you_mean
 from .interrupts import run_command
 from .options import add_system_options, check_applicable, command_parser, method_form, output_path
 from .outputs import keep_earlier_report, keep_earlier_run, version_note, write_or_keep
@@ -68,7 +69,7 @@ def _choice(kind: str, available: Collection[str]):
     def parse(value: str) -> str:
         if value not in available:
             raise argparse.ArgumentTypeError(
-                f"unknown {kind} {value!r}; available: {', '.join(available)}")
+                f"unknown {kind} {value!r}; available: {', '.join(available)}{did_you_mean(value, available)}")
         return value
     parse.__name__ = kind
     return parse

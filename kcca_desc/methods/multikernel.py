@@ -44,6 +44,7 @@ from typing import Sequence
 import numpy as np
 
 from .._core.errors import ParameterError
+from .._core.registry import did_you_mean
 from .._core.resources import require_memory
 from .._core.validation import (POSITIVE_REAL, Interval, SequenceOf, StrOptions, constraint_errors, invalid_parameter,
                                 parameter_errors, raise_together, validation_errors)
@@ -85,7 +86,7 @@ def parse_kernel_sum(spec, side: str) -> list:
     unknown = [item for item in items if isinstance(item, str) and item not in names]
     if unknown:
         raise ParameterError(f"unknown {side} kernel{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
-                             f"available: {', '.join(names)}")
+                             f"available: {', '.join(names)}{''.join(did_you_mean(u, names) for u in unknown)}")
     labels = [_label(item) for item in items]
     if len(set(labels)) < len(labels):
         raise ParameterError(f"{side} kernels {spec!r}: a kernel is named twice")
