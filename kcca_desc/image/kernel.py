@@ -180,7 +180,7 @@ class ImageKernel(ValidatedParams, BaseEstimator):
     def train_features_(self) -> dict:
         check_is_fitted(self, "train_images_")
         if self._train_features is None:
-            with profiled("image features", desc="training image features"):
+            with profiled("image features"):
                 self._train_features = self.featurizer_.transform(self.train_images_)
         return self._train_features
 

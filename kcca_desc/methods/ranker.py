@@ -67,7 +67,7 @@ DEFAULT_REGS = (0.01, 0.1, 1.0, 10.0)
 GRAM_PEAK_MATRICES = 4
 # The stage of a run's profile each step of a fit belongs to (another step is a stage of its own).
 _PROFILE_STAGES = {"text_preprocess": "preprocessing", "image_codebooks": "codebooks",
-                   "image_features": "image features", "image_kernel_fit": "image features",
+                   "image_features": "image features",
                    "image_gram": "image kernel", "text_kernel_fit": "text kernels", "text_gram": "text kernels",
                    "kcca_fit": "factorisations", "model_selection": "selection"}
 
@@ -284,7 +284,10 @@ class ImageSentenceRanker(ValidatedParams, BaseEstimator, RetrievalMethod):
         self.train_items_, train_tags = self._timed("text_preprocess", self.preprocessor_.process_items,
                                                     train.captions)
 
-        self.image_kernel_ = self._timed("image_features", image_kernel.fit, train.images)
+        # ImageKernel.fit learns the codebooks only: the training histograms are computed inside the
+        # image Gram's step (the stage "image kernel/image features"), and not at all when the Gram
+        # is cached.  Named "image features", this step showed that stage running during k-means.
+        self.image_kernel_ = self._timed("image_codebooks", image_kernel.fit, train.images)
         Kx = self._timed("image_gram", self.image_kernel_.train_gram)
 
         self.text_kernel_ = self._timed("text_kernel_fit", text_kernel.fit, self.train_items_, train_tags)
