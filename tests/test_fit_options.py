@@ -36,6 +36,19 @@ def test_quiet_and_verbose_together_are_refused(capsys):
     assert "-v/--verbose: not allowed with argument -q/--quiet" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("started_as, prog", [("/venv/bin/kcca-desc", "kcca-desc"),
+                                               ("/src/kcca_desc/fit.py", "python -m kcca_desc.fit")])
+def test_usage_and_errors_name_the_command_as_it_was_started(capsys, monkeypatch, started_as, prog):
+    # The installed script's --help read "usage: python -m kcca_desc.fit".
+    monkeypatch.setattr("sys.argv", [started_as])
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert capsys.readouterr().out.startswith(f"usage: {prog} [options]")
+    with pytest.raises(SystemExit):
+        main(["--n-images", "x"])
+    assert f"(see {prog} --help)" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--rank", "0"], "--rank is an option of kcca_scalable, mkl_scalable, not of --method kcca"),
     (["--rank", "50", "--chunk-size", "10"],

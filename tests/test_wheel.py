@@ -81,4 +81,4 @@ def test_the_installed_wheel_runs_the_main_job_outside_the_checkout(dist, tmp_pa
     fit = _run([python, "-m", "kcca_desc.fit", "--text-kernel", "tri_sem"], cwd=work, env=env)
     assert "R@10" in fit.stdout
     usage = _run([env_dir / "bin" / "kcca-desc", "--help"], cwd=work, env=env).stdout
-    assert usage.startswith("usage: ") and "--text-kernel" in usage
+    assert usage.startswith("usage: kcca-desc ") and "--text-kernel" in usage

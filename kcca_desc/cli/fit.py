@@ -177,8 +177,17 @@ def _task_list(value: str) -> list[str]:
     return [_choice("task", TASKS)(name.strip()) for name in value.split(",") if name.strip()]
 
 
+#: The installed script of this command (setup.cfg's console_scripts).
+SCRIPT = "kcca-desc"
+
+
+def _prog() -> str:
+    """The command's name in its usage and error lines: as it was started, the installed script or ``python -m``."""
+    return SCRIPT if Path(sys.argv[0]).name == SCRIPT else "python -m kcca_desc.fit"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = command_parser("python -m kcca_desc.fit",
+    p = command_parser(_prog(),
                        "Fit an image-sentence ranking system (Hodosh, Young & Hockenmaier 2013), "
                        "evaluate it on a retrieval protocol and print a results table.",
                        examples=["# the paper's best system on the embedded synthetic data",
