@@ -178,12 +178,12 @@ def _task_list(value: str) -> list[str]:
 
 
 #: The installed script of this command (setup.cfg's console_scripts).
-SCRIPT = "kcca-desc"
+_SCRIPT = "kcca-desc"
 
 
 def _prog() -> str:
     """The command's name in its usage and error lines: as it was started, the installed script or ``python -m``."""
-    return SCRIPT if Path(sys.argv[0]).name == SCRIPT else "python -m kcca_desc.fit"
+    return _SCRIPT if Path(sys.argv[0]).name == _SCRIPT else "python -m kcca_desc.fit"
 
 
 def build_parser() -> argparse.ArgumentParser:
