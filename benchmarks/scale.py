@@ -50,6 +50,7 @@ Usage (the full run is one command; it needs the dask extra and about two hours 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -79,6 +80,8 @@ SEED = 0
 CAPTIONS = 5
 COCO_SPLITS = (113_287, 5_000, 5_000)
 SECTIONS = ("landmark_choice", "series", "flickr8k_sized", "engines", "multikernel", "coco")
+#: The sections that run on a Dask cluster of worker processes.
+DASK_SECTIONS = {"series", "flickr8k_sized", "engines", "coco"}
 #: The settings every section of one record shares: a merged record never mixes two of them.
 SHARED_SETTINGS = ("seed", "n_components", "rank", "chunk_size", "scheduler")
 
@@ -181,6 +184,14 @@ def _line(label: str, row: dict) -> str:
             f"annotation {dev['annotation']['R@10']:.1f} / search {dev['search']['R@10']:.1f}")
 
 
+def section_engine(shared, scheduler: str | None, **settings):
+    """The context of a section's Dask engine: ``shared`` as it is, else ``dask_engine(scheduler, **settings)``.
+
+    ``shared`` is a quick run's one local cluster, which every section uses and :func:`main` closes.
+    """
+    return contextlib.nullcontext(shared) if shared is not None else dask_engine(scheduler, **settings)
+
+
 # ---------------------------------------------------------------------------- sections
 def landmark_choice(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> list[dict]:
     pairs = Pairs(n_pairs, n_dev)
@@ -193,9 +204,10 @@ def landmark_choice(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> lis
     return rows
 
 
-def series(sizes: Sequence[int], rank: int, n_dev: int, chunk_size: int, scheduler: str | None) -> dict:
+def series(sizes: Sequence[int], rank: int, n_dev: int, chunk_size: int, scheduler: str | None,
+           shared=None) -> dict:
     rows = []
-    with dask_engine(scheduler, threads_per_worker=1) as engine:
+    with section_engine(shared, scheduler, threads_per_worker=1) as engine:
         # What the processes hold before any work: the floor under every row's peak.
         with PeakMemory() as idle:
             time.sleep(1.0)
@@ -230,10 +242,11 @@ def dev_r10_difference(row: dict, baseline: dict) -> dict:
     return out
 
 
-def flickr8k_sized(n_pairs: int, rank: int, n_dev: int, chunk_size: int, scheduler: str | None) -> dict:
+def flickr8k_sized(n_pairs: int, rank: int, n_dev: int, chunk_size: int, scheduler: str | None,
+                   shared=None) -> dict:
     pairs = Pairs(n_pairs, n_dev)
     out = {"in_memory": incomplete_cholesky_fit(pairs, rank), "local": landmark_fit(pairs, rank, chunk_size)}
-    with dask_engine(scheduler, n_workers=2, threads_per_worker=1) as engine:
+    with section_engine(shared, scheduler, n_workers=2, threads_per_worker=1) as engine:
         out["dask"] = landmark_fit(pairs, rank, chunk_size, engine=engine)
     # The landmark path's default pivots come from a sample of the rows; over all rows they are the
     # in-memory solver's, which separates the sampling from the solver in the dev figures.
@@ -255,11 +268,12 @@ def flickr8k_sized(n_pairs: int, rank: int, n_dev: int, chunk_size: int, schedul
     return out
 
 
-def engines(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> dict:
+def engines(n_pairs: int, rank: int, n_dev: int, chunk_size: int, shared=None) -> dict:
     pairs = Pairs(n_pairs, n_dev)
     out = {"one_process": landmark_fit(pairs, rank, chunk_size)}
     for name, processes in (("dask_2_processes", True), ("dask_2_threads", False)):
-        with dask_engine(None, n_workers=2, threads_per_worker=1, processes=processes) as engine:
+        with section_engine(shared if processes else None, None, n_workers=2, threads_per_worker=1,
+                            processes=processes) as engine:
             out[name] = landmark_fit(pairs, rank, chunk_size, engine=engine)
     for key in ("dask_2_processes", "dask_2_threads"):
         out[f"{key}_speedup"] = out["one_process"]["wall_s"] / out[key]["wall_s"]
@@ -270,7 +284,7 @@ def engines(n_pairs: int, rank: int, n_dev: int, chunk_size: int) -> dict:
 
 def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank: int, chunk_size: int,
          image_size: int, vocabulary: int, text_kernel: str, scheduler: str | None, store: str | None,
-         grid: dict) -> dict:
+         grid: dict, shared=None) -> dict:
     n_images = sum(splits)
     # keep_images=False: the images are rendered again where they are read, as a real run reads them
     # from disk, instead of 0.85 GB of pixels held by this process for the whole run.
@@ -280,7 +294,7 @@ def coco(splits: tuple[int, int, int], pools: dict[str, EvaluationPool], *, rank
     out = {"splits": dict(zip(("train", "dev", "test"), map(int, splits))), "rank": rank, "text_kernel": text_kernel,
            "grid": {key: list(values) for key, values in grid.items()},
            "image_size": image_size, "vocabulary": vocabulary, "chunk_size": chunk_size, "pools": {}}
-    with dask_engine(scheduler, threads_per_worker=1) as engine:
+    with section_engine(shared, scheduler, threads_per_worker=1) as engine:
         out["workers"] = len(engine.client.scheduler_info()["workers"])
         ranker = ScalableRanker(text_kernel=text_kernel, rank=rank, chunk_size=chunk_size, engine=engine,
                                 store=store, image_kernel_params={"progress": False}, **grid)
@@ -442,30 +456,39 @@ def main(argv: Sequence[str] | None = None) -> dict:
         kept = merged_sections(out, results, sections) if args.merge else {}
     except ValueError as error:
         parser.error(str(error))
-    if "landmark_choice" in sections:
-        results["landmark_choice"] = landmark_choice(1500 if quick else 10_000, args.rank // 2 if quick else 500,
-                                                     n_dev, args.chunk_size)
-    if "series" in sections:
-        results["series"] = series([int(s) for s in args.sizes.split(",")], args.rank, n_dev, args.chunk_size,
-                                   args.scheduler)
-    if "flickr8k_sized" in sections:
-        results["flickr8k_sized"] = flickr8k_sized(2000 if quick else 30_000, args.rank, n_dev, args.chunk_size,
-                                                   args.scheduler)
-    if "engines" in sections:
-        results["engines"] = engines(3000 if quick else 100_000, args.rank, n_dev, args.chunk_size)
-    if "multikernel" in sections:
-        results["multikernel"] = multikernel(1500 if quick else 30_000, args.rank, n_dev, args.chunk_size)
-    if "coco" in sections:
-        if quick:
-            splits, pools = (60, 10, 10), {"5k": EvaluationPool("synthetic", pool_images=10),
-                                           "1k": EvaluationPool("synthetic", pool_images=2, n_folds=5)}
-            grid = {"n_components": (8, 16), "regs": (0.1, 1.0)}
-        else:
-            splits, pools = COCO_SPLITS, {"5k": EVALUATION_POOLS["coco_5k"], "1k": EVALUATION_POOLS["coco_1k"]}
-            grid = {"n_components": DEFAULT_N_COMPONENTS, "regs": DEFAULT_REGS}
-        results["coco"] = coco(splits, pools, rank=args.rank, chunk_size=args.chunk_size,
-                               image_size=32 if quick else 48, vocabulary=2000 if quick else 25_000,
-                               text_kernel=args.text_kernel, scheduler=args.scheduler, store=args.store, grid=grid)
+    with contextlib.ExitStack() as stack:
+        # A quick run's sections share one local cluster of two single-threaded worker processes (the
+        # settings of flickr8k_sized's and engines' own): starting a cluster, importing the toolkit in its
+        # workers and closing it cost more than a quick section's work. A full run starts each
+        # section's cluster anew, so that no section's memory figures carry another's leftovers.
+        shared = None
+        if quick and not args.scheduler and sections & DASK_SECTIONS:
+            shared = stack.enter_context(dask_engine(None, n_workers=2, threads_per_worker=1))
+        if "landmark_choice" in sections:
+            results["landmark_choice"] = landmark_choice(1500 if quick else 10_000, args.rank // 2 if quick else 500,
+                                                         n_dev, args.chunk_size)
+        if "series" in sections:
+            results["series"] = series([int(s) for s in args.sizes.split(",")], args.rank, n_dev, args.chunk_size,
+                                       args.scheduler, shared)
+        if "flickr8k_sized" in sections:
+            results["flickr8k_sized"] = flickr8k_sized(2000 if quick else 30_000, args.rank, n_dev, args.chunk_size,
+                                                       args.scheduler, shared)
+        if "engines" in sections:
+            results["engines"] = engines(3000 if quick else 100_000, args.rank, n_dev, args.chunk_size, shared)
+        if "multikernel" in sections:
+            results["multikernel"] = multikernel(1500 if quick else 30_000, args.rank, n_dev, args.chunk_size)
+        if "coco" in sections:
+            if quick:
+                splits, pools = (60, 10, 10), {"5k": EvaluationPool("synthetic", pool_images=10),
+                                               "1k": EvaluationPool("synthetic", pool_images=2, n_folds=5)}
+                grid = {"n_components": (8, 16), "regs": (0.1, 1.0)}
+            else:
+                splits, pools = COCO_SPLITS, {"5k": EVALUATION_POOLS["coco_5k"], "1k": EVALUATION_POOLS["coco_1k"]}
+                grid = {"n_components": DEFAULT_N_COMPONENTS, "regs": DEFAULT_REGS}
+            results["coco"] = coco(splits, pools, rank=args.rank, chunk_size=args.chunk_size,
+                                   image_size=32 if quick else 48, vocabulary=2000 if quick else 25_000,
+                                   text_kernel=args.text_kernel, scheduler=args.scheduler, store=args.store, grid=grid,
+                                   shared=shared)
     results.update(kept)
     write_results(out, results)
     return results
