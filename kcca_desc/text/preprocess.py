@@ -19,7 +19,9 @@ The pipeline, in order, each step a switch of :class:`Preprocessor`:
 8. lemmatisation (``lemminflect``, lemma chosen by the tag);
 9. stop-word removal (scikit-learn's ``ENGLISH_STOP_WORDS`` minus :data:`KEPT_WORDS`).
 
-Results are cached per caption in memory and per batch on disk (``kcca_desc._core.cache``).
+Results are cached per caption in memory and per batch on disk (``kcca_desc._core.cache``); within
+a run, each distinct token is tagged once, and each tagged token lemmatised and tested against
+the stop list once (the tagger tags a token alone: see ``_token_tags``).
 """
 
 from __future__ import annotations
@@ -84,8 +86,12 @@ _LIBRARIES = {"spelling": "pyspellchecker", "pos_tags": "textblob", "lemmatise":
 
 # Words (hyphenated ones whole, split later if asked), clitics ("dog's" -> "dog", "'s") and
 # single punctuation marks.
-_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*|'[^\W_]+|[^\w\s]|_")
-_HAS_ALNUM = re.compile(r"[^\W_]")
+_WORD = r"[^\W_]+(?:-[^\W_]+)*"
+_TOKEN = re.compile(rf"{_WORD}|'[^\W_]+|[^\w\s]|_")
+# The same tokens, the words captured and the others empty. The words are the tokens that
+# strip_punctuation keeps: each holds a letter or a digit, and no other token does but a clitic,
+# which it drops too. Empty strings are dropped faster than each token is searched.
+_WORDS_ONLY = re.compile(rf"({_WORD})|'[^\W_]+|[^\w\s]|_")
 _HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
 _COMPOUND_PATTERNS = [(re.compile(pattern), replacement) for pattern, replacement in COMPOUNDS.items()]
 # Whether any compound occurs, in one search: most texts have none, and a substitution per entry
@@ -129,6 +135,25 @@ def _lemma(word: str, penn_tag: str | None) -> str:
         return word
     lemmas = getLemma(word, upos, lemmatize_oov=True)
     return lemmas[0] if lemmas and lemmas[0] else word
+
+
+class _Words(dict):
+    """``(token, tag)`` -> what the last two steps make of it, each worked out on its first lookup.
+
+    The value is the token (lemmatised by its tag under ``lemmatise``) and the tag, or None for a
+    stop word (under ``stop_words``, tested after lemmatisation so that "is" -> "be" goes too).
+    """
+
+    def __init__(self, *, lemmatise: bool, stop_words: bool):
+        super().__init__()
+        self.lemmatise, self.stop_words = lemmatise, stop_words
+
+    def __missing__(self, key: tuple[str, str | None]) -> tuple[str, str | None] | None:
+        token, tag = key
+        if self.lemmatise:
+            token = _lemma(token, tag)
+        value = self[key] = None if self.stop_words and token.lower() in STOP_WORDS else (token, tag)
+        return value
 
 
 def _warn_empty(texts: list[str], tokens: list[list[str]]) -> None:
@@ -302,49 +327,59 @@ class Preprocessor(ValidatedParams, BaseEstimator):
         return f"Preprocessor({', '.join(f'{k}={v}' for k, v in self._switches().items())})"
 
     def _process_all(self, texts: list[str]) -> list[tuple[list[str], list[str] | None]]:
-        # Created on first use (construction only stores the settings) and keyed by the switches
-        # too: changed by set_params, they must not serve stale results.
-        memo = self.__dict__.setdefault("_memo", {}).setdefault(tuple(self._switches().items()), {})
+        # Created on first use (construction only stores the settings), the memo of each text keyed
+        # by the switches and that of each tagged token by the two it depends on: changed by
+        # set_params, they must not serve stale results.
+        memos = self.__dict__.setdefault("_memo", {})
+        memo = memos.setdefault(("texts", *self._switches().items()), {})
+        # A corpus repeats its words: the lemmatiser and the stop list see each tagged token once.
+        words = memos.setdefault(("words", self.lemmatise, self.stop_words),
+                                 _Words(lemmatise=self.lemmatise, stop_words=self.stop_words))
         for text in dict.fromkeys(texts):
             if text not in memo:
-                memo[text] = self._process_one(text)
+                memo[text] = self._process_one(text, words)
         return [memo[t] for t in texts]
 
-    def _process_one(self, text: str) -> tuple[list[str], list[str] | None]:
+    def _process_one(self, text: str, words: _Words) -> tuple[list[str], list[str] | None]:
         if self.lowercase:
             text = text.lower()
         if self.normalise_compounds:
             text = _normalise_compounds(text)
         if self.split_hyphens:
             text = _HYPHEN.sub(" ", text)
-        tokens = _TOKEN.findall(text)
-        if self.strip_punctuation:
-            tokens = [t for t in tokens if _HAS_ALNUM.search(t) and not t.startswith("'")]
+        tokens = list(filter(None, _WORDS_ONLY.findall(text))) if self.strip_punctuation else _TOKEN.findall(text)
         if self.spelling:
             tokens = [self._correct(t) for t in tokens]
-        tags = self._tag(tokens) if self.pos_tags else None
-        if self.lemmatise:
-            token_tags = tags if tags is not None else [None] * len(tokens)
-            tokens = [_lemma(t, g) for t, g in zip(tokens, token_tags)]
-        if self.stop_words:
-            keep = [i for i, t in enumerate(tokens) if t.lower() not in STOP_WORDS]
-            tokens = [tokens[i] for i in keep]
-            tags = None if tags is None else [tags[i] for i in keep]
-        return tokens, tags
+        tags = self._tag(tokens) if self.pos_tags else [None] * len(tokens)
+        done = [w for w in map(words.__getitem__, zip(tokens, tags)) if w is not None]
+        return [token for token, _ in done], ([tag for _, tag in done] if self.pos_tags else None)
 
     def _tag(self, tokens: list[str]) -> list[str]:
-        if not tokens:
-            return []
-        tagged = _pattern_find_tags()(tokens)  # it reads the list and builds its own
-        if len(tagged) != len(tokens):
-            raise RuntimeError(f"Preprocessor: the tagger returned {len(tagged)} tags for {len(tokens)} "
-                               f"tokens of {tokens!r}")
-        return [tag for _, tag in tagged]
+        """The tagger's tags of a sentence's tokens, each distinct token tagged once (see :func:`_token_tags`)."""
+        tags = [_token_tags(t)[1] for t in tokens]
+        if tags:
+            tags[0] = _token_tags(tokens[0])[0]
+        return tags
 
     def _correct(self, token: str) -> str:
         if not token.isalpha():
             return token
         return _spelling_correction(token)
+
+
+@lru_cache(maxsize=None)
+def _token_tags(token: str) -> tuple[str, str]:
+    """The tagger's tag of ``token`` at the start of a sentence, and elsewhere in one.
+
+    The tagging step of textblob's Pattern parser (:func:`_pattern_find_tags`) tags each token on
+    its own: from its lexicon, else by the token's form (a capital, a number, a suffix), with no
+    rule that reads a neighbour; only a sentence's first token is also looked up lower-cased.
+    The tags of a sentence are therefore those of its tokens, and a corpus's tokens are tagged
+    once each instead of once per sentence (tests/text/test_text_preprocess.py tags whole
+    sentences to check it). One call gives both: the token first, then after itself.
+    """
+    (_, first), (_, elsewhere) = _pattern_find_tags()([token, token])
+    return first, elsewhere
 
 
 @lru_cache(maxsize=1)
