@@ -342,7 +342,16 @@ def test_text_grams_compares_with_a_saved_run(tmp_path):
     assert sorted(p.name for p in grams.iterdir()) == ["tri5.npz", "tri5_dic.npz"]
 
 
-def test_scale_runs_section_by_section_into_one_record(tmp_path):
+@pytest.fixture(scope="module")
+def scale_script():
+    """``benchmarks/scale.py`` as a module, for the checks that need no process of their own."""
+    spec = importlib.util.spec_from_file_location("scale_benchmark", BENCHMARKS / "scale.py")
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    return scale
+
+
+def test_scale_runs_section_by_section_into_one_record(tmp_path, scale_script, capsys):
     # The full scale.py takes hours: --merge lets its sections run (and land) one at a time.
     pytest.importorskip("zarr")
     out = tmp_path / "scale.json"
@@ -356,11 +365,14 @@ def test_scale_runs_section_by_section_into_one_record(tmp_path):
     assert record["series"] == {"stored": True}, "a section this run did not redo was lost"
     assert [row["landmarks"] for row in record["landmark_choice"]] == [row["landmarks"] for row in landmark_choice]
     assert set(record["machines"]) == {"landmark_choice", "series"}
-    other_rank = run_quick("scale.py", out, "--sections", "landmark_choice", "--merge", "--rank", "30")
-    assert other_rank.returncode == 2 and "rank 40 (this run 30)" in other_rank.stderr
-    assert json.loads(out.read_text()) == record
-    unknown = run_quick("scale.py", out, "--sections", "coco,serie")
-    assert unknown.returncode == 2 and "unknown serie" in unknown.stderr
+    # The refusals stop at the arguments, before any section runs: main() says them in this process
+    # as in one of its own (a usage error, exit status 2), without a process start's imports.
+    for extra, message in ((["--sections", "landmark_choice", "--merge", "--rank", "30"], "rank 40 (this run 30)"),
+                           (["--sections", "coco,serie"], "unknown serie")):
+        with pytest.raises(SystemExit) as refused:
+            scale_script.main(["--quick", "--out", str(out), *extra])
+        assert refused.value.code == 2 and message in capsys.readouterr().err
+        assert json.loads(out.read_text()) == record
 
 
 def test_scale_series_splits_each_peak_and_names_the_inputs(quick_run):
@@ -382,11 +394,9 @@ def test_scale_series_splits_each_peak_and_names_the_inputs(quick_run):
         assert 0 < row["partial_sum_gib"] <= 8 * (3 * rank * rank + 2 * rank + 2) / 2**30
 
 
-def test_scale_dev_r10_difference_by_hand():
+def test_scale_dev_r10_difference_by_hand(scale_script):
     # scale.py's paired difference: annotation per query, search per image (the mean of its 5 captions).
-    spec = importlib.util.spec_from_file_location("scale_benchmark", BENCHMARKS / "scale.py")
-    scale = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scale)
+    scale = scale_script
     row = {"dev": {"ranks": {"annotation": [1, 11, 3, 12], "search": [1] * 5 + [20] * 5}}}
     base = {"dev": {"ranks": {"annotation": [1, 1, 30, 12], "search": [1, 1, 30, 30, 30] + [20] * 4 + [2]}}}
     out = scale.dev_r10_difference(row, base)
