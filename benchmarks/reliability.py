@@ -263,6 +263,12 @@ def command_cases(base: Path, good: list[str], quick: bool) -> list[Case]:
     ]
 
 
+def _runs_at_once(quick: bool) -> ThreadPoolExecutor:
+    """Where a section's independent runs go: two at a time in a quick run, whose times say nothing,
+    and one at a time in a full run, so that each run's time is its own."""
+    return ThreadPoolExecutor(max_workers=2 if quick else 1)
+
+
 def bad_inputs(work: Path, quick: bool) -> dict:
     base = work / "data"
     write_tsv_dataset(base, n_images=24 if quick else 40)
@@ -275,9 +281,8 @@ def bad_inputs(work: Path, quick: bool) -> dict:
         args = light + case.args if case.command == FIT and case.light else case.args
         return case, run_cli(args, cache, env=case.env, command=case.command, disk=case.disk)
 
-    # A quick run tries two cases at a time (each mostly a process starting up; runs may share a
-    # cache): its times say nothing. A full run tries one at a time, so that each case's time is its own.
-    with ThreadPoolExecutor(max_workers=2 if quick else 1) as pool:
+    # Each case is mostly a process starting up; runs may share a cache.
+    with _runs_at_once(quick) as pool:
         for case, outcome in pool.map(attempt, bad_input_cases(base, quick)):
             said = [line for line in outcome["stderr"].splitlines()
                     if line.startswith("error:") or "warning" in line.lower()]
@@ -360,11 +365,11 @@ def interrupts(work: Path, n_images: int, stages: list[str], quick: bool = False
     interrupted = [r for r in rows if r["exit_code"] in INTERRUPT_EXIT_CODES.values()]
     latencies = [r["latency_s"] for r in interrupted]
     # The chain's last run resumes; beside it an uninterrupted run in a fresh cache.
-    # Quick: the two at once (their caches are apart; a quick run's times say nothing); full: one after the other.
+    # Their caches are apart.
     def finish(name: str, cache: Path) -> dict:
         return run_cli(args + ["--out", str(work / f"{name}.json")], cache, timeout=900)
 
-    with ThreadPoolExecutor(max_workers=2 if quick else 1) as pool:
+    with _runs_at_once(quick) as pool:
         resumed, fresh = pool.map(finish, ("resumed", "fresh"), (chain, work / "cache_fresh"))
     identical = (resumed["rc"] == fresh["rc"] == 0
                  and figures(work / "resumed.json") == figures(work / "fresh.json"))
@@ -390,8 +395,8 @@ def concurrency(work: Path, n_images: int, sizes: tuple[int, ...], quick: bool =
         done = run_cli(configurations[name] + ["--out", str(out)], work / f"cache_alone_{name.replace(' ', '_')}")
         return figures(out) if done["rc"] == 0 else None
 
-    # Each alone in a cache of its own; quick: two at once (their caches are apart), full: one after the other.
-    with ThreadPoolExecutor(max_workers=2 if quick else 1) as pool:
+    # Each alone in a cache of its own.
+    with _runs_at_once(quick) as pool:
         alone = dict(zip(configurations, pool.map(run_alone, configurations)))
     rows = {}
     for n_runs in sizes:

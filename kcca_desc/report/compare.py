@@ -180,11 +180,11 @@ def load_runs(paths: Sequence[str | os.PathLike], *, systems: Sequence[str] | No
     runs = []
     for path in map(Path, paths):
         results = [result for result in _read_results(path) if systems is None or result.system in systems]
-        others = sorted({result.protocol for result in results})
-        if protocol is not None and others and protocol not in others:
+        held = sorted({result.protocol for result in results})
+        if protocol is not None and held and protocol not in held:
             # Left out silently, the file's runs vanished from a comparison asked of them; not an error,
             # since one command over runs of several protocols is how each protocol is compared in turn.
-            warn_user(f"{path} holds no {protocol} result (only {', '.join(others)}): left out of the comparison")
+            warn_user(f"{path} holds no {protocol} result (only {', '.join(held)}): left out of the comparison")
         for result in results:
             if protocol is not None and result.protocol != protocol:
                 continue
