@@ -199,16 +199,19 @@ def _check_queries(queries: dict, ranks: Mapping[str, np.ndarray], system: str, 
             raise DataError(f"result of {system!r}: {name} has {rows} per-query {task} entries but "
                             f"{size} {kind} in {source}")
 
+    def caption_images(given: object, field: str) -> np.ndarray:
+        """``given``, the entry ``field`` of the result, as the pool image of each search query."""
+        images = indices(given, field, "a list of pool image indices, one per caption", "pool image indices",
+                         "annotation")
+        check_length(field, "search", len(images))
+        return images
+
     for task, r in ranks.items():
         check_length(f"ranks[{task!r}]", task, len(r))
-    for field, given in (("queries['caption_image']", queries.get("caption_image")),
-                         ("caption_image", recorded_images)):
-        if given is not None:
-            images = indices(given, field, "a list of pool image indices, one per caption", "pool image indices",
-                             "annotation")
-            check_length(field, "search", len(images))
-            if field.startswith("queries"):
-                out["caption_image"] = images
+    if "caption_image" in queries:
+        out["caption_image"] = caption_images(queries["caption_image"], "queries['caption_image']")
+    if recorded_images is not None:
+        caption_images(recorded_images, "caption_image")
     _check_tasks(queries.get("top", {}), "queries['top']", "{task: [[K candidate indices] per query]}", system)
     out["top"] = {}
     for task, top in queries.get("top", {}).items():

@@ -122,6 +122,8 @@ GOOD = result(ranks={"annotation": [1, 2], "search": [2, 1]}).to_dict(include_ra
     ({"queries": {"caption_image": ["a", "b"]}},
      r"queries\['caption_image'\] must hold pool image indices, whole numbers from 0 to 1 \(2 pool images\), "
      r"got 'a'"),
+    ({"queries": {"caption_image": None}},
+     r"queries\['caption_image'\] must be a list of pool image indices, one per caption, got None"),
     ({"queries": {"caption_image": 3}},
      r"queries\['caption_image'\] must be a list of pool image indices, one per caption, got 3"),
     ({"queries": {"top": {"search": [[0], [1, 2]]}}},
